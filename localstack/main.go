@@ -1,0 +1,236 @@
+// Command localstack runs the whole platform on one machine (make run):
+//
+//	go run ./localstack
+//
+// It reads template.yaml (SAM_TEMPLATE overrides the path), starts the
+// storage (DynamoDB Local and an in-memory S3, or whatever AWS_ENDPOINT_URL
+// names) with the template's tables and buckets, seeds a tenant and serves
+// every HttpApi route of every function with that function's Lambda handler,
+// through the same API Gateway adapter the deployed functions see.
+//
+// Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
+// LOCAL_SERVICE_TOKEN (default local-service-token).
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/loyalty-platform/platform/localstack/stack"
+	"github.com/loyalty-platform/platform/shared/apigw"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("localstack", "err", err)
+		os.Exit(1)
+	}
+}
+
+// settings are the local stack's own knobs, from the environment.
+type settings struct {
+	Port         string
+	TenantID     string
+	ServiceToken string
+}
+
+func settingsFromEnv() settings {
+	get := func(env, def string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	return settings{
+		Port:         get("PORT", "3000"),
+		TenantID:     get("LOCAL_TENANT_ID", "local"),
+		ServiceToken: get("LOCAL_SERVICE_TOKEN", "local-service-token"),
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	set := settingsFromEnv()
+
+	tmpl, err := sam.Load(sam.Path())
+	if err != nil {
+		return err
+	}
+	st, err := stack.Start(ctx, stack.Options{Template: tmpl})
+	if err != nil {
+		if ctx.Err() != nil {
+			slog.Info("interrupted while starting")
+			return nil
+		}
+		return fmt.Errorf("start storage: %w", err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			slog.Error("stop storage", "err", err)
+		}
+	}()
+	if err := st.Setenv(); err != nil {
+		return err
+	}
+
+	deps, err := app.New(ctx, app.ConfigFromEnv())
+	if err != nil {
+		return fmt.Errorf("build the application: %w", err)
+	}
+	if _, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken); err != nil {
+		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+	}
+	l := &local{template: tmpl, stack: st, deps: deps}
+	h, err := l.handler()
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort("0.0.0.0", set.Port))
+	if err != nil {
+		return fmt.Errorf("listen on port %s: %w", set.Port, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	l.printBanner(set)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// A second signal now ends the process at once; DynamoDB Local dies
+	// with it (the stack asks the kernel for that).
+	stop()
+	slog.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut the server down: %w", err)
+	}
+	return nil
+}
+
+// local is one running local stack: the template it was built from, the
+// storage and the application. Local-only endpoints (delivering S3 events
+// to the template's S3 triggers, running scheduled functions on demand) are
+// methods on it registered in handler.
+type local struct {
+	template *sam.Template
+	stack    *stack.Stack
+	deps     *app.Deps
+	routes   []sam.Route
+}
+
+// adminPrefix is the path prefix of the local-only endpoints; no HttpApi
+// route of the template uses it.
+const adminPrefix = "/_local"
+
+// handler returns the HTTP handler of the whole stack: the API Gateway
+// stand-in for the template's routes and, under /_local/, the local-only
+// endpoints. Anything else gets the gateway's JSON 404.
+func (l *local) handler() (http.Handler, error) {
+	gw, err := l.gateway()
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", gw)
+	mux.HandleFunc("GET "+adminPrefix+"/health", l.health)
+	return mux, nil
+}
+
+// gateway registers every HttpApi route of every template function with
+// the function's Lambda handler.
+func (l *local) gateway() (gw *apigw.Gateway, err error) {
+	gw = apigw.New()
+	for _, f := range l.template.Functions {
+		if len(f.Routes) == 0 {
+			continue
+		}
+		h, err := l.deps.LambdaHandler(f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("function %s (%s) has HttpApi routes but no handler: %w", f.Name, f.LogicalID, err)
+		}
+		for _, r := range f.Routes {
+			if err := route(gw, f, r, h); err != nil {
+				return nil, err
+			}
+			l.routes = append(l.routes, r)
+		}
+	}
+	return gw, nil
+}
+
+// route registers one route, turning what the gateway cannot serve (and the
+// mux's panic on conflicting routes) into an error.
+func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler) (err error) {
+	method := strings.ToUpper(r.Method)
+	switch {
+	case method == "":
+		return fmt.Errorf("function %s, event %s: no Method", f.LogicalID, r.Event)
+	case method == "ANY":
+		return fmt.Errorf("function %s, event %s: Method ANY is not served locally", f.LogicalID, r.Event)
+	case !strings.HasPrefix(r.Path, "/"):
+		return fmt.Errorf("function %s, event %s: path %q does not start with /", f.LogicalID, r.Event, r.Path)
+	case strings.HasPrefix(r.Path, adminPrefix+"/"):
+		return fmt.Errorf("function %s, event %s: path %q is reserved for the local stack", f.LogicalID, r.Event, r.Path)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("function %s, event %s: route %s %s: %v", f.LogicalID, r.Event, method, r.Path, p)
+		}
+	}()
+	gw.Route(method, r.Path, h)
+	return nil
+}
+
+// health reports that the stack is up and where its storage is.
+func (l *local) health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status":   "ok",
+		"dynamodb": l.stack.DynamoDBEndpoint,
+		"s3":       l.stack.S3Endpoint,
+		"routes":   len(l.routes),
+	})
+}
+
+func (l *local) printBanner(set settings) {
+	base := "http://localhost:" + set.Port
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nLoyalty platform running at %s\n", base)
+	fmt.Fprintf(&b, "  DynamoDB      %s\n", l.stack.DynamoDBEndpoint)
+	fmt.Fprintf(&b, "  S3            %s\n", l.stack.S3Endpoint)
+	fmt.Fprintf(&b, "  Tenant        %s: %s\n", web.HeaderTenant, set.TenantID)
+	fmt.Fprintf(&b, "  Service token %s: %s\n", web.HeaderServiceToken, set.ServiceToken)
+	fmt.Fprintf(&b, "  Routes:\n")
+	routes := slices.Clone(l.routes)
+	slices.SortFunc(routes, func(a, b sam.Route) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method))
+	})
+	for _, r := range routes {
+		fmt.Fprintf(&b, "    %-7s %s\n", r.Method, r.Path)
+	}
+	fmt.Fprintf(&b, "\nTry:\n  curl -s -X POST %s/users -H '%s: %s' -H 'content-type: application/json' \\\n"+
+		"    -d '{\"firstName\":\"Ada\",\"lastName\":\"Tester\",\"credentials\":[{\"provider\":\"EMAIL\",\"id\":\"ada@example.com\"}],\"password\":\"correct-horse-9\"}'\n\n",
+		base, web.HeaderTenant, set.TenantID)
+	fmt.Fprintf(&b, "Ctrl-C stops everything.\n\n")
+	_, _ = os.Stdout.WriteString(b.String())
+}

@@ -1,0 +1,245 @@
+// Package apigw stands in for Amazon API Gateway (HTTP API, payload format
+// 2.0) on one machine: it turns plain HTTP requests into the JSON events API
+// Gateway sends, routes them by the template's route keys, invokes the
+// function's Lambda handler (the same one the Lambda runtime calls) and turns
+// its response back into HTTP. The local stack and the tests both use it, so
+// every request goes through the real adapter path.
+package apigw
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// MaxPayload is API Gateway's request payload limit for HTTP APIs.
+const MaxPayload = 10 << 20
+
+// LambdaHandler is the signature of an HTTP API function's handler.
+type LambdaHandler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// Gateway routes HTTP requests to Lambda handlers by route key.
+type Gateway struct {
+	mux *http.ServeMux
+	// Stage is the stage name put in the request context ("$default").
+	Stage string
+}
+
+var paramRe = regexp.MustCompile(`\{([^}]+)\}`)
+
+// New returns an empty gateway.
+func New() *Gateway {
+	g := &Gateway{mux: http.NewServeMux(), Stage: "$default"}
+	g.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"code":"NOT_FOUND","message":"Not Found"}`)
+	})
+	return g
+}
+
+// Route sends requests matching method and path (an HttpApi path such as
+// /users/{userId}) to h.
+func (g *Gateway) Route(method, path string, h LambdaHandler) {
+	routeKey := method + " " + path
+	names := []string{}
+	for _, m := range paramRe.FindAllStringSubmatch(path, -1) {
+		names = append(names, m[1])
+	}
+	g.mux.HandleFunc(routeKey, func(w http.ResponseWriter, r *http.Request) {
+		params := map[string]string{}
+		for _, n := range names {
+			params[n] = r.PathValue(n)
+		}
+		g.serve(w, r, routeKey, params, h)
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string, params map[string]string, h LambdaHandler) {
+	ev, err := Event(r, routeKey, params, g.Stage)
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = io.WriteString(w, `{"code":"PAYLOAD_TOO_LARGE","message":"Request Entity Too Large"}`)
+		return
+	}
+	// Round-trip through JSON, as the real service does, so the handler
+	// sees exactly what a deployed function would.
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	var in events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(raw, &in); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	resp, err := h(r.Context(), in)
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"message":"Internal Server Error"}`)
+		return
+	}
+	WriteResponse(w, resp)
+}
+
+// Event builds the payload-2.0 event API Gateway would send for r.
+func Event(r *http.Request, routeKey string, params map[string]string, stage string) (events.APIGatewayV2HTTPRequest, error) {
+	var body []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(r.Body, MaxPayload+1))
+		if err != nil {
+			return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("read body: %w", err)
+		}
+		if len(b) > MaxPayload {
+			return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("payload too large")
+		}
+		body = b
+	}
+	headers := map[string]string{}
+	var cookies []string
+	for k, vs := range r.Header {
+		lk := strings.ToLower(k)
+		if lk == "cookie" {
+			for _, v := range vs {
+				for _, c := range strings.Split(v, ";") {
+					if c = strings.TrimSpace(c); c != "" {
+						cookies = append(cookies, c)
+					}
+				}
+			}
+			continue
+		}
+		headers[lk] = strings.Join(vs, ",")
+	}
+	if r.Host != "" {
+		headers["host"] = r.Host
+	}
+	var query map[string]string
+	if q := r.URL.Query(); len(q) > 0 {
+		query = map[string]string{}
+		for k, vs := range q {
+			query[k] = strings.Join(vs, ",")
+		}
+	}
+	if len(params) == 0 {
+		params = nil
+	}
+	now := time.Now().UTC()
+	ip, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		ip = r.RemoteAddr
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		Version:               "2.0",
+		RouteKey:              routeKey,
+		RawPath:               r.URL.EscapedPath(),
+		RawQueryString:        r.URL.RawQuery,
+		Cookies:               cookies,
+		Headers:               headers,
+		QueryStringParameters: query,
+		PathParameters:        params,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey:     routeKey,
+			AccountID:    "000000000000",
+			Stage:        stage,
+			RequestID:    requestID(),
+			APIID:        "local",
+			DomainName:   hostOnly(r.Host),
+			DomainPrefix: strings.Split(hostOnly(r.Host), ".")[0],
+			Time:         now.Format("02/Jan/2006:15:04:05 -0700"),
+			TimeEpoch:    now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method:    r.Method,
+				Path:      r.URL.Path,
+				Protocol:  r.Proto,
+				SourceIP:  ip,
+				UserAgent: r.UserAgent(),
+			},
+		},
+	}
+	if len(body) > 0 {
+		if isText(r.Header.Get("Content-Type")) {
+			ev.Body = string(body)
+		} else {
+			ev.Body = base64.StdEncoding.EncodeToString(body)
+			ev.IsBase64Encoded = true
+		}
+	}
+	return ev, nil
+}
+
+// WriteResponse writes a Lambda proxy response to w.
+func WriteResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	for _, c := range resp.Cookies {
+		w.Header().Add("Set-Cookie", c)
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if b, err := base64.StdEncoding.DecodeString(resp.Body); err == nil {
+			body = b
+		}
+	}
+	status := resp.StatusCode
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func isText(ct string) bool {
+	ct = strings.ToLower(ct)
+	if ct == "" {
+		return true
+	}
+	for _, s := range []string{"text/", "json", "xml", "javascript", "x-www-form-urlencoded"} {
+		if strings.Contains(ct, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	if h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+
+func requestID() string {
+	b := make([]byte, 8)
+	_, _ = io.ReadFull(randReader{}, b)
+	return fmt.Sprintf("%x-%x", time.Now().UnixNano(), b)
+}
+
+type randReader struct{}
+
+func (randReader) Read(p []byte) (int, error) { return cryptoRead(p) }

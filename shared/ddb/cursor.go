@@ -1,0 +1,91 @@
+package ddb
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// Cursor turns DynamoDB LastEvaluatedKeys into opaque page keys and back. A
+// key is base64url(JSON) plus an HMAC over the tenant, the query scope and
+// the JSON, so a key is useless in another tenant or another query and cannot
+// be forged.
+type Cursor struct {
+	secret []byte
+}
+
+// NewCursor returns a Cursor signing with secret.
+func NewCursor(secret []byte) Cursor { return Cursor{secret: secret} }
+
+// Encode returns the page key for lek, or "" when lek is empty.
+func (c Cursor) Encode(tenant, scope string, lek map[string]types.AttributeValue) (string, error) {
+	if len(lek) == 0 {
+		return "", nil
+	}
+	plain := map[string]string{}
+	for k, v := range lek {
+		switch t := v.(type) {
+		case *types.AttributeValueMemberS:
+			plain[k] = "S:" + t.Value
+		case *types.AttributeValueMemberN:
+			plain[k] = "N:" + t.Value
+		default:
+			return "", fmt.Errorf("encode page key: unsupported key attribute %s", k)
+		}
+	}
+	body, err := json.Marshal(plain)
+	if err != nil {
+		return "", fmt.Errorf("encode page key: %w", err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString(body)
+	return enc + "." + c.sign(tenant, scope, enc), nil
+}
+
+// Decode checks and decodes a page key made by Encode for the same tenant and
+// scope. An empty key is a nil map. A bad key is VALIDATION_FAILED.
+func (c Cursor) Decode(tenant, scope, key string) (map[string]types.AttributeValue, error) {
+	if key == "" {
+		return nil, nil
+	}
+	bad := apierr.Invalid("startKey", "is not a key returned by this query")
+	enc, sig, ok := strings.Cut(key, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(c.sign(tenant, scope, enc))) {
+		return nil, bad
+	}
+	body, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, bad
+	}
+	plain := map[string]string{}
+	if err := json.Unmarshal(body, &plain); err != nil {
+		return nil, bad
+	}
+	out := make(map[string]types.AttributeValue, len(plain))
+	for k, v := range plain {
+		switch {
+		case strings.HasPrefix(v, "S:"):
+			out[k] = &types.AttributeValueMemberS{Value: v[2:]}
+		case strings.HasPrefix(v, "N:"):
+			out[k] = &types.AttributeValueMemberN{Value: v[2:]}
+		default:
+			return nil, bad
+		}
+	}
+	return out, nil
+}
+
+func (c Cursor) sign(tenant, scope, enc string) string {
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte(tenant))
+	m.Write([]byte{0})
+	m.Write([]byte(scope))
+	m.Write([]byte{0})
+	m.Write([]byte(enc))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}

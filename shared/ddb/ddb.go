@@ -1,0 +1,126 @@
+// Package ddb holds the DynamoDB plumbing the domain stores share: the client
+// built once per cold start, table names from the environment, signed paging
+// keys, the filled-page query loop and condition-failure checks. Domain
+// packages build their own keys; this package never does.
+package ddb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// API is the subset of the DynamoDB client the stores use.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// LoadAWSConfig loads the SDK configuration once per cold start. The SDK
+// honours AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_DYNAMODB, _S3) itself; the
+// region defaults to us-east-1 when the environment names none.
+func LoadAWSConfig(ctx context.Context) (aws.Config, error) {
+	opts := []func(*config.LoadOptions) error{}
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		opts = append(opts, config.WithRegion("us-east-1"))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
+	}
+	return cfg, nil
+}
+
+// NewClient returns a DynamoDB client for cfg.
+func NewClient(cfg aws.Config) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg)
+}
+
+// Tables holds the physical table names, read from the environment that
+// template.yaml sets. Locally the names default to the template's logical
+// ids.
+type Tables struct {
+	Tenants    string
+	Users      string
+	Sessions   string
+	Locations  string
+	Checkins   string
+	Loyalty    string
+	Audiences  string
+	Pos        string
+	Actions    string
+	Operations string
+}
+
+// TablesFromEnv reads the table names from the environment.
+func TablesFromEnv() Tables {
+	get := func(env, def string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	return Tables{
+		Tenants:    get("TENANTS_TABLE", "TenantsTable"),
+		Users:      get("USERS_TABLE", "UsersTable"),
+		Sessions:   get("SESSIONS_TABLE", "SessionsTable"),
+		Locations:  get("LOCATIONS_TABLE", "LocationsTable"),
+		Checkins:   get("CHECKINS_TABLE", "CheckinsTable"),
+		Loyalty:    get("LOYALTY_TABLE", "LoyaltyTable"),
+		Audiences:  get("AUDIENCES_TABLE", "AudiencesTable"),
+		Pos:        get("POS_TABLE", "PosTable"),
+		Actions:    get("ACTIONS_TABLE", "ActionsTable"),
+		Operations: get("OPERATIONS_TABLE", "OperationsTable"),
+	}
+}
+
+// IsConditionFailed reports whether err is a failed condition of a single
+// write.
+func IsConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// CanceledReasons returns the cancellation reason codes of a failed
+// transaction, one per item in order ("None", "ConditionalCheckFailed", ...),
+// or nil when err is not a cancelled transaction.
+func CanceledReasons(err error) []string {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil
+	}
+	out := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		out[i] = aws.ToString(r.Code)
+	}
+	return out
+}
+
+// IsTransactionConflict reports whether a transaction failed because another
+// transaction touched the same items at the same time; callers may retry.
+func IsTransactionConflict(err error) bool {
+	for _, r := range CanceledReasons(err) {
+		if r == "TransactionConflict" {
+			return true
+		}
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) && strings.Contains(api.ErrorCode(), "TransactionConflict") {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package ddb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Item is one raw DynamoDB item.
+type Item = map[string]types.AttributeValue
+
+// Filter keeps (and may replace) the items of one query page in Go, for
+// conditions a filter expression cannot say or for index entries that must
+// be resolved to the items they point at. It returns at most len(items)
+// items.
+type Filter func(ctx context.Context, items []Item) ([]Item, error)
+
+// QueryPage runs in (a Query, with any FilterExpression) from start until it
+// has limit items or the query is exhausted, so a page is filled to limit
+// even when filters drop items. next is the key to resume from, nil when
+// nothing follows.
+func QueryPage(ctx context.Context, api API, in dynamodb.QueryInput, start Item, limit int, keep Filter) (items []Item, next Item, err error) {
+	in.ExclusiveStartKey = start
+	for {
+		remaining := limit - len(items)
+		in.Limit = aws.Int32(int32(remaining))
+		out, err := api.Query(ctx, &in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
+		}
+		page := out.Items
+		if keep != nil && len(page) > 0 {
+			if page, err = keep(ctx, page); err != nil {
+				return nil, nil, err
+			}
+		}
+		// The query read at most `remaining` items, so the page never
+		// overfills and LastEvaluatedKey is the right place to resume.
+		items = append(items, page...)
+		if len(items) >= limit {
+			next = out.LastEvaluatedKey
+			break
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return items, nil, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	if len(next) == 0 {
+		return items, nil, nil
+	}
+	more, err := hasMore(ctx, api, in, next, keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !more {
+		return items, nil, nil
+	}
+	return items, next, nil
+}
+
+// hasMore reports whether the query yields any kept item after start.
+func hasMore(ctx context.Context, api API, in dynamodb.QueryInput, start Item, keep Filter) (bool, error) {
+	in.ExclusiveStartKey = start
+	in.Limit = aws.Int32(25)
+	for {
+		out, err := api.Query(ctx, &in)
+		if err != nil {
+			return false, fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
+		}
+		page := out.Items
+		if keep != nil && len(page) > 0 {
+			if page, err = keep(ctx, page); err != nil {
+				return false, err
+			}
+		}
+		if len(page) > 0 {
+			return true, nil
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return false, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

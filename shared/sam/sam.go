@@ -1,0 +1,266 @@
+// Package sam reads the project's AWS SAM template: the functions and their
+// HttpApi routes, S3 triggers and schedules, the DynamoDB tables and the
+// buckets. The local stack and the tests wire everything from it, so the
+// template stays the single truth.
+package sam
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Template is the part of template.yaml the project reads.
+type Template struct {
+	Functions []Function
+	Tables    []Table
+	Buckets   []Bucket
+}
+
+// Function is one AWS::Serverless::Function.
+type Function struct {
+	LogicalID string
+	// Name is the function's directory under functions/: the logical id
+	// without its "Function" suffix, lower-cased (UsersFunction -> users).
+	Name      string
+	Routes    []Route
+	S3Events  []S3Event
+	Schedules []string
+}
+
+// Route is one HttpApi event.
+type Route struct {
+	Event  string
+	Method string
+	Path   string
+}
+
+// Key returns the API Gateway route key ("GET /users/{userId}").
+func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// S3Event is one S3 trigger of a function.
+type S3Event struct {
+	Bucket string // logical id of the bucket
+	Prefix string
+	Suffix string
+}
+
+// Table is one AWS::DynamoDB::Table.
+type Table struct {
+	LogicalID  string
+	HashKey    string
+	RangeKey   string
+	Attributes map[string]string
+	Indexes    []Index
+	TTL        string
+}
+
+// Index is a global secondary index.
+type Index struct {
+	Name     string
+	HashKey  string
+	RangeKey string
+}
+
+// Bucket is one AWS::S3::Bucket.
+type Bucket struct {
+	LogicalID string
+}
+
+// Path returns the path of template.yaml at the repository root, found from
+// this source file (for tests) or from the working directory.
+func Path() string {
+	if p := os.Getenv("SAM_TEMPLATE"); p != "" {
+		return p
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if ok {
+		p := filepath.Join(filepath.Dir(file), "..", "..", "template.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "template.yaml"
+}
+
+// Load reads and parses the template at path.
+func Load(path string) (*Template, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	return Parse(b)
+}
+
+// Parse parses template text.
+func Parse(b []byte) (*Template, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	doc, ok := toValue(&root).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("parse template: not a mapping")
+	}
+	res, _ := doc["Resources"].(map[string]any)
+	t := &Template{}
+	ids := make([]string, 0, len(res))
+	for id := range res {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r, _ := res[id].(map[string]any)
+		props, _ := r["Properties"].(map[string]any)
+		switch r["Type"] {
+		case "AWS::Serverless::Function":
+			t.Functions = append(t.Functions, parseFunction(id, props))
+		case "AWS::DynamoDB::Table":
+			t.Tables = append(t.Tables, parseTable(id, props))
+		case "AWS::S3::Bucket":
+			t.Buckets = append(t.Buckets, Bucket{LogicalID: id})
+		}
+	}
+	return t, nil
+}
+
+// Function returns the function with the given directory name.
+func (t *Template) Function(name string) (Function, bool) {
+	for _, f := range t.Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+func parseFunction(id string, props map[string]any) Function {
+	f := Function{LogicalID: id, Name: strings.ToLower(strings.TrimSuffix(id, "Function"))}
+	evs, _ := props["Events"].(map[string]any)
+	names := make([]string, 0, len(evs))
+	for n := range evs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ev, _ := evs[n].(map[string]any)
+		p, _ := ev["Properties"].(map[string]any)
+		switch ev["Type"] {
+		case "HttpApi":
+			f.Routes = append(f.Routes, Route{Event: n, Method: str(p["Method"]), Path: str(p["Path"])})
+		case "S3":
+			s := S3Event{Bucket: ref(p["Bucket"])}
+			if filter, ok := p["Filter"].(map[string]any); ok {
+				key, _ := filter["S3Key"].(map[string]any)
+				rules, _ := key["Rules"].([]any)
+				for _, r := range rules {
+					rm, _ := r.(map[string]any)
+					switch strings.ToLower(str(rm["Name"])) {
+					case "prefix":
+						s.Prefix = str(rm["Value"])
+					case "suffix":
+						s.Suffix = str(rm["Value"])
+					}
+				}
+			}
+			f.S3Events = append(f.S3Events, s)
+		case "Schedule", "ScheduleV2":
+			f.Schedules = append(f.Schedules, str(p["Schedule"])+str(p["ScheduleExpression"]))
+		}
+	}
+	return f
+}
+
+func parseTable(id string, props map[string]any) Table {
+	t := Table{LogicalID: id, Attributes: map[string]string{}}
+	for _, a := range list(props["AttributeDefinitions"]) {
+		t.Attributes[str(a["AttributeName"])] = str(a["AttributeType"])
+	}
+	t.HashKey, t.RangeKey = keySchema(props["KeySchema"])
+	for _, g := range list(props["GlobalSecondaryIndexes"]) {
+		h, r := keySchema(g["KeySchema"])
+		t.Indexes = append(t.Indexes, Index{Name: str(g["IndexName"]), HashKey: h, RangeKey: r})
+	}
+	if ttl, ok := props["TimeToLiveSpecification"].(map[string]any); ok {
+		t.TTL = str(ttl["AttributeName"])
+	}
+	return t
+}
+
+func keySchema(v any) (hash, rng string) {
+	for _, k := range list(v) {
+		switch k["KeyType"] {
+		case "HASH":
+			hash = str(k["AttributeName"])
+		case "RANGE":
+			rng = str(k["AttributeName"])
+		}
+	}
+	return hash, rng
+}
+
+func list(v any) []map[string]any {
+	items, _ := v.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// ref returns the logical id named by a !Ref (or a plain string).
+func ref(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		return str(m["Ref"])
+	}
+	return str(v)
+}
+
+// toValue converts a YAML node to plain Go values, turning CloudFormation
+// short-form tags (!Ref X, !Sub s, ...) into their long form ({Ref: X}).
+func toValue(n *yaml.Node) any {
+	var v any
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return toValue(n.Content[0])
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = toValue(n.Content[i+1])
+		}
+		v = m
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			s = append(s, toValue(c))
+		}
+		v = s
+	case yaml.AliasNode:
+		return toValue(n.Alias)
+	default:
+		v = n.Value
+	}
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		name := strings.TrimPrefix(n.Tag, "!")
+		if name != "Ref" && name != "Condition" {
+			name = "Fn::" + name
+		}
+		return map[string]any{name: v}
+	}
+	return v
+}

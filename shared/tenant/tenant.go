@@ -1,0 +1,69 @@
+// Package tenant is the tenant (merchant) domain: tenants, their settings and
+// their service keys, and the direct-invoke handler operators use to create
+// tenants and rotate keys.
+package tenant
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// Tenant is a merchant using the platform.
+type Tenant struct {
+	ID       string    `json:"id" dynamodbav:"id"`
+	Title    string    `json:"title" dynamodbav:"title"`
+	Settings Settings  `json:"settings" dynamodbav:"settings"`
+	Created  time.Time `json:"created" dynamodbav:"created"`
+	Updated  time.Time `json:"updatedAt" dynamodbav:"updatedAt"`
+}
+
+// Settings are a tenant's options.
+type Settings struct {
+	// InitialPoints is the loyalty point balance of a new user.
+	InitialPoints int `json:"initialPoints" dynamodbav:"initialPoints"`
+	// SingleAccountPerDevice limits a device to one account
+	// (x-client-platform with uniqueDeviceIdAndroid/uniqueDeviceIdIOS).
+	SingleAccountPerDevice bool `json:"singleAccountPerDevice" dynamodbav:"singleAccountPerDevice"`
+	// SessionHours is the lifetime of non-permanent sessions; 0 means the
+	// platform default.
+	SessionHours int `json:"sessionHours,omitempty" dynamodbav:"sessionHours,omitempty"`
+	// POSEndpoint receives check-in and checkout notifications.
+	POSEndpoint string `json:"posEndpoint,omitempty" dynamodbav:"posEndpoint,omitempty"`
+	// POSSecret signs POS notifications (HMAC-SHA256).
+	POSSecret string `json:"posSecret,omitempty" dynamodbav:"posSecret,omitempty"`
+	// SSOClientIDs maps an SSO provider (google, apple) to the client ids
+	// accepted as token audiences.
+	SSOClientIDs map[string][]string `json:"ssoClientIds,omitempty" dynamodbav:"ssoClientIds,omitempty"`
+}
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Sentinel errors of the tenant domain.
+var (
+	ErrNotFound = apierr.New(apierr.NotFound, "tenant not found")
+	ErrExists   = apierr.New(apierr.Conflict, "tenant already exists")
+)
+
+// ValidID reports whether id is a well-formed tenant id.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Validate checks a tenant before it is stored.
+func (t *Tenant) Validate() error {
+	if !ValidID(t.ID) {
+		return apierr.Invalid("id", "must be 1-63 lower-case letters, digits or '-'")
+	}
+	t.Title = strings.TrimSpace(t.Title)
+	if t.Title == "" || len(t.Title) > 200 {
+		return apierr.Invalid("title", "is required (1-200 characters)")
+	}
+	if t.Settings.InitialPoints < 0 {
+		return apierr.Invalid("settings.initialPoints", "must be >= 0")
+	}
+	if t.Settings.SessionHours < 0 {
+		return apierr.Invalid("settings.sessionHours", "must be >= 0")
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+// Package testsupport runs the platform for integration tests: one storage
+// stack (DynamoDB Local and an in-process S3) per test binary, and for each
+// test its own tenant, an injectable clock, the message outbox, and an HTTP
+// server that sends every request through the API Gateway stand-in and the
+// functions' real Lambda handlers. Every response is checked against the
+// OpenAPI document.
+package testsupport
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loyalty-platform/platform/localstack/stack"
+	"github.com/loyalty-platform/platform/shared/apigw"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/openapi"
+	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/tenant"
+)
+
+var (
+	stk      *stack.Stack
+	stkErr   error
+	stkOnce  sync.Once
+	contract *openapi.Doc
+)
+
+// Main runs a package's tests with the shared stack and stops it after:
+// call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if stk != nil {
+		_ = stk.Close()
+	}
+	os.Exit(code)
+}
+
+// Stack returns the storage stack of this test binary, starting it on first
+// use (DynamoDB Local from DYNAMODB_ENDPOINT when `make test` started one).
+func Stack(t testing.TB) *stack.Stack {
+	t.Helper()
+	stkOnce.Do(func() {
+		stk, stkErr = stack.Start(context.Background(), stack.Options{})
+		if stkErr == nil {
+			stkErr = stk.Setenv()
+		}
+		if stkErr == nil {
+			contract, stkErr = openapi.Load()
+		}
+	})
+	if stkErr != nil {
+		t.Fatalf("start test stack: %v", stkErr)
+	}
+	return stk
+}
+
+// Harness is one test's platform: its own tenant, clock and outbox.
+type Harness struct {
+	T          testing.TB
+	Deps       *app.Deps
+	Clock      *clock.Manual
+	Outbox     *notify.Outbox
+	Server     *httptest.Server
+	Template   *sam.Template
+	Tenant     tenant.Tenant
+	ServiceKey string
+	// SkipContract turns off the OpenAPI check of responses (for tests of
+	// deliberately broken requests to routes the document does not know).
+	SkipContract bool
+}
+
+// New starts a harness with a fresh tenant.
+func New(t testing.TB) *Harness {
+	t.Helper()
+	st := Stack(t)
+	ctx := context.Background()
+	deps, err := app.New(ctx, app.ConfigFromEnv())
+	if err != nil {
+		t.Fatalf("build deps: %v", err)
+	}
+	h := &Harness{T: t, Deps: deps, Clock: &clock.Manual{}, Outbox: &notify.Outbox{}, Template: st.Template}
+	deps.Clock, deps.Notifier, deps.Pusher = h.Clock, h.Outbox, h.Outbox
+	deps.Wire()
+	gw := apigw.New()
+	for _, f := range st.Template.Functions {
+		if len(f.Routes) == 0 {
+			continue
+		}
+		handler, err := deps.LambdaHandler(f.Name)
+		if err != nil {
+			t.Fatalf("function %s: %v", f.Name, err)
+		}
+		for _, r := range f.Routes {
+			gw.Route(r.Method, r.Path, handler)
+		}
+	}
+	h.Server = httptest.NewServer(gw)
+	t.Cleanup(h.Server.Close)
+	h.Tenant, h.ServiceKey = h.NewTenant(tenant.Settings{InitialPoints: 0})
+	return h
+}
+
+// NewTenant creates another tenant and returns it with its service key.
+func (h *Harness) NewTenant(settings tenant.Settings) (tenant.Tenant, string) {
+	h.T.Helper()
+	t, key, err := h.Deps.Tenants.Create(context.Background(), tenant.CreateInput{Title: "Test " + h.T.Name(), Settings: settings})
+	if err != nil {
+		h.T.Fatalf("create tenant: %v", err)
+	}
+	return t, key
+}
+
+// SetSettings replaces the harness tenant's settings.
+func (h *Harness) SetSettings(s tenant.Settings) {
+	h.T.Helper()
+	if err := h.Deps.Tenants.Store.UpdateSettings(context.Background(), h.Tenant.ID, s, h.Clock.Now()); err != nil {
+		h.T.Fatalf("update settings: %v", err)
+	}
+}
+
+// Headers is a list of header name/value pairs.
+type Headers []string
+
+// Admin returns the headers of the tenant's service key.
+func (h *Harness) Admin() Headers {
+	return Headers{"x-service-auth-token", h.ServiceKey, "x-application-id", h.Tenant.ID}
+}
+
+// Anon returns the headers of an anonymous caller of the tenant.
+func (h *Harness) Anon() Headers { return Headers{"x-application-id", h.Tenant.ID} }
+
+// Token returns the headers of a session token.
+func Token(token string) Headers { return Headers{"Authorization", "Token " + token} }
+
+// Basic returns the headers of a Basic login.
+func (h *Harness) Basic(user, password, provider string) Headers {
+	hs := Headers{"x-application-id", h.Tenant.ID, "Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
+	if provider != "" {
+		hs = append(hs, "AuthProvider", provider)
+	}
+	return hs
+}
+
+// Resp is a response read whole.
+type Resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends a request. body is JSON-encoded unless it is a string or []byte
+// (sent as is). Every response is checked against the OpenAPI document.
+func (h *Harness) Do(method, path string, body any, headers ...Headers) *Resp {
+	h.T.Helper()
+	var rd io.Reader
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			h.T.Fatalf("encode body: %v", err)
+		}
+		raw = j
+	}
+	if raw != nil {
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, h.Server.URL+path, rd)
+	if err != nil {
+		h.T.Fatalf("new request: %v", err)
+	}
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, hs := range headers {
+		for i := 0; i+1 < len(hs); i += 2 {
+			req.Header.Set(hs[i], hs[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.T.Fatalf("read response: %v", err)
+	}
+	r := &Resp{Status: resp.StatusCode, Header: resp.Header, Body: out}
+	if !h.SkipContract && contract != nil {
+		vreq, _ := http.NewRequest(method, h.Server.URL+path, bytes.NewReader(raw))
+		vreq.Header = req.Header.Clone()
+		if err := contract.ValidateResponse(vreq, r.Status, r.Header, r.Body); err != nil {
+			h.T.Errorf("%s %s: response %d does not match the OpenAPI document: %v\nbody: %s", method, path, r.Status, err, truncate(out))
+		}
+	}
+	if r.Status >= 500 {
+		h.T.Errorf("%s %s: server error %d: %s", method, path, r.Status, truncate(out))
+	}
+	return r
+}
+
+// JSON decodes the body into v.
+func (r *Resp) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %q: %v", truncate(r.Body), err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r *Resp) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Expect fails the test unless the status is want (and, for errors, the code
+// is code when code is not empty).
+func (r *Resp) Expect(t testing.TB, want int, code string) *Resp {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status = %d, want %d; body: %s", r.Status, want, truncate(r.Body))
+	}
+	if code != "" {
+		var e struct{ Code, Message string }
+		_ = json.Unmarshal(r.Body, &e)
+		if e.Code != code {
+			t.Fatalf("code = %q, want %q; body: %s", e.Code, code, truncate(r.Body))
+		}
+		if e.Message == "" {
+			t.Fatalf("error without message: %s", truncate(r.Body))
+		}
+	}
+	return r
+}
+
+func truncate(b []byte) string {
+	s := string(b)
+	if len(s) > 2000 {
+		s = s[:2000] + "..."
+	}
+	return strings.TrimSpace(s)
+}
+
+// Sprintf is fmt.Sprintf, for building paths.
+func Sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

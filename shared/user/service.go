@@ -1,0 +1,329 @@
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/tenant"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Lifetimes of sessions and codes.
+const (
+	// DefaultSessionLifetime is the lifetime of a non-permanent user
+	// session unless the tenant's settings.sessionHours says otherwise.
+	DefaultSessionLifetime = 30 * 24 * time.Hour
+	// AdminSessionLifetime is the lifetime of an admin session made with
+	// POST /sessions.
+	AdminSessionLifetime = 12 * time.Hour
+	// GuestLifetime is how long a guest user, its credentials and its
+	// session live unless converted into a full user.
+	GuestLifetime = time.Hour
+	// ResetLifetime is how long a password reset code is valid.
+	ResetLifetime = time.Hour
+	// MaxCodeAttempts is how many wrong codes void an activation or reset
+	// code until a new one is requested.
+	MaxCodeAttempts = 5
+)
+
+// Service runs the identity domain's operations.
+type Service struct {
+	DB       ddb.API
+	Tables   ddb.Tables
+	Tenants  *tenant.Store
+	Clock    clock.Clock
+	Notifier notify.Notifier
+	Pusher   notify.Pusher
+	Cursor   ddb.Cursor
+}
+
+func (s *Service) st() *store {
+	return &store{db: s.DB, users: s.Tables.Users, sessions: s.Tables.Sessions}
+}
+
+// CreateOptions are the query and header options of POST /users.
+type CreateOptions struct {
+	AutoActivate bool
+	Platform     string
+	DeviceID     string
+}
+
+// Create registers a user (POST /users). A guest caller is converted into a
+// full user with the same id.
+func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput, opt CreateOptions) (User, error) {
+	if err := in.Validate(false); err != nil {
+		return User{}, err
+	}
+	if opt.AutoActivate && !caller.IsAdmin() {
+		return User{}, fmt.Errorf("create user: %w", web.ErrAdminOnly("autoActivate"))
+	}
+	if len(in.Roles) > 0 && !caller.IsAdmin() && !slices.Equal(in.Roles, []string{web.RoleUser}) {
+		return User{}, fmt.Errorf("create user: %w", web.ErrAdminOnly("roles"))
+	}
+	t, err := s.Tenants.Get(ctx, caller.TenantID)
+	if err != nil {
+		return User{}, fmt.Errorf("create user: %w", err)
+	}
+	now := s.Clock.Now()
+	r := record{
+		ID:                          newID(),
+		TenantID:                    caller.TenantID,
+		FirstName:                   in.FirstName,
+		LastName:                    in.LastName,
+		FullName:                    fullName(in.FullName, in.FirstName, in.LastName),
+		State:                       StatePending,
+		Roles:                       []string{web.RoleUser},
+		Birthdate:                   in.Birthdate,
+		Gender:                      in.Gender,
+		PrimaryPlatform:             platformOrUnknown(opt.Platform),
+		HasAgreedToShareData:        in.HasAgreedToShareData,
+		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing,
+		Points:                      t.Settings.InitialPoints,
+		Created:                     stamp(now),
+		UpdatedAt:                   stamp(now),
+		Version:                     1,
+	}
+	if len(in.Roles) > 0 {
+		r.Roles = in.Roles
+	}
+	if in.Password != "" {
+		r.PasswordHash = HashPassword(in.Password)
+	}
+	if opt.AutoActivate {
+		r.State = StateActive
+	} else {
+		r.ActivationCode = newCode(4)
+	}
+	var guest *record
+	if caller.Guest && caller.UserID != "" {
+		g, err := s.st().getUser(ctx, caller.TenantID, caller.UserID, now)
+		if err != nil {
+			return User{}, fmt.Errorf("convert guest: %w", err)
+		}
+		if g.IsGuest {
+			guest = &g
+			r.ID, r.Created, r.Version = g.ID, g.Created, g.Version+1
+			r.Points = g.Points
+		}
+	}
+	r.NameWords = nameWords(r.FullName)
+	r.setKeys()
+	creds := make([]credRecord, len(in.Credentials))
+	for i, c := range in.Credentials {
+		creds[i] = credRecord{
+			PK: userPK(r.TenantID, r.ID), SK: credSK(c.Provider, c.ID), CredID: newID(),
+			Identifier: c.ID, Provider: c.Provider, IsPrimary: true, IsVerified: opt.AutoActivate,
+			Created: stamp(now), UpdatedAt: stamp(now),
+		}
+	}
+	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now); err != nil {
+		return User{}, err
+	}
+	if guest != nil {
+		if _, err := s.st().deleteSessions(ctx, r.TenantID, r.ID); err != nil {
+			return User{}, err
+		}
+	}
+	// MOBILE codes go by SMS unless an admin created the user; EMAIL codes
+	// always go by e-mail.
+	if r.ActivationCode != "" {
+		first := creds[0]
+		if first.Provider == ProviderEmail || !caller.IsAdmin() {
+			s.sendCode(ctx, r.TenantID, first, "Your activation code", "Your activation code is "+r.ActivationCode)
+		}
+	}
+	return s.view(ctx, r, caller, nil)
+}
+
+// writeNewUser stores a new (or converted guest) user atomically with its
+// credentials, their uniqueness items, its name-search entries and its
+// device binding.
+func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, creds []credRecord, perDevice bool, opt CreateOptions, now time.Time) error {
+	st := s.st()
+	var items []types.TransactWriteItem
+	kinds := []string{}
+	add := func(kind string, it types.TransactWriteItem, err error) error {
+		if err != nil {
+			return fmt.Errorf("create user: %w", err)
+		}
+		items = append(items, it)
+		kinds = append(kinds, kind)
+		return nil
+	}
+	userCond := aws.String("attribute_not_exists(pk)")
+	var userVals map[string]types.AttributeValue
+	if guest != nil {
+		userCond = aws.String("isGuest = :true AND version = :v")
+		userVals = map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":v": &types.AttributeValueMemberN{Value: fmt.Sprint(guest.Version)}}
+	}
+	it, err := st.put(st.users, r, userCond)
+	if err == nil && userVals != nil {
+		it.Put.ExpressionAttributeValues = userVals
+	}
+	if err := add("user", it, err); err != nil {
+		return err
+	}
+	newCreds := map[string]bool{}
+	for _, c := range creds {
+		newCreds[c.SK] = true
+		it, err := st.put(st.users, c, nil)
+		if err := add("cred", it, err); err != nil {
+			return err
+		}
+		it, err = st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.Identifier), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.Identifier}, r.ID, now)
+		if err := add("credindex", it, err); err != nil {
+			return err
+		}
+	}
+	newWords := map[string]bool{}
+	for _, w := range r.NameWords {
+		newWords[w] = true
+		it, err := st.put(st.users, nameEntry{PK: r.PK, SK: nameSK(w), GSI1PK: namesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID}, nil)
+		if err := add("name", it, err); err != nil {
+			return err
+		}
+	}
+	if guest != nil {
+		old, err := st.credentials(ctx, r.TenantID, r.ID, time.Unix(0, 0))
+		if err != nil {
+			return err
+		}
+		for _, c := range old {
+			if newCreds[c.SK] {
+				continue
+			}
+			items = append(items,
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(c.PK, c.SK)}},
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, c.Provider, c.Identifier), skCredID)}})
+			kinds = append(kinds, "old", "old")
+		}
+		for _, w := range guest.NameWords {
+			if !newWords[w] {
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, nameSK(w))}})
+				kinds = append(kinds, "old")
+			}
+		}
+	}
+	if perDevice && opt.DeviceID != "" && opt.Platform != "" {
+		it, err := st.put(st.users, deviceEntry{PK: devicePK(r.TenantID, opt.Platform, opt.DeviceID), SK: skDevice, UserID: r.ID}, aws.String("attribute_not_exists(pk) OR userId = :uid"))
+		if err == nil {
+			it.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: r.ID}}
+		}
+		if err := add("device", it, err); err != nil {
+			return err
+		}
+	}
+	err = st.transact(ctx, items)
+	if err == nil {
+		return nil
+	}
+	for _, i := range failedAt(err) {
+		switch kinds[i] {
+		case "credindex":
+			return fmt.Errorf("create user: %w", ErrCredentialExists)
+		case "device":
+			return fmt.Errorf("create user: %w", ErrDeviceTaken)
+		case "user":
+			if guest != nil {
+				return fmt.Errorf("convert guest: %w", ErrConcurrentUpdate)
+			}
+		}
+	}
+	return fmt.Errorf("create user: %w", err)
+}
+
+// CreateGuest makes a guest user and its one-hour session (POST /guests).
+func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateInput, platform string) (Session, error) {
+	if err := in.Validate(true); err != nil {
+		return Session{}, err
+	}
+	if len(in.Roles) > 0 || in.Password != "" {
+		return Session{}, web.ErrAdminOnly("roles and password")
+	}
+	t, err := s.Tenants.Get(ctx, caller.TenantID)
+	if err != nil {
+		return Session{}, fmt.Errorf("create guest: %w", err)
+	}
+	now := s.Clock.Now()
+	exp := now.Add(GuestLifetime).Unix()
+	r := record{
+		ID: newID(), TenantID: caller.TenantID, FirstName: in.FirstName, LastName: in.LastName,
+		FullName: fullName(in.FullName, in.FirstName, in.LastName), State: StateActive, IsGuest: true,
+		Roles: []string{web.RoleUser}, Birthdate: in.Birthdate, Gender: in.Gender,
+		PrimaryPlatform: platformOrUnknown(platform), HasAgreedToShareData: in.HasAgreedToShareData,
+		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing, Points: t.Settings.InitialPoints,
+		Created: stamp(now), UpdatedAt: stamp(now), Version: 1, ExpiresAt: exp,
+	}
+	r.NameWords = nameWords(r.FullName)
+	r.setKeys()
+	st := s.st()
+	var items []types.TransactWriteItem
+	it, err := st.put(st.users, r, aws.String("attribute_not_exists(pk)"))
+	if err != nil {
+		return Session{}, fmt.Errorf("create guest: %w", err)
+	}
+	items = append(items, it)
+	for _, c := range in.Credentials {
+		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: exp}
+		it1, err1 := st.put(st.users, cr, nil)
+		it2, err2 := st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.ID), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
+		if err := errors.Join(err1, err2); err != nil {
+			return Session{}, fmt.Errorf("create guest: %w", err)
+		}
+		items = append(items, it1, it2)
+	}
+	for _, w := range r.NameWords {
+		it, err := st.put(st.users, nameEntry{PK: r.PK, SK: nameSK(w), GSI1PK: namesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: exp}, nil)
+		if err != nil {
+			return Session{}, fmt.Errorf("create guest: %w", err)
+		}
+		items = append(items, it)
+	}
+	if err := st.transact(ctx, items); err != nil {
+		if len(failedAt(err)) > 0 {
+			return Session{}, fmt.Errorf("create guest: %w", ErrCredentialExists)
+		}
+		return Session{}, fmt.Errorf("create guest: %w", err)
+	}
+	return s.newSession(ctx, r, t, false, now.Add(GuestLifetime))
+}
+
+func platformOrUnknown(p string) string {
+	if p == "" {
+		return PlatformUnknown
+	}
+	return p
+}
+
+// ParsePlatform validates an x-client-platform header value.
+func ParsePlatform(v string) (string, error) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "":
+		return "", nil
+	case PlatformIOS:
+		return PlatformIOS, nil
+	case PlatformAndroid:
+		return PlatformAndroid, nil
+	default:
+		return "", web.InvalidHeader(web.HeaderPlatform, "must be IOS or ANDROID")
+	}
+}
+
+func (s *Service) sendCode(ctx context.Context, tenantID string, c credRecord, subject, text string) {
+	ch := notify.SMS
+	if c.Provider == ProviderEmail {
+		ch = notify.Email
+	}
+	if err := s.Notifier.Send(ctx, notify.Message{TenantID: tenantID, Channel: ch, To: c.Identifier, Subject: subject, Text: text}); err != nil {
+		web.Logger(ctx).Error("send code failed", "error", err.Error(), "channel", string(ch))
+	}
+}

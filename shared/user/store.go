@@ -1,0 +1,415 @@
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ddb"
+)
+
+// Item layout of the Users table (every key starts with the tenant id):
+//
+//	pk = <t>#USER#<userId>                 sk = PROFILE             the user
+//	pk = <t>#USER#<userId>                 sk = CRED#<prov>#<id>    a credential
+//	pk = <t>#USER#<userId>                 sk = NAME#<word>         name-search entry
+//	pk = <t>#CREDID#<prov>#<id>            sk = CREDID              credential uniqueness
+//	pk = <t>#DEVICE#<platform>#<deviceId>  sk = DEVICE              one account per device
+//
+//	gsi1: gsi1pk = <t>#NAME   gsi1sk = <word>#<userId>       (name entries)
+//	gsi2: gsi2pk = <t>#USERS  gsi2sk = <created>#<userId>    (users by creation)
+//	gsi3: gsi3pk = <t>#USERS  gsi3sk = <updatedAt>#<userId>  (users by update)
+//
+// Sessions table:
+//
+//	pk = <t>#SESSION#<sha256(token)>  sk = SESSION
+//	gsi1: gsi1pk = <t>#USER#<userId>  gsi1sk = SESSION#<sha256(token)>
+//
+// Guests, their credentials and sessions carry expiresAt (epoch seconds) for
+// DynamoDB TTL; since TTL deletion is lazy every read also treats an item
+// whose expiresAt has passed as absent.
+
+const (
+	skProfile = "PROFILE"
+	skSession = "SESSION"
+	skCredID  = "CREDID"
+	skDevice  = "DEVICE"
+)
+
+// timeFormat is the fixed-width UTC form used for stored and returned
+// timestamps; it sorts as text.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func userPK(t, uid string) string               { return t + "#USER#" + uid }
+func credSK(provider, id string) string         { return "CRED#" + provider + "#" + id }
+func credIndexPK(t, provider, id string) string { return t + "#CREDID#" + provider + "#" + id }
+func nameSK(word string) string                 { return "NAME#" + word }
+func namesPK(t string) string                   { return t + "#NAME" }
+func usersPK(t string) string                   { return t + "#USERS" }
+func devicePK(t, platform, id string) string    { return t + "#DEVICE#" + platform + "#" + id }
+func sessionPK(t, hash string) string           { return t + "#SESSION#" + hash }
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk},
+		"sk": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// record is a user as stored.
+type record struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI2PK string `dynamodbav:"gsi2pk"`
+	GSI2SK string `dynamodbav:"gsi2sk"`
+	GSI3PK string `dynamodbav:"gsi3pk"`
+	GSI3SK string `dynamodbav:"gsi3sk"`
+
+	ID                          string            `dynamodbav:"id"`
+	TenantID                    string            `dynamodbav:"tenantId"`
+	FirstName                   string            `dynamodbav:"firstName"`
+	LastName                    string            `dynamodbav:"lastName"`
+	FullName                    string            `dynamodbav:"fullName"`
+	State                       string            `dynamodbav:"state"`
+	IsGuest                     bool              `dynamodbav:"isGuest"`
+	Roles                       []string          `dynamodbav:"roles"`
+	Subscribed                  bool              `dynamodbav:"subscribed"`
+	Birthdate                   string            `dynamodbav:"birthdate,omitempty"`
+	Gender                      string            `dynamodbav:"gender,omitempty"`
+	ActivationCode              string            `dynamodbav:"activationCode,omitempty"`
+	ActivationAttempts          int               `dynamodbav:"activationAttempts"`
+	ResetCode                   string            `dynamodbav:"resetCode,omitempty"`
+	ResetAttempts               int               `dynamodbav:"resetAttempts"`
+	ResetExpiresAt              int64             `dynamodbav:"resetExpiresAt,omitempty"`
+	PasswordHash                string            `dynamodbav:"passwordHash,omitempty"`
+	DefaultTip                  *Tip              `dynamodbav:"defaultTip,omitempty"`
+	FavouriteLocations          []string          `dynamodbav:"favouriteLocations,omitempty"`
+	FavouriteProducts           []string          `dynamodbav:"favouriteProducts,omitempty"`
+	PrimaryPlatform             string            `dynamodbav:"primaryPlatform"`
+	Contacts                    map[string]any    `dynamodbav:"contacts,omitempty"`
+	Extended                    map[string]any    `dynamodbav:"extended,omitempty"`
+	Card                        map[string]any    `dynamodbav:"card,omitempty"`
+	HasPaymentCard              bool              `dynamodbav:"hasPaymentCard"`
+	HasProfilePhoto             bool              `dynamodbav:"hasProfilePhoto"`
+	PushEndpoints               map[string]string `dynamodbav:"pushEndpoints,omitempty"`
+	HasAgreedToShareData        bool              `dynamodbav:"hasAgreedToShareData"`
+	HasAgreedToReceiveMarketing bool              `dynamodbav:"hasAgreedToReceiveMarketing"`
+	ExternalPosID               string            `dynamodbav:"externalPosId,omitempty"`
+	ExternalLoyaltyID           string            `dynamodbav:"externalLoyaltyId,omitempty"`
+	Balance                     float64           `dynamodbav:"balance"`
+	Points                      int               `dynamodbav:"points"`
+	NameWords                   []string          `dynamodbav:"nameWords,omitempty"`
+	Created                     string            `dynamodbav:"created"`
+	UpdatedAt                   string            `dynamodbav:"updatedAt"`
+	Deleted                     bool              `dynamodbav:"deleted"`
+	Version                     int               `dynamodbav:"version"`
+	ExpiresAt                   int64             `dynamodbav:"expiresAt,omitempty"`
+}
+
+func (r *record) setKeys() {
+	r.PK, r.SK = userPK(r.TenantID, r.ID), skProfile
+	r.GSI2PK, r.GSI2SK = usersPK(r.TenantID), r.Created+"#"+r.ID
+	r.GSI3PK, r.GSI3SK = usersPK(r.TenantID), r.UpdatedAt+"#"+r.ID
+}
+
+func (r *record) expired(now time.Time) bool { return r.ExpiresAt > 0 && r.ExpiresAt <= now.Unix() }
+
+// credRecord is a credential as stored under its user.
+type credRecord struct {
+	PK             string `dynamodbav:"pk"`
+	SK             string `dynamodbav:"sk"`
+	CredID         string `dynamodbav:"credId"`
+	Identifier     string `dynamodbav:"identifier"`
+	Provider       string `dynamodbav:"provider"`
+	IsVerified     bool   `dynamodbav:"isVerified"`
+	IsPrimary      bool   `dynamodbav:"isPrimary"`
+	VerifyCode     string `dynamodbav:"verifyCode,omitempty"`
+	VerifyAttempts int    `dynamodbav:"verifyAttempts"`
+	Created        string `dynamodbav:"created"`
+	UpdatedAt      string `dynamodbav:"updatedAt"`
+	ExpiresAt      int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+func (c credRecord) view() Credential {
+	return Credential{ID: c.CredID, Identifier: c.Identifier, Provider: c.Provider, IsVerified: c.IsVerified, IsPrimary: c.IsPrimary, Created: c.Created, UpdatedAt: c.UpdatedAt}
+}
+
+// credIndex makes a credential unique in its tenant.
+type credIndex struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	UserID     string `dynamodbav:"userId"`
+	Provider   string `dynamodbav:"provider"`
+	Identifier string `dynamodbav:"identifier"`
+	ExpiresAt  int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+// nameEntry is one word of a user's full name in the name-search index.
+type nameEntry struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	GSI1PK    string `dynamodbav:"gsi1pk"`
+	GSI1SK    string `dynamodbav:"gsi1sk"`
+	UserID    string `dynamodbav:"userId"`
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+// deviceEntry binds a device to one account.
+type deviceEntry struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	UserID string `dynamodbav:"userId"`
+}
+
+// sessionRecord is a session as stored; the token itself is never stored.
+type sessionRecord struct {
+	PK        string   `dynamodbav:"pk"`
+	SK        string   `dynamodbav:"sk"`
+	GSI1PK    string   `dynamodbav:"gsi1pk"`
+	GSI1SK    string   `dynamodbav:"gsi1sk"`
+	TenantID  string   `dynamodbav:"tenantId"`
+	UserID    string   `dynamodbav:"userId"`
+	Roles     []string `dynamodbav:"roles"`
+	IsGuest   bool     `dynamodbav:"isGuest"`
+	Service   bool     `dynamodbav:"service"`
+	Permanent bool     `dynamodbav:"permanent"`
+	Created   string   `dynamodbav:"created"`
+	ExpiresAt int64    `dynamodbav:"expiresAt,omitempty"`
+}
+
+// store is the identity domain's access to DynamoDB.
+type store struct {
+	db       ddb.API
+	users    string
+	sessions string
+}
+
+func (s *store) put(table string, v any, cond *string) (types.TransactWriteItem, error) {
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("marshal: %w", err)
+	}
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item, ConditionExpression: cond}}, nil
+}
+
+// putIfFree returns a Put of a uniqueness item that succeeds when the item
+// is absent, expired, or already owned by userID.
+func (s *store) putIfFree(v any, userID string, now time.Time) (types.TransactWriteItem, error) {
+	it, err := s.put(s.users, v, aws.String("attribute_not_exists(pk) OR (attribute_exists(expiresAt) AND expiresAt <= :now) OR userId = :uid"))
+	if err != nil {
+		return it, err
+	}
+	it.Put.ExpressionAttributeValues = map[string]types.AttributeValue{
+		":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+		":uid": &types.AttributeValueMemberS{Value: userID},
+	}
+	return it, nil
+}
+
+func (s *store) getUser(ctx context.Context, tenantID, userID string, now time.Time) (record, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.users), Key: key(userPK(tenantID, userID), skProfile), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return record{}, fmt.Errorf("get user %s: %w", userID, err)
+	}
+	if out.Item == nil {
+		return record{}, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
+	}
+	var r record
+	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
+		return record{}, fmt.Errorf("get user %s: %w", userID, err)
+	}
+	if r.expired(now) {
+		return record{}, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
+	}
+	return r, nil
+}
+
+// userIDByCredential returns the owner of a credential identifier.
+func (s *store) userIDByCredential(ctx context.Context, tenantID, provider, id string, now time.Time) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.users), Key: key(credIndexPK(tenantID, provider, id), skCredID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("find credential: %w", err)
+	}
+	if out.Item == nil {
+		return "", fmt.Errorf("find credential: %w", ErrNotFound)
+	}
+	var ci credIndex
+	if err := attributevalue.UnmarshalMap(out.Item, &ci); err != nil {
+		return "", fmt.Errorf("find credential: %w", err)
+	}
+	if ci.ExpiresAt > 0 && ci.ExpiresAt <= now.Unix() {
+		return "", fmt.Errorf("find credential: %w", ErrNotFound)
+	}
+	return ci.UserID, nil
+}
+
+func (s *store) credentials(ctx context.Context, tenantID, userID string, now time.Time) ([]credRecord, error) {
+	kc := expression.Key("pk").Equal(expression.Value(userPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("CRED#"))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, fmt.Errorf("list credentials: %w", err)
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.users), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list credentials of %s: %w", userID, err)
+	}
+	var creds []credRecord
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &creds); err != nil {
+		return nil, fmt.Errorf("list credentials of %s: %w", userID, err)
+	}
+	kept := creds[:0]
+	for _, c := range creds {
+		if c.ExpiresAt == 0 || c.ExpiresAt > now.Unix() {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// transact runs a transaction, retrying a few times when it lost a race with
+// another transaction on the same items.
+func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil || !ddb.IsTransactionConflict(err) {
+			return err
+		}
+		time.Sleep(time.Duration(20*(attempt+1)) * time.Millisecond)
+	}
+	return err
+}
+
+// failedAt returns the indexes of the items whose condition failed.
+func failedAt(err error) []int {
+	var out []int
+	for i, r := range ddb.CanceledReasons(err) {
+		if r == "ConditionalCheckFailed" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// --- sessions ---
+
+func (s *store) putSession(ctx context.Context, rec sessionRecord) error {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return fmt.Errorf("put session: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.sessions), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil {
+		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
+	}
+	return nil
+}
+
+func (s *store) getSession(ctx context.Context, tenantID, hash string, now time.Time) (sessionRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.sessions), Key: key(sessionPK(tenantID, hash), skSession)})
+	if err != nil {
+		return sessionRecord{}, fmt.Errorf("get session: %w", err)
+	}
+	if out.Item == nil {
+		return sessionRecord{}, ErrBadSession
+	}
+	var rec sessionRecord
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return sessionRecord{}, fmt.Errorf("get session: %w", err)
+	}
+	if rec.ExpiresAt > 0 && rec.ExpiresAt <= now.Unix() {
+		return sessionRecord{}, ErrBadSession
+	}
+	return rec, nil
+}
+
+func (s *store) deleteSession(ctx context.Context, tenantID, hash string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.sessions), Key: key(sessionPK(tenantID, hash), skSession)})
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// deleteSessions removes every session of a user and returns how many.
+func (s *store) deleteSessions(ctx context.Context, tenantID, userID string) (int, error) {
+	n := 0
+	var start map[string]types.AttributeValue
+	for {
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.sessions),
+			IndexName:                 aws.String("gsi1"),
+			KeyConditionExpression:    aws.String("gsi1pk = :u"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: userPK(tenantID, userID)}},
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return n, fmt.Errorf("list sessions of %s: %w", userID, err)
+		}
+		for _, it := range out.Items {
+			_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.sessions), Key: map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]}})
+			if err != nil {
+				return n, fmt.Errorf("delete session of %s: %w", userID, err)
+			}
+			n++
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}
+
+// batchGetUsers reads users by id, in the order given, skipping missing and
+// expired ones.
+func (s *store) batchGetUsers(ctx context.Context, tenantID string, ids []string, now time.Time) ([]record, error) {
+	byID := map[string]record{}
+	for i := 0; i < len(ids); i += 100 {
+		end := min(i+100, len(ids))
+		seen := map[string]bool{}
+		var keys []map[string]types.AttributeValue
+		for _, id := range ids[i:end] {
+			if !seen[id] {
+				seen[id] = true
+				keys = append(keys, key(userPK(tenantID, id), skProfile))
+			}
+		}
+		req := map[string]types.KeysAndAttributes{s.users: {Keys: keys}}
+		for len(req) > 0 {
+			out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("batch get users: %w", err)
+			}
+			var recs []record
+			if err := attributevalue.UnmarshalListOfMaps(out.Responses[s.users], &recs); err != nil {
+				return nil, fmt.Errorf("batch get users: %w", err)
+			}
+			for _, r := range recs {
+				if !r.expired(now) {
+					byID[r.ID] = r
+				}
+			}
+			req = out.UnprocessedKeys
+		}
+	}
+	out := make([]record, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+var errStop = errors.New("stop")

@@ -1,0 +1,176 @@
+// Package web holds the HTTP plumbing every API function shares: strict JSON
+// decoding, the {code, message} error writer, middleware (request ids, logs,
+// recovery, authentication), paging parameters and API versions.
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// MaxBodyBytes is the largest JSON body accepted by any endpoint.
+const MaxBodyBytes = 1 << 20
+
+// Decode reads a JSON body into dst strictly: one JSON object, no unknown
+// fields, types as declared, at most MaxBodyBytes. Errors are
+// VALIDATION_FAILED (naming the field where there is one) or
+// PAYLOAD_TOO_LARGE.
+func Decode(r *http.Request, dst any) error {
+	body, err := ReadBody(r, MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return apierr.Invalid("", "a JSON body is required")
+	}
+	return DecodeBytes(body, dst)
+}
+
+// DecodeOptional is Decode for endpoints whose body may be absent; an empty
+// body leaves dst unchanged.
+func DecodeOptional(r *http.Request, dst any) error {
+	body, err := ReadBody(r, MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return DecodeBytes(body, dst)
+}
+
+// ReadBody reads at most limit bytes of the request body; a longer body is
+// PAYLOAD_TOO_LARGE.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apierr.Invalid("", "the request body could not be read")
+	}
+	if int64(len(body)) > limit {
+		return nil, apierr.Errorf(apierr.PayloadTooLarge, "the request body is larger than %d bytes", limit)
+	}
+	return body, nil
+}
+
+// DecodeBytes decodes one strict JSON value from body into dst.
+func DecodeBytes(body []byte, dst any) error {
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] != '{' {
+		return apierr.Invalid("", "the body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return apierr.Invalid("", "the body must hold exactly one JSON object")
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return apierr.Invalid("", "the body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var ae *apierr.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &syntax):
+		return apierr.Invalid("", "malformed JSON at byte %d", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return apierr.Invalid("", "malformed JSON: unexpected end of input")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "body"
+		}
+		return apierr.Invalid(field, "must be of type %s", jsonType(typ.Type.Kind().String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apierr.Invalid(name, "unknown field")
+	default:
+		return apierr.Invalid("", "malformed JSON: %s", sanitize(err.Error()))
+	}
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
+		return "number"
+	default:
+		return kind
+	}
+}
+
+func sanitize(s string) string {
+	s = strings.TrimPrefix(s, "json: ")
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+// JSON writes v as a JSON response with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{"code":"INTERNAL","message":"internal error"}`)
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Empty writes a response with status and no body.
+func Empty(w http.ResponseWriter, status int) {
+	w.WriteHeader(status)
+}
+
+// ErrorBody is the shape of every error response.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error writes err as {code, message}. Errors that are not *apierr.Error are
+// logged with the request's logger and answered 500 "internal error".
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := apierr.As(err)
+	if !ok || e.Code.Status() >= 500 {
+		Logger(r.Context()).Error("request failed", "error", err.Error())
+		JSON(w, http.StatusInternalServerError, ErrorBody{Code: string(apierr.Internal), Message: "internal error"})
+		return
+	}
+	if e.Code.Status() == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Token realm="platform"`)
+	}
+	JSON(w, e.Code.Status(), ErrorBody{Code: string(e.Code), Message: e.Message})
+}
+
+// Errorf is a convenience for handlers: it formats an internal error.
+func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

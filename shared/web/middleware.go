@@ -1,0 +1,141 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+type ctxKey int
+
+const (
+	loggerKey ctxKey = iota
+	callerKey
+	requestIDKey
+)
+
+// Route is one HTTP route of a function: a Go 1.22 ServeMux pattern split
+// into method and path, and its handler.
+type Route struct {
+	Method  string
+	Path    string
+	Handler http.HandlerFunc
+}
+
+// Pattern returns the ServeMux pattern of the route.
+func (r Route) Pattern() string { return r.Method + " " + r.Path }
+
+// NewLogger returns the JSON logger every function uses.
+func NewLogger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// Logger returns the request-scoped logger of ctx.
+func Logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// RequestID returns the request id of ctx.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// Handler builds a function's http.Handler: a ServeMux with routes, JSON
+// 404/405 answers, and the middleware chain (request id and logging,
+// recovery, authentication).
+func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	for _, rt := range routes {
+		mux.HandleFunc(rt.Pattern(), rt.Handler)
+		methods[rt.Path] = append(methods[rt.Path], rt.Method)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, apierr.Errorf(apierr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
+	})
+	var h http.Handler = mux
+	h = authenticate(auth, h)
+	h = recoverer(h)
+	h = requestLog(log, h)
+	return h
+}
+
+func requestLog(base *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := ""
+		if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok {
+			id = gw.RequestID
+		}
+		if id == "" {
+			id = r.Header.Get("x-request-id")
+		}
+		if id == "" {
+			id = newID()
+		}
+		log := base.With("requestId", id)
+		ctx := context.WithValue(r.Context(), loggerKey, log)
+		ctx = context.WithValue(ctx, requestIDKey, id)
+		sw := &statusWriter{ResponseWriter: w}
+		sw.Header().Set("x-request-id", id)
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				Logger(r.Context()).Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				Error(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// GatewayContext returns the API Gateway request context of r, when r came
+// through the Lambda adapter.
+func GatewayContext(r *http.Request) (events.APIGatewayV2HTTPRequestContext, bool) {
+	return core.GetAPIGatewayV2ContextFromContext(r.Context())
+}

@@ -1,0 +1,77 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// Paging limits (DESIGN §2).
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Page is the paging block of every list response.
+type Page struct {
+	Limit    int    `json:"limit"`
+	Count    int    `json:"count"`
+	StartKey string `json:"startKey,omitempty"`
+	NextKey  string `json:"nextKey,omitempty"`
+}
+
+// Paging reads `limit` and `startKey` from the query string.
+func Paging(r *http.Request) (limit int, startKey string, err error) {
+	q := r.URL.Query()
+	limit = DefaultLimit
+	if v := q.Get("limit"); v != "" {
+		n, convErr := strconv.Atoi(v)
+		if convErr != nil || n < 1 || n > MaxLimit {
+			return 0, "", apierr.Invalid("limit", "must be an integer from 1 to %d", MaxLimit)
+		}
+		limit = n
+	}
+	return limit, q.Get("startKey"), nil
+}
+
+// APIVersion returns the x-api-version header as an integer; 0 means absent
+// (the legacy behaviour). A value that is not a positive integer is 422.
+func APIVersion(r *http.Request) (int, error) {
+	v := strings.TrimSpace(r.Header.Get(HeaderAPIVersion))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, apierr.Invalid(HeaderAPIVersion, "must be a positive integer")
+	}
+	return n, nil
+}
+
+// BoolParam reads an optional boolean query parameter ("true"/"false").
+func BoolParam(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apierr.Invalid(name, "must be true or false")
+	}
+	return b, nil
+}
+
+// ListParam splits a comma-separated query parameter, dropping empty items.
+func ListParam(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
