@@ -158,8 +158,8 @@ func (l *local) handler() (http.Handler, error) {
 
 // gateway registers every HttpApi route of every template function with
 // the function's Lambda handler.
-func (l *local) gateway() (gw *apigw.Gateway, err error) {
-	gw = apigw.New()
+func (l *local) gateway() (*apigw.Gateway, error) {
+	gw := apigw.New()
 	for _, f := range l.template.Functions {
 		if len(f.Routes) == 0 {
 			continue

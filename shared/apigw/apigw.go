@@ -8,6 +8,7 @@ package apigw
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -233,13 +234,8 @@ func hostOnly(h string) string {
 	return h
 }
 
-
 func requestID() string {
 	b := make([]byte, 8)
-	_, _ = io.ReadFull(randReader{}, b)
+	_, _ = rand.Read(b)
 	return fmt.Sprintf("%x-%x", time.Now().UnixNano(), b)
 }
-
-type randReader struct{}
-
-func (randReader) Read(p []byte) (int, error) { return cryptoRead(p) }

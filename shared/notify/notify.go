@@ -99,9 +99,9 @@ func (o *Outbox) Last(to string) (Message, bool) {
 // AWS sends SMS through SNS and e-mail through SES v2, and registers push
 // endpoints with SNS platform applications.
 type AWS struct {
-	SNS    *sns.Client
-	SES    *sesv2.Client
-	From   string
+	SNS  *sns.Client
+	SES  *sesv2.Client
+	From string
 	// PlatformApps maps IOS/ANDROID to SNS platform application ARNs.
 	PlatformApps map[string]string
 }

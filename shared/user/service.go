@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/notify"
@@ -246,8 +247,11 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	if err := in.Validate(true); err != nil {
 		return Session{}, err
 	}
-	if len(in.Roles) > 0 || in.Password != "" {
-		return Session{}, web.ErrAdminOnly("roles and password")
+	if len(in.Roles) > 0 {
+		return Session{}, apierr.Invalid("roles", "a guest is always a USER")
+	}
+	if in.Password != "" {
+		return Session{}, apierr.Invalid("password", "a guest has no password; create a full user to set one")
 	}
 	t, err := s.Tenants.Get(ctx, caller.TenantID)
 	if err != nil {
