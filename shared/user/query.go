@@ -103,8 +103,15 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 		u.Credentials = &v
 	}
 	if include["checkin"] {
-		var none any
-		u.Checkin = &none
+		var current any
+		if s.Extras.CurrentCheckin != nil {
+			c, err := s.Extras.CurrentCheckin(ctx, r.TenantID, r.ID)
+			if err != nil {
+				return User{}, err
+			}
+			current = c
+		}
+		u.Checkin = &current
 	}
 	if include["segmentIds"] {
 		v := []string{}

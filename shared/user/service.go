@@ -45,6 +45,8 @@ type Service struct {
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
 	Cursor   ddb.Cursor
+	// Extras supplies the include options owned by other domains.
+	Extras Extras
 }
 
 func (s *Service) st() *store {

@@ -1,0 +1,42 @@
+package user
+
+import (
+	"context"
+)
+
+// Profile is what other domains need to know about a user.
+type Profile struct {
+	ID                 string
+	TenantID           string
+	FullName           string
+	State              string
+	IsGuest            bool
+	Deleted            bool
+	HasProfilePhoto    bool
+	PrimaryPlatform    string
+	FavouriteLocations []string
+}
+
+// Profile returns the profile of a user; a missing, expired or deleted user
+// is ErrNotFound.
+func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile, error) {
+	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	if err != nil {
+		return Profile{}, err
+	}
+	if r.Deleted {
+		return Profile{}, ErrNotFound
+	}
+	return Profile{
+		ID: r.ID, TenantID: r.TenantID, FullName: r.FullName, State: r.State, IsGuest: r.IsGuest,
+		Deleted: r.Deleted, HasProfilePhoto: r.HasProfilePhoto, PrimaryPlatform: platformOrUnknown(r.PrimaryPlatform),
+		FavouriteLocations: nonNil(r.FavouriteLocations),
+	}, nil
+}
+
+// Extras are the parts of a user that other domains own; the composition
+// root fills them in. A nil function contributes an empty value.
+type Extras struct {
+	// CurrentCheckin returns the user's current check-in, or nil.
+	CurrentCheckin func(ctx context.Context, tenantID, userID string) (any, error)
+}
