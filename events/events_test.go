@@ -39,6 +39,8 @@ var samples = []struct {
 	{"guests-create.json", "users", 201},
 	{"sessions-create.json", "users", 201},
 	{"sessions-delete.json", "users", 404},
+	{"users-avatar-put.json", "users", 404},
+	{"users-avatar-delete.json", "users", 404},
 	{"tenants-create.json", "tenants", 0},
 	{"tenants-get.json", "tenants", 0},
 	{"tenants-rotate-key.json", "tenants", 0},

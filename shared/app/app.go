@@ -114,13 +114,16 @@ func (d *Deps) Wire() {
 	tenants := &tenant.Store{DB: d.DB, Table: d.Config.Tables.Tenants}
 	d.Tenants = &tenant.Service{Store: tenants, Clock: d.Clock}
 	d.Users = &user.Service{
-		DB:       d.DB,
-		Tables:   d.Config.Tables,
-		Tenants:  tenants,
-		Clock:    d.Clock,
-		Notifier: d.Notifier,
-		Pusher:   d.Pusher,
-		Cursor:   d.Cursor,
+		DB:          d.DB,
+		Tables:      d.Config.Tables,
+		Tenants:     tenants,
+		Clock:       d.Clock,
+		Notifier:    d.Notifier,
+		Pusher:      d.Pusher,
+		Cursor:      d.Cursor,
+		S3:          d.S3,
+		MediaBucket: d.Config.Buckets.Media,
+		MediaURL:    d.Config.MediaURL,
 	}
 }
 

@@ -24,6 +24,8 @@ func (s *Service) Routes() []web.Route {
 		{Method: "POST", Path: "/guests", Handler: s.handleCreateGuest},
 		{Method: "POST", Path: "/sessions", Handler: s.handleCreateSession},
 		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
+		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
+		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
 	}
 }
 

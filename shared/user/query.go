@@ -66,6 +66,9 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 		UpdatedAt: r.UpdatedAt, Created: r.Created, Deleted: r.Deleted,
 		AdditionalInformation: additionalInformation(r.Birthdate, r.DefaultTip, r.FavouriteProducts),
 	}
+	if r.HasProfilePhoto {
+		u.ProfilePhotoURL = s.AvatarURL(r.ID)
+	}
 	if u.Roles == nil {
 		u.Roles = []string{}
 	}

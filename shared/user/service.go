@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/notify"
@@ -45,6 +46,10 @@ type Service struct {
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
 	Cursor   ddb.Cursor
+	// S3, MediaBucket and MediaURL store and serve profile photos.
+	S3          blob.API
+	MediaBucket string
+	MediaURL    string
 	// Extras supplies the include options owned by other domains.
 	Extras Extras
 }

@@ -76,6 +76,7 @@ type User struct {
 	Card                             map[string]any `json:"card,omitempty"`
 	HasPaymentCard                   bool           `json:"hasPaymentCard"`
 	HasProfilePhoto                  bool           `json:"hasProfilePhoto"`
+	ProfilePhotoURL                  string         `json:"profilePhotoUrl,omitempty"`
 	IsRegisteredForPushNotifications bool           `json:"isRegisteredForPushNotifications"`
 	HasAgreedToShareData             bool           `json:"hasAgreedToShareData"`
 	HasAgreedToReceiveMarketing      bool           `json:"hasAgreedToReceiveMarketing"`
