@@ -91,10 +91,26 @@ func mergeInto(dst, src map[string]any, file, key string) error {
 		dst[key] = to
 	}
 	for k, v := range from {
-		if _, dup := to[k]; dup {
+		existing, dup := to[k]
+		if !dup {
+			to[k] = v
+			continue
+		}
+		// A path may be split across fragments by method; its operations
+		// merge, but one operation defined twice is an error.
+		a, okA := existing.(map[string]any)
+		b, okB := v.(map[string]any)
+		if key != "paths" || !okA || !okB {
 			return fmt.Errorf("openapi: %s defines %s %q again", file, key, k)
 		}
-		to[k] = v
+		for method, op := range b {
+			if _, twice := a[method]; twice && method != "parameters" {
+				return fmt.Errorf("openapi: %s defines %s %s again", file, method, k)
+			}
+			if method != "parameters" || a[method] == nil {
+				a[method] = op
+			}
+		}
 	}
 	return nil
 }

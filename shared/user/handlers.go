@@ -26,6 +26,15 @@ func (s *Service) Routes() []web.Route {
 		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
 		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
 		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
+		{Method: "GET", Path: "/credentials", Handler: s.handleListCredentials},
+		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
+		{Method: "GET", Path: "/users/{userId}/addresses", Handler: s.handleListAddresses},
+		{Method: "POST", Path: "/users/{userId}/addresses", Handler: s.handleCreateAddress},
+		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleUpdateAddress},
+		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleDeleteAddress},
+		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
+		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
+		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
 	}
 }
 

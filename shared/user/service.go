@@ -128,10 +128,10 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	creds := make([]credRecord, len(in.Credentials))
 	for i, c := range in.Credentials {
 		creds[i] = credRecord{
-			PK: userPK(r.TenantID, r.ID), SK: credSK(c.Provider, c.ID), CredID: newID(),
+			PK: userPK(r.TenantID, r.ID), SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID,
 			Identifier: c.ID, Provider: c.Provider, IsPrimary: true, IsVerified: opt.AutoActivate,
 			Created: stamp(now), UpdatedAt: stamp(now),
-		}
+		}.indexed(r.TenantID)
 	}
 	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now); err != nil {
 		return User{}, err
@@ -284,7 +284,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	}
 	items = append(items, it)
 	for _, c := range in.Credentials {
-		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: exp}
+		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: exp}.indexed(r.TenantID)
 		it1, err1 := st.put(st.users, cr, nil)
 		it2, err2 := st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.ID), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
 		if err := errors.Join(err1, err2); err != nil {

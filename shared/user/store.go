@@ -25,6 +25,10 @@ import (
 //	gsi1: gsi1pk = <t>#NAME   gsi1sk = <word>#<userId>       (name entries)
 //	gsi2: gsi2pk = <t>#USERS  gsi2sk = <created>#<userId>    (users by creation)
 //	gsi3: gsi3pk = <t>#USERS  gsi3sk = <updatedAt>#<userId>  (users by update)
+//	gsi2: gsi2pk = <t>#CREDS  gsi2sk = <created>#<credId>    (credentials by creation)
+//	gsi3: gsi3pk = <t>#CREDS  gsi3sk = <updatedAt>#<credId>  (credentials by update)
+//
+//	pk = <t>#USER#<userId>                 sk = ADDR#<addressId>    a delivery address
 //
 // Sessions table:
 //
@@ -54,6 +58,7 @@ func credIndexPK(t, provider, id string) string { return t + "#CREDID#" + provid
 func nameSK(word string) string                 { return "NAME#" + word }
 func namesPK(t string) string                   { return t + "#NAME" }
 func usersPK(t string) string                   { return t + "#USERS" }
+func credsPK(t string) string                   { return t + "#CREDS" }
 func devicePK(t, platform, id string) string    { return t + "#DEVICE#" + platform + "#" + id }
 func sessionPK(t, hash string) string           { return t + "#SESSION#" + hash }
 
@@ -126,6 +131,11 @@ func (r *record) expired(now time.Time) bool { return r.ExpiresAt > 0 && r.Expir
 type credRecord struct {
 	PK             string `dynamodbav:"pk"`
 	SK             string `dynamodbav:"sk"`
+	GSI2PK         string `dynamodbav:"gsi2pk,omitempty"`
+	GSI2SK         string `dynamodbav:"gsi2sk,omitempty"`
+	GSI3PK         string `dynamodbav:"gsi3pk,omitempty"`
+	GSI3SK         string `dynamodbav:"gsi3sk,omitempty"`
+	UserID         string `dynamodbav:"userId"`
 	CredID         string `dynamodbav:"credId"`
 	Identifier     string `dynamodbav:"identifier"`
 	Provider       string `dynamodbav:"provider"`
@@ -136,6 +146,14 @@ type credRecord struct {
 	Created        string `dynamodbav:"created"`
 	UpdatedAt      string `dynamodbav:"updatedAt"`
 	ExpiresAt      int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+// indexed returns c with its tenant-wide list keys (gsi2 by creation, gsi3
+// by update) set.
+func (c credRecord) indexed(tenantID string) credRecord {
+	c.GSI2PK, c.GSI2SK = credsPK(tenantID), c.Created+"#"+c.CredID
+	c.GSI3PK, c.GSI3SK = credsPK(tenantID), c.UpdatedAt+"#"+c.CredID
+	return c
 }
 
 func (c credRecord) view() Credential {

@@ -1,0 +1,116 @@
+package user
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Delete redacts a user (DELETE /users/{userId}): names, birthdate, gender,
+// contacts, extensions, card, tip, favourites, device tokens, external ids,
+// password and codes are erased, credentials are released so their
+// identifiers can register again, addresses and the profile photo are
+// removed and every session ends. The record stays with `deleted: true`
+// so history (awards, orders, actions) keeps a consistent user id. Deleting
+// again repeats the clean-up and succeeds.
+func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) error {
+	if err := caller.RequireUser(userID); err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	st := s.st()
+	r, err := st.getUser(ctx, caller.TenantID, userID, now)
+	if err != nil {
+		return err
+	}
+	// 1. Redact the record itself, atomically.
+	upd := expression.Set(expression.Name("deleted"), expression.Value(true)).
+		Set(expression.Name("firstName"), expression.Value("")).
+		Set(expression.Name("lastName"), expression.Value("")).
+		Set(expression.Name("fullName"), expression.Value("")).
+		Set(expression.Name("hasProfilePhoto"), expression.Value(false)).
+		Set(expression.Name("hasPaymentCard"), expression.Value(false)).
+		Set(expression.Name("subscribed"), expression.Value(false)).
+		Set(expression.Name("hasAgreedToShareData"), expression.Value(false)).
+		Set(expression.Name("hasAgreedToReceiveMarketing"), expression.Value(false))
+	for _, name := range []string{"birthdate", "gender", "contacts", "extended", "card", "defaultTip", "favouriteLocations",
+		"favouriteProducts", "pushEndpoints", "externalPosId", "externalLoyaltyId", "passwordHash", "activationCode",
+		"resetCode", "resetExpiresAt", "nameWords"} {
+		upd = upd.Remove(expression.Name(name))
+	}
+	if err := s.updateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
+		return fmt.Errorf("delete user %s: %w", userID, err)
+	}
+	// 2. Release credentials, drop name entries and addresses. Each delete
+	// is idempotent, so a retry after a failure finishes the job.
+	items, err := st.userItems(ctx, r.PK)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		sk := it["sk"].(*types.AttributeValueMemberS).Value
+		if sk == skProfile {
+			continue
+		}
+		var batch []types.TransactWriteItem
+		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, sk)}})
+		if p, ok := it["provider"].(*types.AttributeValueMemberS); ok && len(sk) > 5 && sk[:5] == "CRED#" {
+			ident := it["identifier"].(*types.AttributeValueMemberS).Value
+			batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, p.Value, ident), skCredID),
+				ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
+			}})
+		}
+		if err := st.transact(ctx, batch); err != nil && len(failedAt(err)) == 0 {
+			return fmt.Errorf("delete user %s: %w", userID, err)
+		}
+	}
+	// 3. The profile photo and the sessions.
+	if _, err := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); err != nil {
+		return fmt.Errorf("delete avatar of %s: %w", userID, err)
+	}
+	if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {
+		return err
+	}
+	return nil
+}
+
+// userItems returns every item stored under a user's partition.
+func (s *store) userItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	var start map[string]types.AttributeValue
+	for {
+		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.users),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+			ExclusiveStartKey:         start,
+			ConsistentRead:            aws.Bool(true),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list user items: %w", err)
+		}
+		out = append(out, res.Items...)
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
+// handleDelete serves DELETE /users/{userId}.
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
+	if err := s.Delete(r.Context(), web.CallerOf(r), r.PathValue("userId")); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.Empty(w, http.StatusNoContent)
+}
