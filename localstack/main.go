@@ -6,7 +6,10 @@
 // storage (DynamoDB Local and an in-memory S3, or whatever AWS_ENDPOINT_URL
 // names) with the template's tables and buckets, seeds a tenant and serves
 // every HttpApi route of every function with that function's Lambda handler,
-// through the same API Gateway adapter the deployed functions see.
+// through the same API Gateway adapter the deployed functions see. Objects
+// created in the in-memory S3 are announced to the functions whose template
+// S3 triggers match, asynchronously, as S3 does (the jobs function runs the
+// imports and exports this way).
 //
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token).
@@ -96,6 +99,9 @@ func run() error {
 		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
 	}
 	l := &local{template: tmpl, stack: st, deps: deps}
+	if err := l.subscribe(); err != nil {
+		return err
+	}
 	h, err := l.handler()
 	if err != nil {
 		return err
@@ -198,6 +204,22 @@ func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler
 		}
 	}()
 	gw.Route(method, r.Path, h)
+	return nil
+}
+
+// subscribe registers the S3 handler of every function with S3 triggers,
+// so the stack's S3 delivers their ObjectCreated events.
+func (l *local) subscribe() error {
+	for _, f := range l.template.Functions {
+		if len(f.S3Events) == 0 {
+			continue
+		}
+		h, err := l.deps.S3Handler(f.Name)
+		if err != nil {
+			return fmt.Errorf("function %s (%s) has S3 triggers but no handler: %w", f.Name, f.LogicalID, err)
+		}
+		l.stack.OnS3(f.Name, h)
+	}
 	return nil
 }
 

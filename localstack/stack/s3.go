@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/loyalty-platform/platform/shared/sam"
 )
 
 // S3 is an in-process S3 server (gofakes3 with the in-memory backend).
@@ -22,22 +23,30 @@ type S3 struct {
 	// Endpoint is the base URL of the server (http://127.0.0.1:PORT).
 	Endpoint string
 
-	srv  *http.Server
-	done chan struct{}
+	srv      *http.Server
+	notifier *notifier
+	done     chan struct{}
 }
 
-// StartS3 serves an empty in-memory S3 on a free port of 127.0.0.1.
-func StartS3() (*S3, error) {
+// StartS3 serves an empty in-memory S3 on a free port of 127.0.0.1. It
+// delivers ObjectCreated events to the S3 triggers of t's functions (see
+// notify.go); t may be nil.
+func StartS3(t *sam.Template) (*S3, error) {
+	if t == nil {
+		t = &sam.Template{}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start s3: %w", err)
 	}
-	faker := gofakes3.New(s3mem.New())
+	backend := s3mem.New()
+	faker := gofakes3.New(backend)
 	s := &S3{
 		Endpoint: "http://" + ln.Addr().String(),
-		srv:      &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second},
+		notifier: newNotifier(t, backend),
 		done:     make(chan struct{}),
 	}
+	s.srv = &http.Server{Handler: s.notifier.wrap(faker.Server()), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -52,6 +61,9 @@ func (s *S3) Close() error {
 	if s == nil {
 		return nil
 	}
+	// Deliveries in flight are cancelled first: they may be using the
+	// server.
+	s.notifier.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)

@@ -100,7 +100,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			}
 			s.DynamoDBEndpoint = s.dynamo.Endpoint
 		}
-		if s.s3, err = StartS3(); err != nil {
+		if s.s3, err = StartS3(t); err != nil {
 			return nil, err
 		}
 		s.S3Endpoint = s.s3.Endpoint

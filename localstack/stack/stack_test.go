@@ -128,7 +128,7 @@ func keyOf(ks []types.KeySchemaElement) string {
 }
 
 func TestS3RoundTrip(t *testing.T) {
-	srv, err := StartS3()
+	srv, err := StartS3(nil)
 	if err != nil {
 		t.Fatalf("StartS3: %v", err)
 	}

@@ -31,6 +31,13 @@ type LambdaHandler func(context.Context, events.APIGatewayV2HTTPRequest) (events
 // Gateway routes HTTP requests to Lambda handlers by route key.
 type Gateway struct {
 	mux *http.ServeMux
+	// overflow holds routes that Go's ServeMux rejects as ambiguous with a
+	// route already registered, such as GET /locations/exports/{fileId} and
+	// GET /locations/{locationId}/checkins (both match
+	// /locations/exports/checkins). API Gateway accepts such pairs; here a
+	// request goes to the first mux with a matching route.
+	overflow []*http.ServeMux
+	keys     map[string]bool
 	// Stage is the stage name put in the request context ("$default").
 	Stage string
 }
@@ -39,7 +46,7 @@ var paramRe = regexp.MustCompile(`\{([^}]+)\}`)
 
 // New returns an empty gateway.
 func New() *Gateway {
-	g := &Gateway{mux: http.NewServeMux(), Stage: "$default"}
+	g := &Gateway{mux: http.NewServeMux(), keys: map[string]bool{}, Stage: "$default"}
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -56,17 +63,50 @@ func (g *Gateway) Route(method, path string, h LambdaHandler) {
 	for _, m := range paramRe.FindAllStringSubmatch(path, -1) {
 		names = append(names, m[1])
 	}
-	g.mux.HandleFunc(routeKey, func(w http.ResponseWriter, r *http.Request) {
+	handler := func(w http.ResponseWriter, r *http.Request) {
 		params := map[string]string{}
 		for _, n := range names {
 			params[n] = r.PathValue(n)
 		}
 		g.serve(w, r, routeKey, params, h)
-	})
+	}
+	if g.keys[routeKey] {
+		panic(fmt.Sprintf("apigw: route %s registered twice", routeKey))
+	}
+	g.keys[routeKey] = true
+	for _, m := range append([]*http.ServeMux{g.mux}, g.overflow...) {
+		if register(m, routeKey, handler) {
+			return
+		}
+	}
+	m := http.NewServeMux()
+	m.HandleFunc(routeKey, handler)
+	g.overflow = append(g.overflow, m)
+}
+
+// register adds a route to m unless m rejects it as ambiguous.
+func register(m *http.ServeMux, pattern string, h http.HandlerFunc) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	m.HandleFunc(pattern, h)
+	return true
 }
 
 // ServeHTTP implements http.Handler.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := g.mux.Handler(r); pattern == "/" {
+		for _, m := range g.overflow {
+			if _, p := m.Handler(r); p != "" {
+				m.ServeHTTP(w, r)
+				return
+			}
+		}
+	}
+	g.mux.ServeHTTP(w, r)
+}
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string, params map[string]string, h LambdaHandler) {
 	ev, err := Event(r, routeKey, params, g.Stage)

@@ -20,10 +20,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/blob"
+	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/geo"
+	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/location"
+	"github.com/loyalty-platform/platform/shared/locationcsv"
 	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/operation"
+	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/user"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -40,6 +48,9 @@ type Config struct {
 	Notifier    string
 	SenderEmail string
 	MediaURL    string
+	// SSO says where the identity providers' issuers are (the real ones
+	// unless SSO_GOOGLE_ISSUER or SSO_APPLE_ISSUER override them).
+	SSO sso.Config
 }
 
 // ConfigFromEnv reads the configuration.
@@ -51,6 +62,7 @@ func ConfigFromEnv() Config {
 		Notifier:     os.Getenv("NOTIFIER"),
 		SenderEmail:  os.Getenv("SENDER_EMAIL"),
 		MediaURL:     os.Getenv("MEDIA_URL"),
+		SSO:          sso.FromEnv(),
 	}
 	if len(c.PagingSecret) == 0 {
 		c.PagingSecret = make([]byte, 32)
@@ -73,9 +85,24 @@ type Deps struct {
 	Pusher   notify.Pusher
 	Log      *slog.Logger
 	Cursor   ddb.Cursor
+	// SSO verifies identity providers' ID tokens (SSO and social login).
+	SSO *sso.Verifier
 
 	Tenants *tenant.Service
 	Users   *user.Service
+	// Actions records actions (the event log); Checkins is the check-in
+	// domain.
+	Actions  *action.Recorder
+	Checkins *checkin.Service
+	// Locations is the locations domain (locations function; check-ins
+	// and the location jobs call it).
+	Locations *location.Service
+	// Operations are the asynchronous jobs' records (operations
+	// function); Jobs starts and runs the jobs (jobs function);
+	// LocationJobs is the location CSV import and export.
+	Operations   *operation.Service
+	Jobs         *job.Service
+	LocationJobs *locationcsv.Service
 }
 
 // New builds the dependencies from cfg with the real clock and, unless cfg
@@ -111,6 +138,7 @@ func New(ctx context.Context, cfg Config) (*Deps, error) {
 // in d. Tests replace the clock or the notifier and call Wire again.
 func (d *Deps) Wire() {
 	d.Cursor = ddb.NewCursor(d.Config.PagingSecret)
+	d.SSO = sso.NewVerifier(d.Config.SSO, d.Clock)
 	tenants := &tenant.Store{DB: d.DB, Table: d.Config.Tables.Tenants}
 	d.Tenants = &tenant.Service{Store: tenants, Clock: d.Clock}
 	d.Users = &user.Service{
@@ -124,14 +152,103 @@ func (d *Deps) Wire() {
 		S3:          d.S3,
 		MediaBucket: d.Config.Buckets.Media,
 		MediaURL:    d.Config.MediaURL,
+		SSO:         d.SSO,
+		Geocoder:    geo.FromEnv(d.AWS),
 	}
+	d.wireLocations()
+	d.wireCheckins(tenants)
+	d.wireJobs(tenants)
+}
+
+// wireLocations builds the locations domain; a user's favourites come
+// from the users domain.
+func (d *Deps) wireLocations() {
+	users := d.Users
+	d.Locations = &location.Service{
+		DB:     d.DB,
+		Tables: d.Config.Tables,
+		Clock:  d.Clock,
+		Cursor: d.Cursor,
+		Favourites: func(ctx context.Context, tenantID, userID string) ([]string, error) {
+			p, err := users.Profile(ctx, tenantID, userID)
+			return p.FavouriteLocations, err
+		},
+	}
+}
+
+// wireCheckins builds the action recorder and the check-in domain, and
+// gives the users function the include=checkin extra.
+func (d *Deps) wireCheckins(tenants *tenant.Store) {
+	d.Actions = &action.Recorder{DB: d.DB, Table: d.Config.Tables.Actions}
+	d.Checkins = &checkin.Service{
+		DB:      d.DB,
+		Table:   d.Config.Tables.Checkins,
+		Users:   d.Users,
+		Tenants: tenants,
+		Actions: d.Actions,
+		POS:     &checkin.POSNotifier{Clock: d.Clock},
+		Clock:   d.Clock,
+		Places:  placesOf(d.Locations),
+	}
+	checkins := d.Checkins
+	d.Users.Extras.CurrentCheckin = func(ctx context.Context, tenantID, userID string) (any, error) {
+		c, err := checkins.Current(ctx, tenantID, userID)
+		if err != nil || c == nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	d.Users.Extras.OnDelete = append(d.Users.Extras.OnDelete, checkins.Remove)
+}
+
+// wireJobs builds the operations, the job runner and the job kinds.
+func (d *Deps) wireJobs(tenants *tenant.Store) {
+	d.Operations = &operation.Service{DB: d.DB, Table: d.Config.Tables.Operations, Clock: d.Clock}
+	d.Jobs = &job.Service{Ops: d.Operations, Bucket: d.Config.Buckets.Files, Clock: d.Clock, Log: d.Log}
+	if d.S3 != nil {
+		d.Jobs.S3, d.Jobs.Presign = d.S3, s3.NewPresignClient(d.S3)
+	}
+	d.LocationJobs = &locationcsv.Service{
+		Locations: d.Locations, Jobs: d.Jobs, Actions: d.Actions, Clock: d.Clock,
+		TenantTitle: func(ctx context.Context, tenantID string) (string, error) {
+			t, err := tenants.Get(ctx, tenantID)
+			return t.Title, err
+		},
+	}
+	d.Jobs.Kinds = d.LocationJobs.Kinds()
+}
+
+// S3Handler returns the handler of a function triggered by S3 events.
+func (d *Deps) S3Handler(name string) (func(context.Context, events.S3Event) error, error) {
+	if name == "jobs" {
+		return d.Jobs.HandleS3, nil
+	}
+	return nil, fmt.Errorf("no S3-triggered function %q", name)
+}
+
+// placesOf adapts the locations domain to what a check-in needs of a
+// location.
+func placesOf(locations *location.Service) checkin.Places {
+	return checkin.PlacesFunc(func(ctx context.Context, tenantID, id string) (checkin.Place, error) {
+		l, err := locations.Get(ctx, tenantID, id)
+		if err != nil {
+			return checkin.Place{}, err
+		}
+		return checkin.Place{
+			ID: l.ID, Title: l.Title, State: l.State, Checkins: l.Services[checkin.ServiceName],
+			Geo: l.Geo, Regions: l.Regions, Tags: l.Tags, Timezone: l.Timezone,
+		}, nil
+	})
 }
 
 // Routes returns the HTTP routes of each API function, by function name
 // (the directory under functions/).
 func (d *Deps) Routes() map[string][]web.Route {
 	return map[string][]web.Route{
-		"users": d.Users.Routes(),
+		"users":      d.Users.Routes(),
+		"checkins":   d.Checkins.Routes(),
+		"locations":  append(d.Locations.Routes(), d.LocationJobs.Routes()...),
+		"operations": d.Operations.Routes(),
 	}
 }
 

@@ -59,11 +59,37 @@ func Stack(t testing.TB) *stack.Stack {
 		if stkErr == nil {
 			contract, stkErr = openapi.Load()
 		}
+		if stkErr == nil {
+			stkErr = subscribeS3(stk)
+		}
 	})
 	if stkErr != nil {
 		t.Fatalf("start test stack: %v", stkErr)
 	}
 	return stk
+}
+
+// subscribeS3 gives the stack's S3 the handlers of the functions with S3
+// triggers (the jobs function), built once per test binary with the real
+// clock: like a deployed function, they run apart from the test's own
+// dependencies. Tests wait for a job with WaitOperation.
+func subscribeS3(st *stack.Stack) error {
+	deps, err := app.New(context.Background(), app.ConfigFromEnv())
+	if err != nil {
+		return fmt.Errorf("build the S3-triggered functions: %w", err)
+	}
+	for _, f := range st.Template.Functions {
+		if len(f.S3Events) == 0 {
+			continue
+		}
+		h, err := deps.S3Handler(f.Name)
+		if err != nil {
+			return fmt.Errorf("function %s has S3 triggers: %w", f.Name, err)
+		}
+		st.OnS3(f.Name, h)
+		defaultS3[f.Name] = h
+	}
+	return nil
 }
 
 // Harness is one test's platform: its own tenant, clock and outbox.

@@ -39,4 +39,7 @@ func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile
 type Extras struct {
 	// CurrentCheckin returns the user's current check-in, or nil.
 	CurrentCheckin func(ctx context.Context, tenantID, userID string) (any, error)
+	// OnDelete runs when a user is deleted, to remove what other domains
+	// keep about them (their current check-in, ...).
+	OnDelete []func(ctx context.Context, tenantID, userID string) error
 }

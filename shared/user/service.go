@@ -14,7 +14,9 @@ import (
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -46,6 +48,10 @@ type Service struct {
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
 	Cursor   ddb.Cursor
+	// SSO verifies third-party ID tokens (SSO and social credentials).
+	SSO *sso.Verifier
+	// Geocoder serves address suggestions and coordinates.
+	Geocoder geo.Geocoder
 	// S3, MediaBucket and MediaURL store and serve profile photos.
 	S3          blob.API
 	MediaBucket string
@@ -82,9 +88,73 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		return User{}, fmt.Errorf("create user: %w", err)
 	}
 	now := s.Clock.Now()
+	r, creds := s.newRecord(t, caller.TenantID, in, opt.Platform, now)
+	// Social credentials are verified with their provider now; one that
+	// passes makes an ACTIVE user.
+	for i, c := range in.Credentials {
+		if oidcProviders[c.Provider] == "" {
+			continue
+		}
+		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, "credentials.token")
+		if err != nil {
+			return User{}, err
+		}
+		if ident.Subject != c.ID {
+			return User{}, apierr.Invalid("credentials.id", "does not match the subject of the provider's token")
+		}
+		creds[i].IsVerified = true
+		r.State = StateActive
+	}
+	if opt.AutoActivate {
+		r.State = StateActive
+		for i := range creds {
+			creds[i].IsVerified = true
+		}
+	}
+	if r.State == StatePending {
+		r.ActivationCode = newCode(4)
+	}
+	var guest *record
+	if caller.Guest && caller.UserID != "" {
+		g, err := s.st().getUser(ctx, caller.TenantID, caller.UserID, now)
+		if err != nil {
+			return User{}, fmt.Errorf("convert guest: %w", err)
+		}
+		if g.IsGuest {
+			guest = &g
+			r.ID, r.Created, r.Version = g.ID, g.Created, g.Version+1
+			r.Points = g.Points
+			for i := range creds {
+				creds[i].PK, creds[i].UserID = userPK(r.TenantID, r.ID), r.ID
+			}
+		}
+	}
+	r.setKeys()
+	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now); err != nil {
+		return User{}, err
+	}
+	if guest != nil {
+		if _, err := s.st().deleteSessions(ctx, r.TenantID, r.ID); err != nil {
+			return User{}, err
+		}
+	}
+	// MOBILE codes go by SMS unless an admin created the user; EMAIL codes
+	// always go by e-mail.
+	if r.ActivationCode != "" {
+		first := creds[0]
+		if oidcProviders[first.Provider] == "" && (first.Provider == ProviderEmail || !caller.IsAdmin()) {
+			s.sendCode(ctx, r.TenantID, first, "Your activation code", "Your activation code is "+r.ActivationCode)
+		}
+	}
+	return s.view(ctx, r, caller, nil)
+}
+
+// newRecord builds a new PENDING user and its primary credentials from a
+// create body.
+func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, platform string, now time.Time) (record, []credRecord) {
 	r := record{
 		ID:                          newID(),
-		TenantID:                    caller.TenantID,
+		TenantID:                    tenantID,
 		FirstName:                   in.FirstName,
 		LastName:                    in.LastName,
 		FullName:                    fullName(in.FullName, in.FirstName, in.LastName),
@@ -92,7 +162,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		Roles:                       []string{web.RoleUser},
 		Birthdate:                   in.Birthdate,
 		Gender:                      in.Gender,
-		PrimaryPlatform:             platformOrUnknown(opt.Platform),
+		PrimaryPlatform:             platformOrUnknown(platform),
 		HasAgreedToShareData:        in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing,
 		Points:                      t.Settings.InitialPoints,
@@ -106,50 +176,17 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	if in.Password != "" {
 		r.PasswordHash = HashPassword(in.Password)
 	}
-	if opt.AutoActivate {
-		r.State = StateActive
-	} else {
-		r.ActivationCode = newCode(4)
-	}
-	var guest *record
-	if caller.Guest && caller.UserID != "" {
-		g, err := s.st().getUser(ctx, caller.TenantID, caller.UserID, now)
-		if err != nil {
-			return User{}, fmt.Errorf("convert guest: %w", err)
-		}
-		if g.IsGuest {
-			guest = &g
-			r.ID, r.Created, r.Version = g.ID, g.Created, g.Version+1
-			r.Points = g.Points
-		}
-	}
 	r.NameWords = nameWords(r.FullName)
 	r.setKeys()
 	creds := make([]credRecord, len(in.Credentials))
 	for i, c := range in.Credentials {
 		creds[i] = credRecord{
-			PK: userPK(r.TenantID, r.ID), SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID,
-			Identifier: c.ID, Provider: c.Provider, IsPrimary: true, IsVerified: opt.AutoActivate,
+			PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID,
+			Identifier: c.ID, Provider: c.Provider, IsPrimary: true,
 			Created: stamp(now), UpdatedAt: stamp(now),
-		}.indexed(r.TenantID)
+		}.indexed(tenantID)
 	}
-	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now); err != nil {
-		return User{}, err
-	}
-	if guest != nil {
-		if _, err := s.st().deleteSessions(ctx, r.TenantID, r.ID); err != nil {
-			return User{}, err
-		}
-	}
-	// MOBILE codes go by SMS unless an admin created the user; EMAIL codes
-	// always go by e-mail.
-	if r.ActivationCode != "" {
-		first := creds[0]
-		if first.Provider == ProviderEmail || !caller.IsAdmin() {
-			s.sendCode(ctx, r.TenantID, first, "Your activation code", "Your activation code is "+r.ActivationCode)
-		}
-	}
-	return s.view(ctx, r, caller, nil)
+	return r, creds
 }
 
 // writeNewUser stores a new (or converted guest) user atomically with its

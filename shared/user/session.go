@@ -145,15 +145,15 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	if provider == "" {
 		provider = ProviderMobile
 	}
-	if socialProviders[provider] {
-		return Session{}, ErrSocialUnsupported
-	}
-	if provider != ProviderEmail && provider != ProviderMobile {
+	if !socialProviders[provider] && provider != ProviderEmail && provider != ProviderMobile {
 		return Session{}, web.InvalidHeader("AuthProvider", "must be MOBILE, EMAIL or a social-login provider")
 	}
 	t, err := s.Tenants.Get(ctx, tenantID)
 	if err != nil {
 		return Session{}, fmt.Errorf("login: %w", ErrUnknownTenant)
+	}
+	if socialProviders[provider] {
+		return s.socialLogin(ctx, t, provider, username, password)
 	}
 	id, err := NormalizeCredential(provider, username)
 	if err != nil {

@@ -49,7 +49,7 @@ var (
 	ErrBadServiceKey     = apierr.New(apierr.Unauthorized, "the service key is invalid")
 	ErrUnknownTenant     = apierr.New(apierr.Unauthorized, "unknown application id")
 	ErrDeviceTaken       = apierr.New(apierr.DeviceTaken, "this device already has an account")
-	ErrSocialUnsupported = apierr.New(apierr.ValidationFailed, "credentials.provider: social-login providers are not supported yet; use EMAIL or MOBILE")
+	ErrSocialUnsupported = apierr.New(apierr.ValidationFailed, "credentials.provider: FACEBOOK and TWITTER sign-in are not supported; use GOOGLE, APPLE, EMAIL or MOBILE")
 	ErrConcurrentUpdate  = apierr.New(apierr.Conflict, "the user was changed by another request; retry")
 )
 
@@ -171,8 +171,13 @@ var (
 	roleNames = map[string]bool{"USER": true, "ADMIN": true}
 )
 
-// socialProviders are accepted as values but validated in a later release.
+// socialProviders are the social-login credential providers the spec names.
+// GOOGLE and APPLE are verified as OpenID Connect ID tokens (oidcProviders);
+// the others have no token verification and are refused.
 var socialProviders = map[string]bool{"FACEBOOK": true, "GOOGLE": true, "APPLE": true, "TWITTER": true}
+
+// oidcProviders maps a social credential provider to its SSO provider.
+var oidcProviders = map[string]string{"GOOGLE": "google", "APPLE": "apple"}
 
 // NormalizeCredential returns the canonical form of a credential identifier:
 // e-mail addresses lower-cased, mobile numbers without spaces, dashes, dots
@@ -249,7 +254,21 @@ func (in *CreateInput) Validate(guest bool) error {
 			c.Provider = ProviderMobile
 		}
 		if socialProviders[c.Provider] {
-			return ErrSocialUnsupported
+			if oidcProviders[c.Provider] == "" {
+				return ErrSocialUnsupported
+			}
+			c.ID = strings.TrimSpace(c.ID)
+			if c.ID == "" || len(c.ID) > 255 {
+				return apierr.Invalid("credentials.id", "the provider's user id is required (at most 255 characters)")
+			}
+			if strings.TrimSpace(c.Token) == "" {
+				return apierr.Invalid("credentials.token", "the provider's ID token is required for a %s credential", c.Provider)
+			}
+			if seen[c.Provider+c.ID] {
+				return apierr.Invalid("credentials", "the same credential is listed twice")
+			}
+			seen[c.Provider+c.ID] = true
+			continue
 		}
 		id, err := NormalizeCredential(c.Provider, c.ID)
 		if err != nil {

@@ -1,0 +1,25 @@
+// Command locations is the Lambda function for locations and their tag
+// groups. It builds its dependencies once per cold start and serves API
+// Gateway HTTP API (payload 2.0) events through the api-proxy adapter.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/loyalty-platform/platform/shared/app"
+)
+
+func main() {
+	ctx := context.Background()
+	deps, err := app.New(ctx, app.ConfigFromEnv())
+	if err != nil {
+		log.Fatalf("locations: %v", err)
+	}
+	handler, err := deps.LambdaHandler("locations")
+	if err != nil {
+		log.Fatalf("locations: %v", err)
+	}
+	lambda.Start(handler)
+}

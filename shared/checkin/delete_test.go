@@ -1,0 +1,24 @@
+package checkin_test
+
+import (
+	"testing"
+
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
+)
+
+// TestDeletedUserLeavesLocation checks that deleting a user (redaction)
+// removes their current check-in at once, so a location's list no longer
+// shows them.
+func TestDeletedUserLeavesLocation(t *testing.T) {
+	h := ts.New(t)
+	loc := addLocation(t, h, h.Admin(), "Redaction Cafe")
+	id, token := photoUser(t, h, "Gone", "Soon")
+	h.Do("POST", "/users/"+id+"/checkins", map[string]any{"locationId": loc, "type": "MANUAL", "trigger": "CODE"}, ts.Token(token)).Expect(t, 201, "")
+	if got := locationCheckins(t, h, loc); len(got) != 1 {
+		t.Fatalf("location check-ins = %v, want 1", got)
+	}
+	h.Do("DELETE", "/users/"+id, nil, h.Admin()).Expect(t, 204, "")
+	if got := locationCheckins(t, h, loc); len(got) != 0 {
+		t.Errorf("location check-ins after deletion = %v, want none", got)
+	}
+}

@@ -1,0 +1,373 @@
+// Package job runs the platform's asynchronous jobs (DESIGN §4): imports
+// that stream a CSV file and exports that write one. The API side starts a
+// job (Start: the operation, duplicate protection by nonce, the input in the
+// files bucket or a presigned upload URL for it); the jobs function runs it
+// when S3 reports the new object (HandleS3); the API serves the results file
+// (Download).
+//
+// Objects in the files bucket, per operation:
+//
+//	jobs/<tenantId>/<operationId>/input.csv                     the import's input (uploaded by the API or the client)
+//	jobs/<tenantId>/<operationId>/start.json                    starts a job without input (exports)
+//	jobs/<tenantId>/<operationId>/continue-<parts>-<run>.json   continues a job in a new invocation
+//	jobs/<tenantId>/<operationId>/results/part-<n>-r<run>.csv   results of the rows of one commit
+//	jobs/<tenantId>/<operationId>/results.csv                   the results file (header and parts)
+//
+// The tenant id is in the key because every operation item's key starts
+// with it. The jobs function's S3 triggers are prefix jobs/ with suffix
+// input.csv, and prefix jobs/ with suffix .json.
+//
+// Exactly once: a run first claims the operation (a lease of LeaseDuration,
+// see operation.Claim), so of duplicate deliveries one runs and the others
+// find it leased or finished. A job kind applies its rows in batches; each
+// batch's writes go into one DynamoDB transaction with the checkpoint that
+// follows them (operation.Commit), conditional on the lease and on the
+// previous checkpoint, after the batch's results were written to their part
+// object. A run that stops anywhere (crash, timeout) leaves either the whole
+// batch with its checkpoint or none of it; the next run resumes at the
+// checkpoint (the input is read again from the checkpoint's byte offset),
+// so no row is applied twice and each row's result appears once. Part
+// objects carry the run number in their name, so a stale run can never
+// overwrite a part another run committed.
+//
+// Time limit: when the invocation's deadline is near (StopBefore), the run
+// commits, writes a continue object (which the same trigger delivers to a
+// new invocation) and then gives its lease up. A run that finds the lease
+// held waits for it to be released or to expire, and leaves the operation
+// alone if the holder is alive (its lease is extended by its commits).
+package job
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/operation"
+	"github.com/loyalty-platform/platform/shared/tenant"
+)
+
+// Defaults of the Service knobs.
+const (
+	// DefaultLease is how long a claim or commit holds the operation. A
+	// run commits far more often; a crashed run's operation is free again
+	// after at most this long (Lambda retries a failed asynchronous
+	// invocation after one and after two more minutes).
+	DefaultLease = 45 * time.Second
+	// DefaultStopBefore is how long before the invocation's deadline a run
+	// stops and continues in a new invocation.
+	DefaultStopBefore = 30 * time.Second
+	// DefaultPresignExpiry is how long a presigned URL is valid.
+	DefaultPresignExpiry = 15 * time.Minute
+)
+
+// S3API is the subset of the S3 client the jobs use.
+type S3API interface {
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	HeadObject(context.Context, *s3.HeadObjectInput, ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+}
+
+// Presigner makes presigned S3 requests (s3.PresignClient).
+type Presigner interface {
+	PresignPutObject(context.Context, *s3.PutObjectInput, ...func(*s3.PresignOptions)) (*v4.PresignedHTTPRequest, error)
+	PresignGetObject(context.Context, *s3.GetObjectInput, ...func(*s3.PresignOptions)) (*v4.PresignedHTTPRequest, error)
+}
+
+// Kind is one kind of job, such as the location import. Run continues the
+// job of r from its checkpoint. It returns nil when the whole input is
+// consumed and committed, ErrYield when it committed and should continue in
+// a new invocation (ShouldYield), a *FileError when the input cannot be
+// read (the operation FAILS), or another error (the run is retried).
+type Kind interface {
+	Run(ctx context.Context, r *Run) error
+}
+
+// ErrYield is returned by a Kind that stopped early to continue in a new
+// invocation.
+var ErrYield = errors.New("job: continue in a new invocation")
+
+// FileError is an input the job cannot read: the operation FAILS with it.
+type FileError struct {
+	Code    apierr.Code
+	Message string
+}
+
+func (e *FileError) Error() string { return string(e.Code) + ": " + e.Message }
+
+// BadFile returns a FileError with code VALIDATION_FAILED.
+func BadFile(format string, args ...any) *FileError {
+	return &FileError{Code: apierr.ValidationFailed, Message: fmt.Sprintf(format, args...)}
+}
+
+// Service starts and runs jobs.
+type Service struct {
+	Ops     *operation.Service
+	S3      S3API
+	Presign Presigner
+	Bucket  string
+	Clock   clock.Clock
+	Log     *slog.Logger
+	// Kinds maps "<namespace>.<name>" of an operation to its Kind.
+	Kinds map[string]Kind
+
+	// Lease, StopBefore and PresignExpiry default to the constants above,
+	// InlineLimit to DefaultInlineLimit.
+	Lease         time.Duration
+	StopBefore    time.Duration
+	PresignExpiry time.Duration
+	InlineLimit   int64
+	// MaxRowsPerRun, when set, makes a run yield after that many rows (to
+	// test continuation without waiting for a deadline).
+	MaxRowsPerRun int64
+	// Crash, when set, is asked after every commit; true makes the run stop
+	// at once as if the process died: no release, no further writes. For
+	// tests of resumption.
+	Crash func(cp operation.Checkpoint) bool
+	// Sleep waits between claim attempts; nil means time.Sleep.
+	Sleep func(time.Duration)
+}
+
+// KindKey is the key of Kinds for an operation.
+func KindKey(namespace, name string) string { return namespace + "." + name }
+
+func (s *Service) lease() time.Duration {
+	if s.Lease > 0 {
+		return s.Lease
+	}
+	return DefaultLease
+}
+
+func (s *Service) stopBefore() time.Duration {
+	if s.StopBefore > 0 {
+		return s.StopBefore
+	}
+	return DefaultStopBefore
+}
+
+func (s *Service) presignExpiry() time.Duration {
+	if s.PresignExpiry > 0 {
+		return s.PresignExpiry
+	}
+	return DefaultPresignExpiry
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+func (s *Service) sleep(d time.Duration) {
+	if s.Sleep != nil {
+		s.Sleep(d)
+		return
+	}
+	time.Sleep(d)
+}
+
+// Object keys (see the package comment).
+func prefix(tenantID, id string) string { return "jobs/" + tenantID + "/" + id + "/" }
+
+// InputKey is the key of an import's input file.
+func InputKey(tenantID, id string) string { return prefix(tenantID, id) + "input.csv" }
+
+// StartKey is the key of the object that starts a job without input.
+func StartKey(tenantID, id string) string { return prefix(tenantID, id) + "start.json" }
+
+// ResultsKey is the key of a job's results file.
+func ResultsKey(tenantID, id string) string { return prefix(tenantID, id) + "results.csv" }
+
+func continueKey(tenantID, id string, parts, run int) string {
+	return fmt.Sprintf("%scontinue-%05d-%d.json", prefix(tenantID, id), parts, run)
+}
+
+func partKey(tenantID, id string, n, run int) string {
+	return fmt.Sprintf("%sresults/part-%05d-r%d.csv", prefix(tenantID, id), n, run)
+}
+
+// ParseKey returns the tenant and operation of a key that starts or
+// continues a job (input.csv, start.json, continue-*.json).
+func ParseKey(key string) (tenantID, id string, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 || parts[0] != "jobs" || !tenant.ValidID(parts[1]) || !operation.ValidID(parts[2]) {
+		return "", "", false
+	}
+	name := parts[3]
+	switch {
+	case name == "input.csv", name == "start.json":
+	case strings.HasPrefix(name, "continue-") && strings.HasSuffix(name, ".json"):
+	default:
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+// HandleS3 is the jobs function's handler: it runs the job of every
+// ObjectCreated record that starts or continues one. Records of other
+// buckets or keys, and of unknown or finished operations, are ignored. An
+// error makes Lambda retry the event; the retry resumes at the checkpoint.
+func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) error {
+	var errs []error
+	for _, rec := range ev.Records {
+		if !strings.HasPrefix(rec.EventName, "ObjectCreated:") || rec.S3.Bucket.Name != s.Bucket {
+			s.log().Info("job: event ignored", "event", rec.EventName, "bucket", rec.S3.Bucket.Name)
+			continue
+		}
+		key, err := url.QueryUnescape(rec.S3.Object.Key)
+		if err != nil {
+			s.log().Info("job: undecodable key ignored", "key", rec.S3.Object.Key)
+			continue
+		}
+		tenantID, id, ok := ParseKey(key)
+		if !ok {
+			s.log().Info("job: key ignored", "key", key)
+			continue
+		}
+		if err := s.RunOperation(ctx, tenantID, id); err != nil {
+			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// errCrashed ends a run that the Crash knob stopped.
+var errCrashed = errors.New("job: simulated crash")
+
+// RunOperation claims the operation and runs its job until it is done,
+// failed, or continues in a new invocation. It does nothing when the
+// operation is unknown, finished, or held by a live run.
+func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
+	log := s.log().With("tenantId", tenantID, "operationId", id)
+	owner := newOwner()
+	l, err := s.claim(ctx, tenantID, id, owner)
+	switch {
+	case errors.Is(err, operation.ErrNotFound):
+		log.Info("job: unknown operation ignored")
+		return nil
+	case errors.Is(err, operation.ErrFinished):
+		log.Info("job: operation already finished")
+		return nil
+	case errors.Is(err, errBusy):
+		log.Info("job: operation held by a live run")
+		return nil
+	case err != nil:
+		return err
+	}
+	log = log.With("run", l.Claims)
+	kind := s.Kinds[KindKey(l.Operation.Namespace, l.Operation.Name)]
+	if kind == nil {
+		_, err := s.Ops.Fail(ctx, l, operation.Error{Code: string(apierr.Internal), Message: "this kind of job is not supported"}, false, nil)
+		return err
+	}
+	r := &Run{svc: s, lease: l, started: s.Clock.Now(), deadline: deadlineOf(ctx)}
+	err = kind.Run(ctx, r)
+	var fe *FileError
+	switch {
+	case err == nil:
+		return s.finish(ctx, r)
+	case errors.Is(err, errCrashed):
+		log.Warn("job: run stopped by the crash knob")
+		return nil
+	case errors.Is(err, operation.ErrLeaseLost):
+		log.Warn("job: lease lost; another run carries on")
+		return nil
+	case errors.Is(err, ErrYield):
+		return s.yield(ctx, r)
+	case errors.As(err, &fe):
+		res := r.lease.Result
+		res.EtaMs = 0
+		if res.Message == "" {
+			res.Message = "failed: " + fe.Message
+		}
+		_, ferr := s.Ops.Fail(ctx, l, operation.Error{Code: string(fe.Code), Message: fe.Message}, false, &res)
+		if ferr != nil && !errors.Is(ferr, operation.ErrLeaseLost) {
+			return ferr
+		}
+		log.Info("job: failed", "code", fe.Code, "message", fe.Message)
+		return nil
+	default:
+		// Give the lease up so that Lambda's retry can resume at once.
+		if rerr := s.Ops.Release(context.WithoutCancel(ctx), l); rerr != nil && !errors.Is(rerr, operation.ErrLeaseLost) {
+			log.Error("job: release after error", "err", rerr.Error())
+		}
+		return err
+	}
+}
+
+var errBusy = errors.New("job: operation held by a live run")
+
+// claim claims the operation. When another run holds it, claim waits for
+// the lease to be released or to expire (a continuation object is written
+// just before the lease is given up; a crashed run's lease runs out), and
+// gives up as soon as the holder shows it is alive by extending its lease.
+func (s *Service) claim(ctx context.Context, tenantID, id, owner string) (*operation.Lease, error) {
+	var first *operation.LeasedError
+	wait := 50 * time.Millisecond
+	for {
+		l, err := s.Ops.Claim(ctx, tenantID, id, owner, s.lease())
+		var le *operation.LeasedError
+		if !errors.As(err, &le) {
+			return l, err
+		}
+		if first == nil {
+			first = le
+		} else if le.Owner != first.Owner || le.Until.After(first.Until) {
+			return nil, errBusy
+		}
+		now := s.Clock.Now()
+		if left := time.Until(deadlineOf(ctx)); left < s.stopBefore() || le.Until.Sub(now) > left-s.stopBefore() {
+			return nil, errBusy
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.sleep(wait)
+		if wait < time.Second {
+			wait *= 2
+		}
+	}
+}
+
+// deadlineOf returns the deadline of ctx, or 15 minutes (Lambda's longest
+// timeout) from now when it has none.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(15 * time.Minute)
+}
+
+// yield continues the job in a new invocation: it writes the continue
+// object that triggers one, then gives the lease up. (In this order a crash
+// in between only delays the next run until the lease expires.)
+func (s *Service) yield(ctx context.Context, r *Run) error {
+	l := r.lease
+	key := continueKey(l.TenantID, l.ID, l.Checkpoint.Parts, l.Claims)
+	body := fmt.Sprintf(`{"operationId":%q,"parts":%d,"run":%d}`, l.ID, l.Checkpoint.Parts, l.Claims)
+	if err := s.putBytes(ctx, key, []byte(body), "application/json"); err != nil {
+		return fmt.Errorf("continue: %w", err)
+	}
+	if err := s.Ops.Release(ctx, l); err != nil && !errors.Is(err, operation.ErrLeaseLost) {
+		return fmt.Errorf("continue: %w", err)
+	}
+	s.log().Info("job: continues in a new invocation", "operationId", l.ID, "rows", l.Checkpoint.Rows)
+	return nil
+}
+
+func newOwner() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,178 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/operation"
+)
+
+// heartbeatEvery is how many part objects the assembly copies between two
+// extensions of the lease.
+const heartbeatEvery = 200
+
+// finish writes the results file (the header and every part, in order) and
+// sets the operation DONE. Run again after a crash, it writes the same file.
+func (s *Service) finish(ctx context.Context, r *Run) error {
+	l := r.lease
+	if err := s.assemble(ctx, l); err != nil {
+		if errors.Is(err, operation.ErrLeaseLost) {
+			return nil
+		}
+		_ = s.Ops.Release(context.WithoutCancel(ctx), l)
+		return err
+	}
+	res := l.Result
+	res.EtaMs = 0
+	if _, err := s.Ops.Finish(ctx, l, res); err != nil && !errors.Is(err, operation.ErrLeaseLost) {
+		return err
+	}
+	s.log().Info("job: done", "operationId", l.ID, "total", res.Total, "imported", res.Imported, "skipped", res.Skipped, "errors", res.Errors)
+	return nil
+}
+
+// assemble streams the header and the part objects into the results object
+// without holding the file in memory: an io.Pipe feeds PutObject. The SDK
+// needs four things for a body it cannot seek: the length (known: the
+// header plus the parts' bytes recorded in the checkpoint); an unsigned
+// payload (it cannot hash a stream ahead of sending it; over HTTPS S3
+// accepts UNSIGNED-PAYLOAD); no request checksum (the default CRC32 needs
+// a seekable body, or TLS with a trailing checksum); and a body type other
+// than *io.PipeReader, which the SDK would send chunked without a
+// Content-Length (S3 answers 411 MissingContentLength). Real S3 and the
+// local gofakes3 (plain HTTP) both accept this request.
+func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
+	cp := l.Checkpoint
+	var head bytes.Buffer
+	w := csv.NewWriter(&head)
+	if err := w.Write(cp.Columns); err != nil {
+		return fmt.Errorf("results header: %w", err)
+	}
+	w.Flush()
+	if len(cp.PartRuns) != cp.Parts {
+		return fmt.Errorf("results: checkpoint lists %d part runs for %d parts", len(cp.PartRuns), cp.Parts)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := s.copyParts(ctx, l, head.Bytes(), pw)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	_, err := s.S3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(s.Bucket), Key: aws.String(ResultsKey(l.TenantID, l.ID)),
+		Body:          struct{ io.Reader }{pr},
+		ContentLength: aws.Int64(int64(head.Len()) + cp.PartBytes),
+		ContentType:   aws.String("text/csv; charset=utf-8"),
+	}, s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware), func(o *s3.Options) {
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	})
+	pr.CloseWithError(errors.New("results upload ended"))
+	copyErr := <-done
+	if errors.Is(copyErr, operation.ErrLeaseLost) {
+		return copyErr
+	}
+	if err != nil {
+		return fmt.Errorf("write results file: %w", err)
+	}
+	return nil
+}
+
+// copyParts writes the header and then every part object into w, extending
+// the lease now and then.
+func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte, w io.Writer) error {
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	cp := l.Checkpoint
+	for n := 1; n <= cp.Parts; n++ {
+		if n%heartbeatEvery == 0 {
+			if err := s.Ops.Commit(ctx, l, cp, l.Result, s.lease(), nil); err != nil {
+				return err
+			}
+		}
+		out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))}, noResponseChecksum)
+		if err != nil {
+			return fmt.Errorf("read results part %d: %w", n, err)
+		}
+		_, err = io.Copy(w, out.Body)
+		_ = out.Body.Close()
+		if err != nil {
+			return fmt.Errorf("copy results part %d: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// DefaultInlineLimit is the largest results file Download returns in the
+// response body (Service.InlineLimit overrides it). A Lambda response is at
+// most 6 MB, and the CSV travels as a JSON string in it (quotes and line
+// breaks escaped), so larger files are answered 303 See Other with a
+// presigned URL of the file.
+const DefaultInlineLimit = 2 << 20
+
+// Download serves the results file of a DONE operation of the tenant whose
+// namespace and name match: inline as text/csv up to the inline limit,
+// otherwise a redirect to a presigned S3 URL. Anything else (unknown id,
+// another tenant's or kind's operation, not finished yet) is NOT_FOUND.
+func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id, namespace, name string) error {
+	ctx := r.Context()
+	op, err := s.Ops.Get(ctx, tenantID, id)
+	if err != nil {
+		return err
+	}
+	if op.Namespace != namespace || op.Name != name {
+		return operation.ErrNotFound
+	}
+	if op.Status != operation.Done {
+		return apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
+	}
+	key := ResultsKey(tenantID, id)
+	head, err := s.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)})
+	if err != nil {
+		if isNoSuchKey(err) {
+			return apierr.New(apierr.NotFound, "the file has expired")
+		}
+		return fmt.Errorf("download %s: %w", key, err)
+	}
+	filename := fmt.Sprintf("%s-%s-%s.csv", namespace, name, id)
+	limit := s.InlineLimit
+	if limit <= 0 {
+		limit = DefaultInlineLimit
+	}
+	if size := aws.ToInt64(head.ContentLength); size > limit {
+		req, err := s.Presign.PresignGetObject(ctx, &s3.GetObjectInput{
+			Bucket: aws.String(s.Bucket), Key: aws.String(key),
+			ResponseContentDisposition: aws.String(`attachment; filename="` + filename + `"`),
+		}, s3.WithPresignExpires(s.presignExpiry()))
+		if err != nil {
+			return fmt.Errorf("presign %s: %w", key, err)
+		}
+		w.Header().Set("Location", req.URL)
+		w.WriteHeader(http.StatusSeeOther)
+		return nil
+	}
+	out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)}, noResponseChecksum)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	if out.ContentLength != nil {
+		w.Header().Set("Content-Length", strconv.FormatInt(*out.ContentLength, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, out.Body)
+	return nil
+}

@@ -1,0 +1,257 @@
+package job
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/operation"
+)
+
+// Run is one invocation's work on a claimed operation.
+type Run struct {
+	svc      *Service
+	lease    *operation.Lease
+	started  time.Time
+	deadline time.Time
+	// rows and bytes consumed by this run (for etaMs and MaxRowsPerRun).
+	rows, bytes int64
+}
+
+// TenantID is the tenant of the operation.
+func (r *Run) TenantID() string { return r.lease.TenantID }
+
+// Operation is the operation as of the claim or the last commit.
+func (r *Run) Operation() operation.Operation { return r.lease.Operation }
+
+// Checkpoint is the last committed checkpoint.
+func (r *Run) Checkpoint() operation.Checkpoint { return r.lease.Checkpoint }
+
+// Result is the last committed result (counters so far).
+func (r *Run) Result() operation.Result { return r.lease.Result }
+
+// RunNumber is the number of this run among the operation's runs (1 for the
+// first claim); it names the run's part objects.
+func (r *Run) RunNumber() int { return r.lease.Claims }
+
+// ShouldYield reports whether the run should commit what it has (pending
+// rows not committed yet) and continue in a new invocation: the
+// invocation's deadline is near, or the MaxRowsPerRun knob is reached.
+func (r *Run) ShouldYield(pending int64) bool {
+	if m := r.svc.MaxRowsPerRun; m > 0 && r.rows+pending >= m {
+		return true
+	}
+	return time.Until(r.deadline) < r.svc.stopBefore()
+}
+
+// ETA estimates the milliseconds left from the bytes this run consumed so
+// far and the bytes of the input left after cp.
+func (r *Run) ETA(cp operation.Checkpoint) int64 {
+	left := cp.InputSize - cp.Offset
+	if left <= 0 || r.bytes <= 0 {
+		return 0
+	}
+	elapsed := r.svc.Clock.Now().Sub(r.started)
+	return int64(float64(elapsed.Milliseconds()) * float64(left) / float64(r.bytes))
+}
+
+// Commit writes the results lines of a batch to a new part object, then
+// records cp and res together with items (the batch's writes) in one
+// transaction conditional on the lease and the previous checkpoint. It
+// counts rows toward MaxRowsPerRun. On *operation.ItemsFailedError nothing
+// was committed and the kind may retry the batch without the failed rows;
+// on operation.ErrLeaseLost the run must stop.
+func (r *Run) Commit(ctx context.Context, lines [][]string, cp operation.Checkpoint, res operation.Result, items []types.TransactWriteItem) error {
+	l := r.lease
+	cp.PartRuns = append([]int(nil), l.Checkpoint.PartRuns...)
+	if len(lines) > 0 {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		if err := w.WriteAll(lines); err != nil {
+			return fmt.Errorf("results part: %w", err)
+		}
+		n := l.Checkpoint.Parts + 1
+		if err := r.svc.putBytes(ctx, partKey(l.TenantID, l.ID, n, l.Claims), buf.Bytes(), "text/csv"); err != nil {
+			return fmt.Errorf("results part %d: %w", n, err)
+		}
+		cp.Parts, cp.PartBytes = n, l.Checkpoint.PartBytes+int64(buf.Len())
+		cp.PartRuns = append(cp.PartRuns, l.Claims)
+	} else {
+		cp.Parts, cp.PartBytes = l.Checkpoint.Parts, l.Checkpoint.PartBytes
+	}
+	prev := l.Checkpoint
+	if err := r.svc.Ops.Commit(ctx, l, cp, res, r.svc.lease(), items); err != nil {
+		return err
+	}
+	r.rows += cp.Rows - prev.Rows
+	if cp.Offset > prev.Offset {
+		r.bytes += cp.Offset - prev.Offset
+	}
+	if r.svc.Crash != nil && r.svc.Crash(cp) {
+		return errCrashed
+	}
+	return nil
+}
+
+// Input streams an import's input file from the checkpoint on.
+type Input struct {
+	// Header is the header row (read from the file on a first run, from
+	// the checkpoint on a resumed one).
+	Header []string
+	// Size is the size of the file in bytes.
+	Size int64
+
+	body   io.ReadCloser
+	csv    *csv.Reader
+	base   int64
+	record int64
+}
+
+// OpenInput opens the input file at the checkpoint. On a first run it reads
+// the header row: an empty file, or one that is not UTF-8 text, is a
+// *FileError. The caller must Close the input.
+func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
+	l := r.lease
+	cp := l.Checkpoint
+	key := InputKey(l.TenantID, l.ID)
+	in := &Input{Header: cp.Header, Size: cp.InputSize}
+	if cp.Header != nil && cp.InputSize > 0 && cp.Offset >= cp.InputSize {
+		in.csv = csv.NewReader(bytes.NewReader(nil))
+		in.base = cp.Offset
+		return in, nil
+	}
+	get := &s3.GetObjectInput{Bucket: aws.String(r.svc.Bucket), Key: aws.String(key)}
+	if cp.Header != nil {
+		get.Range = aws.String(fmt.Sprintf("bytes=%d-", cp.Offset))
+	}
+	out, err := r.svc.S3.GetObject(ctx, get, noResponseChecksum)
+	if err != nil {
+		if isNoSuchKey(err) {
+			return nil, &FileError{Code: apierr.NotFound, Message: "the input file is missing"}
+		}
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	in.body = out.Body
+	br := bufio.NewReaderSize(out.Body, 64<<10)
+	if cp.Header != nil {
+		in.base = cp.Offset
+		in.csv = newCSVReader(br)
+		return in, nil
+	}
+	in.Size = aws.ToInt64(out.ContentLength)
+	// A UTF-8 byte order mark (Excel writes one) is not part of the data.
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte{0xEF, 0xBB, 0xBF}) {
+		_, _ = br.Discard(3)
+		in.base = 3
+	}
+	in.csv = newCSVReader(br)
+	header, err := in.csv.Read()
+	switch {
+	case errors.Is(err, io.EOF):
+		in.Close()
+		return nil, BadFile("file: the file is empty; the first row must be the header")
+	case err != nil:
+		in.Close()
+		return nil, BadFile("file: the header row is not valid CSV (%s)", csvError(err))
+	}
+	for _, h := range header {
+		if !utf8.ValidString(h) || bytes.IndexByte([]byte(h), 0) >= 0 {
+			in.Close()
+			return nil, BadFile("file: not a CSV text file (the header is not UTF-8 text)")
+		}
+	}
+	in.Header = header
+	return in, nil
+}
+
+func newCSVReader(r io.Reader) *csv.Reader {
+	c := csv.NewReader(r)
+	c.FieldsPerRecord = -1
+	return c
+}
+
+// Read returns the next record and the byte offset just after it, for the
+// checkpoint. A record that is not valid CSV is returned as a *RowError
+// (with the offset, so the caller can report it and go on); the end of the
+// input is io.EOF.
+func (in *Input) Read() (rec []string, offset int64, err error) {
+	rec, err = in.csv.Read()
+	offset = in.base + in.csv.InputOffset()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, offset, io.EOF
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, offset, &RowError{Message: csvError(err)}
+		}
+		return nil, offset, fmt.Errorf("read input: %w", err)
+	}
+	for _, f := range rec {
+		if !utf8.ValidString(f) {
+			return rec, offset, &RowError{Message: "the row is not valid UTF-8 text"}
+		}
+	}
+	return rec, offset, nil
+}
+
+// Close closes the input.
+func (in *Input) Close() {
+	if in.body != nil {
+		_ = in.body.Close()
+	}
+}
+
+// RowError is an input row that cannot be read as CSV.
+type RowError struct{ Message string }
+
+func (e *RowError) Error() string { return e.Message }
+
+func csvError(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("CSV error on line %d: %v", pe.Line, pe.Err)
+	}
+	return "unreadable"
+}
+
+func isNoSuchKey(err error) bool {
+	var nsk *s3types.NoSuchKey
+	var nf *s3types.NotFound
+	if errors.As(err, &nsk) || errors.As(err, &nf) {
+		return true
+	}
+	var api smithy.APIError
+	return errors.As(err, &api) && (api.ErrorCode() == "NoSuchKey" || api.ErrorCode() == "NotFound")
+}
+
+// noResponseChecksum turns the SDK's validation of response checksums off
+// for reads: the job reads ranges and stops reading early (both make the
+// validation fail or warn), and the objects it reads are its own.
+func noResponseChecksum(o *s3.Options) {
+	o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+}
+
+// putBytes stores a small object.
+func (s *Service) putBytes(ctx context.Context, key string, body []byte, contentType string) error {
+	_, err := s.S3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(s.Bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String(contentType),
+	})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package location
+
+// This file is the locations domain's side of the CSV import job
+// (shared/locationcsv): it decides how an imported row applies and returns
+// the writes that apply it, so that the job commits them in its own
+// transaction together with its checkpoint (each row exactly once). The
+// writes are the same as Create's and Replace's (store.create and
+// store.replace): the record, conditional on its absence or on the version
+// read, and its summary (moved when the title changes). Keep the two in
+// step; the import tests read imported locations back through the lists.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// ImportWrite is how one imported location applies to the tenant's
+// locations.
+type ImportWrite struct {
+	// Created is set when the row makes a new location, otherwise it
+	// updates the stored one.
+	Created bool
+	// Location is the location as it is after the writes.
+	Location Location
+	// Items are the writes, for the caller's transaction; none when an
+	// update would change nothing (the location and its `updated` stay).
+	Items []types.TransactWriteItem
+	// Bytes estimates the size of Items (a transaction holds at most 4 MB).
+	Bytes int
+	// Keys name what the writes touch ("id:<id>", "title:<lower title>"):
+	// two writes sharing a key must not go into one transaction, and a
+	// later row's title lookup must see the earlier write first.
+	Keys []string
+}
+
+// ImportKeys returns the keys (see ImportWrite.Keys) an imported row looks
+// up before it is prepared: its _id, or else its title.
+func ImportKeys(id, title string) []string {
+	if id != "" {
+		return []string{"id:" + id}
+	}
+	return []string{"title:" + strings.ToLower(strings.TrimSpace(title))}
+}
+
+// PrepareImport decides how the imported location l applies, in the spec's
+// matching order: the location with id when id is set (an unknown id is
+// VALIDATION_FAILED naming _id), else the one with l's title (ignoring
+// case; several are VALIDATION_FAILED), else a new location. l is
+// validated as Create and Replace validate (an empty state keeps the
+// current one, or is DefaultState for a new location; a state change must
+// be an allowed transition). Nothing is written.
+func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location) (ImportWrite, error) {
+	st := s.st()
+	var old *record
+	switch {
+	case id != "":
+		if !validID(id) {
+			return ImportWrite{}, apierr.Invalid("_id", "no location has this id")
+		}
+		r, err := st.get(ctx, tenantID, id)
+		if errors.Is(err, ErrNotFound) {
+			return ImportWrite{}, apierr.Invalid("_id", "no location has this id")
+		}
+		if err != nil {
+			return ImportWrite{}, err
+		}
+		old = &r
+	case strings.TrimSpace(l.Title) != "":
+		sums, err := st.byTitle(ctx, tenantID, l.Title)
+		if err != nil {
+			return ImportWrite{}, err
+		}
+		switch len(sums) {
+		case 0:
+		case 1:
+			r, err := st.get(ctx, tenantID, sums[0].ID)
+			if err != nil {
+				return ImportWrite{}, err
+			}
+			old = &r
+		default:
+			return ImportWrite{}, apierr.Invalid("title", "%d locations have this title; name the location by _id", len(sums))
+		}
+	}
+	now := stamp(s.Clock.Now())
+	if old == nil {
+		return s.prepareCreate(tenantID, l, now)
+	}
+	return s.prepareReplace(*old, l, now)
+}
+
+func (s *Service) prepareCreate(tenantID string, l Location, now string) (ImportWrite, error) {
+	if l.State == "" {
+		l.State = DefaultState
+	}
+	if err := l.Validate(); err != nil {
+		return ImportWrite{}, err
+	}
+	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = newID(), tenantID, now, now, nil
+	st := s.st()
+	put, err := st.putItem(newRecord(l, 1), "attribute_not_exists(pk)")
+	if err != nil {
+		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", l.ID, err)
+	}
+	idx, err := st.putItem(summaryOf(l).item(), "")
+	if err != nil {
+		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", l.ID, err)
+	}
+	return ImportWrite{
+		Created: true, Location: l, Items: []types.TransactWriteItem{put, idx},
+		Bytes: itemBytes(put) + itemBytes(idx), Keys: []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)},
+	}, nil
+}
+
+func (s *Service) prepareReplace(old record, next Location, now string) (ImportWrite, error) {
+	if next.State == "" {
+		next.State = old.State
+	}
+	if err := next.Validate(); err != nil {
+		return ImportWrite{}, err
+	}
+	if err := CheckTransition(old.State, next.State); err != nil {
+		return ImportWrite{}, err
+	}
+	next.ID, next.TenantID, next.Created, next.Updated, next.Distance = old.ID, old.TenantID, old.Created, old.Updated, nil
+	w := ImportWrite{Keys: []string{"id:" + old.ID, "title:" + strings.ToLower(old.Title), "title:" + strings.ToLower(next.Title)}}
+	if same(old.Location, next) {
+		w.Location = old.Location
+		return w, nil
+	}
+	next.Updated = now
+	st := s.st()
+	rec := newRecord(next, old.Version+1)
+	put, err := st.putItem(rec, "attribute_exists(pk) AND version = :v")
+	if err != nil {
+		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", old.ID, err)
+	}
+	put.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(old.Version, 10)}}
+	sum := summaryOf(next)
+	idx, err := st.putItem(sum.item(), "")
+	if err != nil {
+		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", old.ID, err)
+	}
+	w.Location, w.Items, w.Bytes = next, []types.TransactWriteItem{put, idx}, itemBytes(put)+itemBytes(idx)
+	if oldPK, oldSK := indexPK(old.TenantID, old.Title), indexSK(old.Title, old.ID); oldPK != sum.PK || oldSK != sum.SK {
+		w.Items = append(w.Items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(oldPK, oldSK)}})
+		w.Bytes += len(oldSK) + 100
+	}
+	return w, nil
+}
+
+// ImportCommitted tells the domain that an import transaction wrote
+// locations of the tenant, so lists see them at once.
+func (s *Service) ImportCommitted(ctx context.Context, tenantID string) { s.bump(ctx, tenantID) }
+
+// same reports whether two locations are equal as the API shows them.
+func same(a, b Location) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// itemBytes estimates the stored size of a Put (attribute names and
+// values).
+func itemBytes(w types.TransactWriteItem) int {
+	if w.Put == nil {
+		return 100
+	}
+	n := 0
+	for k, v := range w.Put.Item {
+		n += len(k) + attrBytes(v)
+	}
+	return n
+}
+
+func attrBytes(v types.AttributeValue) int {
+	switch a := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(a.Value)
+	case *types.AttributeValueMemberN:
+		return len(a.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range a.Value {
+			n += 1 + attrBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range a.Value {
+			n += 1 + len(k) + attrBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 3
+		for _, e := range a.Value {
+			n += 1 + len(e)
+		}
+		return n
+	default:
+		return 1
+	}
+}

@@ -1,0 +1,210 @@
+package locationcsv_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/operation"
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
+)
+
+// rowsFile returns a file of n new locations titled "<prefix> <i>".
+func rowsFile(prefix string, n int) string {
+	var b strings.Builder
+	b.WriteString("title,geo_longitude,geo_latitude,tags\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%s %03d,%d.5,%d.25,t%d|batch\n", prefix, i, i%180, i%90, i)
+	}
+	return b.String()
+}
+
+// startCaptured starts an import whose S3 events the test runs itself.
+func startCaptured(t *testing.T, h *ts.Harness, c *ts.S3Capture, file string) (string, events.S3Event) {
+	t.Helper()
+	op := upload(h, "dryRun=false", file).Expect(t, 202, "").Map(t)
+	ev := c.Next(t)
+	if k := ev.Records[0].S3.Object.Key; !strings.HasSuffix(k, op["_id"].(string)+"/input.csv") {
+		t.Fatalf("event key = %q", k)
+	}
+	return op["_id"].(string), ev
+}
+
+// checkOnce checks that an import of n new rows applied every row exactly
+// once: the results list each row once as created, and the tenant has n
+// locations with the prefix.
+func checkOnce(t *testing.T, h *ts.Harness, id, prefix string, n int) map[string]any {
+	t.Helper()
+	op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if op["status"] != "DONE" || counts(op) != [4]int{n, n, 0, 0} {
+		t.Fatalf("operation = %v", op)
+	}
+	recs := results(h, op)
+	titles := column(t, recs, "title")
+	actions := column(t, recs, "action")
+	ids := column(t, recs, "locationId")
+	if len(titles) != n {
+		t.Fatalf("results rows = %d, want %d", len(titles), n)
+	}
+	seen := map[string]bool{}
+	for i := range titles {
+		if want := fmt.Sprintf("%s %03d", prefix, i+1); titles[i] != want || actions[i] != "created" || seen[ids[i]] {
+			t.Fatalf("results row %d = %q %q %q", i+1, titles[i], actions[i], ids[i])
+		}
+		seen[ids[i]] = true
+	}
+	list := h.Do("GET", "/locations?limit=1000&search="+strings.ReplaceAll(prefix, " ", "%20"), nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if got := len(list["items"].([]any)); got != n {
+		t.Fatalf("locations = %d, want %d", got, n)
+	}
+	return op
+}
+
+// TestCrashAndResume: a run that stops mid-file (after committing some
+// batches, without releasing its lease, as a crashed Lambda would) is
+// resumed by the next delivery once the lease has expired, and every row
+// is applied exactly once.
+func TestCrashAndResume(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	const n = 150
+	id, ev := startCaptured(t, h, c, rowsFile("Crash", n))
+	jobs := h.Deps.Jobs
+	var crashedAt int64
+	jobs.Crash = func(cp operation.Checkpoint) bool {
+		if crashedAt == 0 && cp.Rows > 0 && !cp.InputDone {
+			crashedAt = cp.Rows
+			return true
+		}
+		return false
+	}
+	ctx := context.Background()
+	if err := jobs.HandleS3(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if crashedAt == 0 || crashedAt >= n {
+		t.Fatalf("the run did not stop mid-file (at %d)", crashedAt)
+	}
+	mid := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if mid["status"] != "RUNNING" || counts(mid)[1] != int(crashedAt) {
+		t.Fatalf("after the crash = %v", mid)
+	}
+	t.Run("RedeliveryWhileLeasedDoesNothing", func(t *testing.T) {
+		// The lease runs until its expiry; a delivery now does not wait
+		// for it (StopBefore leaves it no time to) and leaves it alone.
+		jobs.StopBefore = 24 * time.Hour
+		defer func() { jobs.StopBefore = 0 }()
+		if err := jobs.HandleS3(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); counts(got)[1] != int(crashedAt) {
+			t.Fatalf("a delivery during the lease ran: %v", got)
+		}
+	})
+	h.Clock.Advance(job.DefaultLease + time.Second)
+	if err := jobs.HandleS3(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	op := checkOnce(t, h, id, "Crash", n)
+	if op["status"] != "DONE" {
+		t.Fatalf("operation = %v", op)
+	}
+}
+
+// TestDuplicateEvents: the same S3 event delivered several times at once
+// runs the job once.
+func TestDuplicateEvents(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	const n = 120
+	id, ev := startCaptured(t, h, c, rowsFile("Dup", n))
+	jobs := h.Deps.Jobs
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = jobs.HandleS3(context.Background(), ev)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkOnce(t, h, id, "Dup", n)
+	// A late duplicate after the end does nothing either.
+	if err := jobs.HandleS3(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	checkOnce(t, h, id, "Dup", n)
+}
+
+// TestContinuation: a run that reaches its limit commits, writes a
+// continue object and gives its lease up; the continue object's event runs
+// the next part, until the job is done.
+func TestContinuation(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	const n = 130
+	id, ev := startCaptured(t, h, c, rowsFile("Cont", n))
+	jobs := h.Deps.Jobs
+	jobs.MaxRowsPerRun = 40
+	ctx := context.Background()
+	runs := 0
+	for {
+		if err := jobs.HandleS3(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		runs++
+		op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
+		if op["status"] == "DONE" {
+			break
+		}
+		if runs > 10 {
+			t.Fatalf("not done after %d runs: %v", runs, op)
+		}
+		ev = c.Next(t)
+		key := ev.Records[0].S3.Object.Key
+		if !strings.Contains(key, id+"/continue-") || !strings.HasSuffix(key, ".json") {
+			t.Fatalf("continue event key = %q", key)
+		}
+		if _, _, ok := job.ParseKey(key); !ok {
+			t.Fatalf("ParseKey(%q) failed", key)
+		}
+	}
+	if runs != 4 { // 40 + 40 + 40 + 10 rows
+		t.Fatalf("runs = %d, want 4", runs)
+	}
+	checkOnce(t, h, id, "Cont", n)
+}
+
+// TestUnknownOperationEventIgnored: an event for a key of no operation, or
+// outside the jobs layout, or of another bucket, is ignored without error.
+func TestUnknownOperationEventIgnored(t *testing.T) {
+	h := ts.New(t)
+	bucket := h.Deps.Config.Buckets.Files
+	for _, key := range []string{
+		"jobs/" + h.Tenant.ID + "/0123456789abcdef01234567/input.csv",
+		"jobs/" + h.Tenant.ID + "/0123456789abcdef01234567/continue-00001-1.json",
+		"jobs/not+a+tenant/x/input.csv",
+		"jobs/" + h.Tenant.ID + "/0123456789abcdef01234567/results.csv",
+		"other/input.csv",
+	} {
+		ev := events.S3Event{Records: []events.S3EventRecord{{EventSource: "aws:s3", EventName: "ObjectCreated:Put", S3: events.S3Entity{Bucket: events.S3Bucket{Name: bucket}, Object: events.S3Object{Key: key}}}}}
+		if err := h.Deps.Jobs.HandleS3(context.Background(), ev); err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+	ev := events.S3Event{Records: []events.S3EventRecord{{EventName: "ObjectCreated:Put", S3: events.S3Entity{Bucket: events.S3Bucket{Name: "someone-elses"}, Object: events.S3Object{Key: "jobs/" + h.Tenant.ID + "/0123456789abcdef01234567/input.csv"}}}}}
+	if err := h.Deps.Jobs.HandleS3(context.Background(), ev); err != nil {
+		t.Errorf("other bucket: %v", err)
+	}
+}
