@@ -443,7 +443,17 @@ func TestCachingAndRotation(t *testing.T) {
 		}
 	})
 	t.Run("token signed with the retired key is refused", func(t *testing.T) {
-		_, err := e.v.Verify(context.Background(), sso.Google, old, []string{clientID})
+		// go-oidc's RemoteKeySet wakes the waiting verifier before its
+		// background refresh stores the new keys, so for a moment the
+		// retired key may still be cached. Wait (boundedly) for the
+		// refresh to land; the retired key must then be refused.
+		var err error
+		for range 200 {
+			if _, err = e.v.Verify(context.Background(), sso.Google, old, []string{clientID}); err != nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		expectRejected(t, err, sso.ErrSignature, old)
 	})
 }
