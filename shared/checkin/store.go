@@ -130,19 +130,7 @@ func (s *store) remove(ctx context.Context, tenantID, userID string) error {
 // another transaction on the same items (TransactionConflict). A failed
 // condition is returned to the caller, which reads again.
 func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil || !ddb.IsTransactionConflict(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(15*(attempt+1)) * time.Millisecond):
-		}
-	}
-	return err
+	return ddb.Transact(ctx, s.db, items)
 }
 
 // conditionFailed reports whether a transaction failed on the condition of

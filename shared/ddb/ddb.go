@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -123,4 +124,35 @@ func IsTransactionConflict(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Transact runs TransactWriteItems, retrying a few times (with a short,
+// growing pause) when it lost a race with another transaction on the same
+// items. A failed condition is returned at once: the caller reads again.
+func Transact(ctx context.Context, api API, items []types.TransactWriteItem) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		_, err = api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil || !IsTransactionConflict(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(15*(attempt+1)) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// FailedConditions returns the indexes of the items of a cancelled
+// transaction whose condition failed.
+func FailedConditions(err error) []int {
+	var out []int
+	for i, r := range CanceledReasons(err) {
+		if r == "ConditionalCheckFailed" {
+			out = append(out, i)
+		}
+	}
+	return out
 }

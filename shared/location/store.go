@@ -246,15 +246,7 @@ func (s *store) replace(ctx context.Context, old, rec record) error {
 // transact runs a transaction, retrying a few times when it lost a race with
 // another transaction on the same items.
 func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	var err error
-	for attempt := 0; attempt < 4; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil || !ddb.IsTransactionConflict(err) {
-			return err
-		}
-		time.Sleep(time.Duration(20*(attempt+1)) * time.Millisecond)
-	}
-	return err
+	return ddb.Transact(ctx, s.db, items)
 }
 
 // get reads one location; a missing one is ErrNotFound.

@@ -298,27 +298,11 @@ func (s *store) credentials(ctx context.Context, tenantID, userID string, now ti
 // transact runs a transaction, retrying a few times when it lost a race with
 // another transaction on the same items.
 func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	var err error
-	for attempt := 0; attempt < 4; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil || !ddb.IsTransactionConflict(err) {
-			return err
-		}
-		time.Sleep(time.Duration(20*(attempt+1)) * time.Millisecond)
-	}
-	return err
+	return ddb.Transact(ctx, s.db, items)
 }
 
 // failedAt returns the indexes of the items whose condition failed.
-func failedAt(err error) []int {
-	var out []int
-	for i, r := range ddb.CanceledReasons(err) {
-		if r == "ConditionalCheckFailed" {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+func failedAt(err error) []int { return ddb.FailedConditions(err) }
 
 // --- sessions ---
 
