@@ -78,6 +78,14 @@ func TestSampleEvents(t *testing.T) {
 	if _, err := h.Deps.Tenants.Seed(ctx, "local", "Local tenant", "local-service-token"); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
+	// The samples use fixed identifiers; release them if an earlier run
+	// against the same database registered them.
+	local := testsupport.Headers{"x-service-auth-token", "local-service-token", "x-api-version", "4"}
+	var found struct{ Items []struct{ ID string } }
+	h.Do("GET", "/users?credentialId=ada.events@example.com", nil, local).JSON(t, &found)
+	for _, u := range found.Items {
+		h.Do("DELETE", "/users/"+u.ID, nil, local)
+	}
 	t.Run("EveryFileListed", func(t *testing.T) {
 		files, _ := filepath.Glob("*.json")
 		listed := map[string]bool{}

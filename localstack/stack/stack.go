@@ -115,6 +115,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	s.S3 = s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(s.S3Endpoint)
 		o.UsePathStyle = true
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	if err = CreateTables(ctx, s.DB, t, TableName); err != nil {
 		return nil, err

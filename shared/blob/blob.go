@@ -36,6 +36,10 @@ func NewClient(cfg aws.Config) *s3.Client {
 	local := os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.UsePathStyle = local
+		// Validate response checksums only when an operation requires it:
+		// objects are written by this service, and local S3 stand-ins send
+		// none.
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 }
 
