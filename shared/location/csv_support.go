@@ -15,10 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
@@ -106,18 +104,13 @@ func (s *Service) prepareCreate(tenantID string, l Location, now string) (Import
 		return ImportWrite{}, err
 	}
 	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = newID(), tenantID, now, now, nil
-	st := s.st()
-	put, err := st.putItem(newRecord(l, 1), "attribute_not_exists(pk)")
+	items, err := s.st().createItems(newRecord(l, 1))
 	if err != nil {
-		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", l.ID, err)
-	}
-	idx, err := st.putItem(summaryOf(l).item(), "")
-	if err != nil {
-		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", l.ID, err)
+		return ImportWrite{}, fmt.Errorf("prepare: %w", err)
 	}
 	return ImportWrite{
-		Created: true, Location: l, Items: []types.TransactWriteItem{put, idx},
-		Bytes: itemBytes(put) + itemBytes(idx), Keys: []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)},
+		Created: true, Location: l, Items: items,
+		Bytes: itemsBytes(items), Keys: []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)},
 	}, nil
 }
 
@@ -138,23 +131,11 @@ func (s *Service) prepareReplace(old record, next Location, now string) (ImportW
 		return w, nil
 	}
 	next.Updated = now
-	st := s.st()
-	rec := newRecord(next, old.Version+1)
-	put, err := st.putItem(rec, "attribute_exists(pk) AND version = :v")
+	items, err := s.st().replaceItems(old, newRecord(next, old.Version))
 	if err != nil {
-		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", old.ID, err)
+		return ImportWrite{}, fmt.Errorf("prepare: %w", err)
 	}
-	put.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(old.Version, 10)}}
-	sum := summaryOf(next)
-	idx, err := st.putItem(sum.item(), "")
-	if err != nil {
-		return ImportWrite{}, fmt.Errorf("prepare location %s: %w", old.ID, err)
-	}
-	w.Location, w.Items, w.Bytes = next, []types.TransactWriteItem{put, idx}, itemBytes(put)+itemBytes(idx)
-	if oldPK, oldSK := indexPK(old.TenantID, old.Title), indexSK(old.Title, old.ID); oldPK != sum.PK || oldSK != sum.SK {
-		w.Items = append(w.Items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(oldPK, oldSK)}})
-		w.Bytes += len(oldSK) + 100
-	}
+	w.Location, w.Items, w.Bytes = next, items, itemsBytes(items)
 	return w, nil
 }
 
@@ -171,6 +152,14 @@ func same(a, b Location) bool {
 
 // itemBytes estimates the stored size of a Put (attribute names and
 // values).
+func itemsBytes(items []types.TransactWriteItem) int {
+	n := 0
+	for _, it := range items {
+		n += itemBytes(it)
+	}
+	return n
+}
+
 func itemBytes(w types.TransactWriteItem) int {
 	if w.Put == nil {
 		return 100

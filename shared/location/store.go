@@ -196,47 +196,63 @@ func (s *store) putItem(v any, cond string) (types.TransactWriteItem, error) {
 	return types.TransactWriteItem{Put: p}, nil
 }
 
-// create writes a new location and its summary.
-func (s *store) create(ctx context.Context, rec record) error {
+// createItems returns the writes that create rec and its summary.
+func (s *store) createItems(rec record) ([]types.TransactWriteItem, error) {
 	put, err := s.putItem(rec, "attribute_not_exists(pk)")
 	if err != nil {
-		return fmt.Errorf("create location %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("create location %s: %w", rec.ID, err)
 	}
 	idx, err := s.putItem(summaryOf(rec.Location).item(), "")
 	if err != nil {
-		return fmt.Errorf("create location %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("create location %s: %w", rec.ID, err)
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{put, idx}); err != nil {
+	return []types.TransactWriteItem{put, idx}, nil
+}
+
+// create writes a new location and its summary.
+func (s *store) create(ctx context.Context, rec record) error {
+	items, err := s.createItems(rec)
+	if err != nil {
+		return err
+	}
+	if err := s.transact(ctx, items); err != nil {
 		return fmt.Errorf("create location %s: %w", rec.ID, err)
 	}
 	return nil
 }
 
-// replace overwrites the location old with rec (the same id) if nobody
-// changed it since old was read, and moves its summary. A lost race is
-// ErrConcurrentUpdate.
-func (s *store) replace(ctx context.Context, old, rec record) error {
+// replaceItems returns the writes that overwrite the location old with rec
+// (the same id; its version becomes old's + 1) if nobody changed it since
+// old was read, and move its summary.
+func (s *store) replaceItems(old record, rec record) ([]types.TransactWriteItem, error) {
 	rec.Version = old.Version + 1
-	put, err := s.putItem(rec, "")
+	put, err := s.putItem(rec, "attribute_exists(pk) AND version = :v")
 	if err != nil {
-		return fmt.Errorf("update location %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("update location %s: %w", rec.ID, err)
 	}
-	put.Put.ConditionExpression = aws.String("attribute_exists(pk) AND version = :v")
 	put.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(old.Version, 10)}}
 	newSum := summaryOf(rec.Location)
 	idx, err := s.putItem(newSum.item(), "")
 	if err != nil {
-		return fmt.Errorf("update location %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("update location %s: %w", rec.ID, err)
 	}
 	items := []types.TransactWriteItem{put, idx}
 	if oldPK, oldSK := indexPK(old.TenantID, old.Title), indexSK(old.Title, old.ID); oldPK != newSum.PK || oldSK != newSum.SK {
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(oldPK, oldSK)}})
 	}
+	return items, nil
+}
+
+// replace overwrites the location old with rec (see replaceItems). A lost
+// race is ErrConcurrentUpdate.
+func (s *store) replace(ctx context.Context, old, rec record) error {
+	items, err := s.replaceItems(old, rec)
+	if err != nil {
+		return err
+	}
 	if err := s.transact(ctx, items); err != nil {
-		for _, r := range ddb.CanceledReasons(err) {
-			if r == "ConditionalCheckFailed" {
-				return fmt.Errorf("update location %s: %w", rec.ID, ErrConcurrentUpdate)
-			}
+		if len(ddb.FailedConditions(err)) > 0 {
+			return fmt.Errorf("update location %s: %w", rec.ID, ErrConcurrentUpdate)
 		}
 		return fmt.Errorf("update location %s: %w", rec.ID, err)
 	}
