@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -88,4 +89,32 @@ func (c Cursor) sign(tenant, scope, enc string) string {
 	m.Write([]byte{0})
 	m.Write([]byte(enc))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+// EncodeOffset returns the page key for position offset of an in-memory,
+// sorted result (small sets paged without a DynamoDB key).
+func (c Cursor) EncodeOffset(tenant, scope string, offset int) (string, error) {
+	return c.Encode(tenant, scope, map[string]types.AttributeValue{"o": &types.AttributeValueMemberN{Value: strconv.Itoa(offset)}})
+}
+
+// DecodeOffset checks a key made by EncodeOffset for the same tenant and
+// scope and returns its position; an empty key is 0. A bad key is
+// VALIDATION_FAILED.
+func (c Cursor) DecodeOffset(tenant, scope, key string) (int, error) {
+	if key == "" {
+		return 0, nil
+	}
+	k, err := c.Decode(tenant, scope, key)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := k["o"].(*types.AttributeValueMemberN)
+	offset, convErr := 0, error(nil)
+	if ok {
+		offset, convErr = strconv.Atoi(n.Value)
+	}
+	if !ok || convErr != nil || offset < 0 {
+		return 0, apierr.Invalid("startKey", "is not a key returned by this query")
+	}
+	return offset, nil
 }

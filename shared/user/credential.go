@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -374,22 +373,14 @@ func sortCreds(creds []credRecord, by string) {
 
 // pageCreds pages an in-memory, sorted list with a signed offset key.
 func (s *Service) pageCreds(tenantID, scope string, creds []credRecord, page web.Page) ([]Credential, web.Page, error) {
-	offset := 0
-	if page.StartKey != "" {
-		k, err := s.Cursor.Decode(tenantID, scope, page.StartKey)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		n, ok := k["o"].(*types.AttributeValueMemberN)
-		if !ok {
-			return nil, web.Page{}, apierr.Invalid("startKey", "is not a key returned by this query")
-		}
-		offset, _ = strconv.Atoi(n.Value)
+	offset, err := s.Cursor.DecodeOffset(tenantID, scope, page.StartKey)
+	if err != nil {
+		return nil, web.Page{}, err
 	}
 	offset = min(offset, len(creds))
 	end := min(offset+page.Limit, len(creds))
 	if end < len(creds) {
-		key, err := s.Cursor.Encode(tenantID, scope, map[string]types.AttributeValue{"o": &types.AttributeValueMemberN{Value: strconv.Itoa(end)}})
+		key, err := s.Cursor.EncodeOffset(tenantID, scope, end)
 		if err != nil {
 			return nil, web.Page{}, err
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -709,17 +708,9 @@ func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) 
 	}
 	sum := sha256.Sum256([]byte(strings.Join(q.UserIDs, "\x00")))
 	scope := "lookup\x00" + hex.EncodeToString(sum[:]) + "\x00" + q.Sort
-	offset := 0
-	if q.StartKey != "" {
-		k, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		n, ok := k["o"].(*types.AttributeValueMemberN)
-		if !ok {
-			return nil, web.Page{}, apierr.Invalid("startKey", "is not a key returned by this query")
-		}
-		offset, _ = strconv.Atoi(n.Value)
+	offset, err := s.Cursor.DecodeOffset(caller.TenantID, scope, q.StartKey)
+	if err != nil {
+		return nil, web.Page{}, err
 	}
 	now := s.Clock.Now()
 	recs, err := s.st().batchGetUsers(ctx, caller.TenantID, q.UserIDs, now)
@@ -754,7 +745,7 @@ func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) 
 	}
 	end := min(offset+q.Limit, len(kept))
 	if end < len(kept) {
-		page.NextKey, err = s.Cursor.Encode(caller.TenantID, scope, map[string]types.AttributeValue{"o": &types.AttributeValueMemberN{Value: strconv.Itoa(end)}})
+		page.NextKey, err = s.Cursor.EncodeOffset(caller.TenantID, scope, end)
 		if err != nil {
 			return nil, web.Page{}, err
 		}
