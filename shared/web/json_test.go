@@ -1,0 +1,68 @@
+package web_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+type body struct {
+	Name  string   `json:"name"`
+	Count int      `json:"count"`
+	Tags  []string `json:"tags"`
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		code  apierr.Code
+		field string
+	}{
+		{"Valid", `{"name":"a","count":2,"tags":["x"]}`, "", ""},
+		{"Empty", ``, apierr.ValidationFailed, ""},
+		{"Malformed", `{"name":`, apierr.ValidationFailed, ""},
+		{"NotObject", `["a"]`, apierr.ValidationFailed, ""},
+		{"UnknownField", `{"nickname":"a"}`, apierr.ValidationFailed, "nickname"},
+		{"WrongType", `{"count":"two"}`, apierr.ValidationFailed, "count"},
+		{"WrongNestedType", `{"tags":[1]}`, apierr.ValidationFailed, "tags"},
+		{"TwoObjects", `{"name":"a"}{"name":"b"}`, apierr.ValidationFailed, ""},
+		{"TrailingGarbage", `{"name":"a"} x`, apierr.ValidationFailed, ""},
+		{"TooLarge", `{"name":"` + strings.Repeat("a", web.MaxBodyBytes) + `"}`, apierr.PayloadTooLarge, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tc.in))
+			var b body
+			err := web.Decode(r, &b)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			e, ok := apierr.As(err)
+			if !ok || e.Code != tc.code {
+				t.Fatalf("err = %v, want code %s", err, tc.code)
+			}
+			if tc.field != "" && e.Field != tc.field {
+				t.Errorf("field = %q, want %q", e.Field, tc.field)
+			}
+		})
+	}
+}
+
+func TestErrorHidesInternalDetails(t *testing.T) {
+	w := httptest.NewRecorder()
+	web.Error(w, httptest.NewRequest("GET", "/", nil), errString("dynamodb: table UsersTable secret detail"))
+	if w.Code != 500 || strings.Contains(w.Body.String(), "secret") || !strings.Contains(w.Body.String(), `"internal error"`) {
+		t.Errorf("500 body = %d %s", w.Code, w.Body.String())
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
