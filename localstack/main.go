@@ -16,10 +16,14 @@
 package main
 
 import (
+	"io"
+
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"log/slog"
 	"net"
 	"net/http"
@@ -90,6 +94,13 @@ func run() error {
 	if err := st.Setenv(); err != nil {
 		return err
 	}
+	// Profile photos are served by this process under /_local/media unless
+	// MEDIA_URL names another host.
+	if os.Getenv("MEDIA_URL") == "" {
+		if err := os.Setenv("MEDIA_URL", "http://localhost:"+set.Port+adminPrefix+"/media"); err != nil {
+			return err
+		}
+	}
 
 	deps, err := app.New(ctx, app.ConfigFromEnv())
 	if err != nil {
@@ -159,7 +170,28 @@ func (l *local) handler() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", gw)
 	mux.HandleFunc("GET "+adminPrefix+"/health", l.health)
+	mux.HandleFunc("GET "+adminPrefix+"/media/{key...}", l.media)
 	return mux, nil
+}
+
+// media serves an object of the media bucket (profile photos), as the media
+// host (MEDIA_URL) does in AWS.
+func (l *local) media(w http.ResponseWriter, r *http.Request) {
+	out, err := l.deps.S3.GetObject(r.Context(), &s3.GetObjectInput{
+		Bucket: aws.String(l.deps.Config.Buckets.Media),
+		Key:    aws.String(r.PathValue("key")),
+	})
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"code":"NOT_FOUND","message":"Not Found"}`)
+		return
+	}
+	defer out.Body.Close()
+	if out.ContentType != nil {
+		w.Header().Set("Content-Type", *out.ContentType)
+	}
+	_, _ = io.Copy(w, out.Body)
 }
 
 // gateway registers every HttpApi route of every template function with

@@ -142,3 +142,40 @@ func (r *Recorder) newest(ctx context.Context, index, attr, pk string, limit int
 	}
 	return out, nil
 }
+
+// RedactUser erases the name of a deleted user from every action that
+// names them (context.user.name). The user id stays, so history keeps a
+// consistent user; each update is idempotent, so a retry finishes the job.
+func (r *Recorder) RedactUser(ctx context.Context, tenantID, userID string) error {
+	var start map[string]types.AttributeValue
+	for {
+		out, err := r.DB.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(r.Table),
+			IndexName:                 aws.String("gsi1"),
+			KeyConditionExpression:    aws.String("gsi1pk = :u"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: userPK(tenantID, userID)}},
+			ProjectionExpression:      aws.String("pk, sk"),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return fmt.Errorf("list actions of %s: %w", userID, err)
+		}
+		for _, it := range out.Items {
+			_, err := r.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                 aws.String(r.Table),
+				Key:                       map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]},
+				UpdateExpression:          aws.String("SET #c.#u.#n = :empty"),
+				ConditionExpression:       aws.String("attribute_exists(#c.#u)"),
+				ExpressionAttributeNames:  map[string]string{"#c": "context", "#u": "user", "#n": "name"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":empty": &types.AttributeValueMemberS{Value: ""}},
+			})
+			if err != nil && !ddb.IsConditionFailed(err) {
+				return fmt.Errorf("redact action of %s: %w", userID, err)
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}

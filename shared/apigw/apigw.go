@@ -25,6 +25,10 @@ import (
 // MaxPayload is API Gateway's request payload limit for HTTP APIs.
 const MaxPayload = 10 << 20
 
+// MaxLambdaEvent is Lambda's limit for a synchronous invocation's event
+// (6 MB); a binary body grows by a third when API Gateway base64-encodes it.
+const MaxLambdaEvent = 6 * 1024 * 1024
+
 // LambdaHandler is the signature of an HTTP API function's handler.
 type LambdaHandler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
@@ -121,6 +125,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string,
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if len(raw) > MaxLambdaEvent {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = io.WriteString(w, `{"code":"PAYLOAD_TOO_LARGE","message":"Request Entity Too Large"}`)
 		return
 	}
 	var in events.APIGatewayV2HTTPRequest

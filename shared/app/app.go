@@ -156,6 +156,7 @@ func (d *Deps) Wire() {
 		Geocoder:    geo.FromEnv(d.AWS),
 	}
 	d.wireLocations()
+	d.Tenants.OnRotate = append(d.Tenants.OnRotate, d.Users.EndServiceSessions)
 	d.wireCheckins(tenants)
 	d.wireJobs(tenants)
 }
@@ -198,7 +199,7 @@ func (d *Deps) wireCheckins(tenants *tenant.Store) {
 		}
 		return c, nil
 	}
-	d.Users.Extras.OnDelete = append(d.Users.Extras.OnDelete, checkins.Remove)
+	d.Users.Extras.OnDelete = append(d.Users.Extras.OnDelete, checkins.Remove, d.Actions.RedactUser)
 }
 
 // wireJobs builds the operations, the job runner and the job kinds.

@@ -21,4 +21,13 @@ func TestDeletedUserLeavesLocation(t *testing.T) {
 	if got := locationCheckins(t, h, loc); len(got) != 0 {
 		t.Errorf("location check-ins after deletion = %v, want none", got)
 	}
+	acts := actions(t, h, id)
+	if len(acts) == 0 {
+		t.Fatal("no actions recorded for the user")
+	}
+	for _, a := range acts {
+		if a.Context.User == nil || a.Context.User.ID != id || a.Context.User.Name != "" {
+			t.Errorf("action %s still names the deleted user: %+v", a.ID, a.Context.User)
+		}
+	}
 }

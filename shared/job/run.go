@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 	"unicode/utf8"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/operation"
 )
@@ -28,6 +30,9 @@ type Run struct {
 	deadline time.Time
 	// rows and bytes consumed by this run (for etaMs and MaxRowsPerRun).
 	rows, bytes int64
+	// inputETag is the ETag of the input file (OpenInput), recorded in
+	// the checkpoint by the first commit.
+	inputETag string
 }
 
 // TenantID is the tenant of the operation.
@@ -76,6 +81,9 @@ func (r *Run) ETA(cp operation.Checkpoint) int64 {
 func (r *Run) Commit(ctx context.Context, lines [][]string, cp operation.Checkpoint, res operation.Result, items []types.TransactWriteItem) error {
 	l := r.lease
 	cp.PartRuns = append([]int(nil), l.Checkpoint.PartRuns...)
+	if cp.InputETag == "" {
+		cp.InputETag = r.inputETag
+	}
 	if len(lines) > 0 {
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
@@ -119,14 +127,23 @@ type Input struct {
 	record int64
 }
 
+// ErrInputChanged FAILS a job whose input file was replaced after its
+// first run read it: a resumed run would read another file from the
+// checkpoint's offset.
+var ErrInputChanged = &FileError{Code: apierr.Conflict, Message: "the input file changed while the job ran"}
+
 // OpenInput opens the input file at the checkpoint. On a first run it reads
 // the header row: an empty file, or one that is not UTF-8 text, is a
-// *FileError. The caller must Close the input.
+// *FileError. The first run notes the file's ETag (the first commit puts it
+// in the checkpoint); a resumed run reads on only while the file still has
+// it (If-Match, and the answer's ETag is compared too), else it returns
+// ErrInputChanged. The caller must Close the input.
 func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 	l := r.lease
 	cp := l.Checkpoint
 	key := InputKey(l.TenantID, l.ID)
 	in := &Input{Header: cp.Header, Size: cp.InputSize}
+	r.inputETag = cp.InputETag
 	if cp.Header != nil && cp.InputSize > 0 && cp.Offset >= cp.InputSize {
 		in.csv = csv.NewReader(bytes.NewReader(nil))
 		in.base = cp.Offset
@@ -135,15 +152,28 @@ func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 	get := &s3.GetObjectInput{Bucket: aws.String(r.svc.Bucket), Key: aws.String(key)}
 	if cp.Header != nil {
 		get.Range = aws.String(fmt.Sprintf("bytes=%d-", cp.Offset))
+		if cp.InputETag != "" {
+			get.IfMatch = aws.String(cp.InputETag)
+		}
 	}
 	out, err := r.svc.S3.GetObject(ctx, get, noResponseChecksum)
 	if err != nil {
 		if isNoSuchKey(err) {
 			return nil, &FileError{Code: apierr.NotFound, Message: "the input file is missing"}
 		}
+		if isPreconditionFailed(err) {
+			return nil, ErrInputChanged
+		}
 		return nil, fmt.Errorf("open input: %w", err)
 	}
 	in.body = out.Body
+	if cp.InputETag == "" {
+		r.inputETag = aws.ToString(out.ETag)
+	} else if etag := aws.ToString(out.ETag); etag != "" && etag != cp.InputETag {
+		// Not every S3 stand-in honours If-Match on GET.
+		in.Close()
+		return nil, ErrInputChanged
+	}
 	br := bufio.NewReaderSize(out.Body, 64<<10)
 	if cp.Header != nil {
 		in.base = cp.Offset
@@ -235,6 +265,16 @@ func isNoSuchKey(err error) bool {
 	}
 	var api smithy.APIError
 	return errors.As(err, &api) && (api.ErrorCode() == "NoSuchKey" || api.ErrorCode() == "NotFound")
+}
+
+// isPreconditionFailed reports an S3 answer 412 (If-Match not met).
+func isPreconditionFailed(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "PreconditionFailed" {
+		return true
+	}
+	var re *smithyhttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == http.StatusPreconditionFailed
 }
 
 // noResponseChecksum turns the SDK's validation of response checksums off

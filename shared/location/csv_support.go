@@ -55,8 +55,12 @@ func ImportKeys(id, title string) []string {
 // case; several are VALIDATION_FAILED), else a new location. l is
 // validated as Create and Replace validate (an empty state keeps the
 // current one, or is DefaultState for a new location; a state change must
-// be an allowed transition). Nothing is written.
-func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location) (ImportWrite, error) {
+// be an allowed transition). When a stored location matches and keep is
+// not nil, keep(stored, &l) first fills in what the row leaves to the
+// stored location (the import's columns absent from its file); keep must
+// not modify the maps, slices or pointers l shares with the caller, nor
+// stored. Nothing is written.
+func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location)) (ImportWrite, error) {
 	st := s.st()
 	var old *record
 	switch {
@@ -92,6 +96,9 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 	now := stamp(s.Clock.Now())
 	if old == nil {
 		return s.prepareCreate(tenantID, l, now)
+	}
+	if keep != nil {
+		keep(old.Location, &l)
 	}
 	return s.prepareReplace(*old, l, now)
 }

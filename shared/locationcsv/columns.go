@@ -38,7 +38,9 @@ import (
 //	locationId, action, error      the results columns: ignored on import, so a results
 //	                               file can be corrected and imported again
 //
-// An empty cell leaves the field absent. In lists (and the error column) a
+// An empty cell leaves the field absent (on a matched location: clears
+// it; a column absent from the header keeps the stored field, see keep.go).
+// In lists (and the error column) a
 // "|" inside an item is written "\|" and a backslash "\\".
 
 // Column names.
@@ -176,14 +178,20 @@ type header struct {
 	// kept are the indexes of the input columns the results file repeats
 	// (all but the results columns of an earlier results file).
 	kept []int
+	// present are the column names of the header; linkProviders the
+	// providers of its links columns; zones whether it has zones
+	// columns. Fields of absent columns keep their stored values (keep).
+	present       map[string]bool
+	linkProviders map[string]bool
+	zones         bool
 }
 
 // parseHeader checks an import header: known column names only, none
 // twice, and the required title, geo_longitude and geo_latitude. Its error
 // message is the operation's error.
 func parseHeader(names []string) (*header, error) {
-	h := &header{names: names}
 	seen := map[string]bool{}
+	h := &header{names: names, present: seen, linkProviders: map[string]bool{}}
 	var unknown []string
 	for i, raw := range names {
 		name := strings.TrimSpace(raw)
@@ -200,6 +208,12 @@ func parseHeader(names []string) (*header, error) {
 			continue
 		}
 		h.cols = append(h.cols, c)
+		switch c.kind {
+		case kindLink:
+			h.linkProviders[c.key] = true
+		case kindZone:
+			h.zones = true
+		}
 		if !inList(ResultColumns, name) {
 			h.kept = append(h.kept, i)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
@@ -206,5 +208,71 @@ func TestUnknownOperationEventIgnored(t *testing.T) {
 	ev := events.S3Event{Records: []events.S3EventRecord{{EventName: "ObjectCreated:Put", S3: events.S3Entity{Bucket: events.S3Bucket{Name: "someone-elses"}, Object: events.S3Object{Key: "jobs/" + h.Tenant.ID + "/0123456789abcdef01234567/input.csv"}}}}}
 	if err := h.Deps.Jobs.HandleS3(context.Background(), ev); err != nil {
 		t.Errorf("other bucket: %v", err)
+	}
+}
+
+// TestResumeReadsTheSameInput: a resumed run reads on only while the input
+// file is the one the first run read (its ETag is in the checkpoint); a
+// replaced file FAILS the operation with CONFLICT.
+func TestResumeReadsTheSameInput(t *testing.T) {
+	cases := []struct {
+		name string
+		// replace is the content written over input.csv after the crash
+		// ("" writes nothing).
+		replace func(file string) string
+		status  string
+	}{
+		{"Unchanged", nil, "DONE"},
+		{"RewrittenWithTheSameBytes", func(file string) string { return file }, "DONE"},
+		{"Replaced", func(file string) string { return strings.Replace(file, "Etag 001", "Other 001", 1) }, "FAILED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := ts.New(t)
+			capture := h.CaptureS3("jobs")
+			const n = 150
+			file := rowsFile("Etag", n)
+			id, ev := startCaptured(t, h, capture, file)
+			jobs := h.Deps.Jobs
+			crashed := false
+			jobs.Crash = func(cp operation.Checkpoint) bool {
+				if !crashed && cp.Rows > 0 && !cp.InputDone {
+					crashed = true
+					return true
+				}
+				return false
+			}
+			defer func() { jobs.Crash = nil }()
+			ctx := context.Background()
+			if err := jobs.HandleS3(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			if !crashed {
+				t.Fatal("the run did not stop mid-file")
+			}
+			if c.replace != nil {
+				body := c.replace(file)
+				_, err := jobs.S3.PutObject(ctx, &s3.PutObjectInput{
+					Bucket: aws.String(jobs.Bucket), Key: aws.String(job.InputKey(h.Tenant.ID, id)),
+					Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.Clock.Advance(job.DefaultLease + time.Second)
+			if err := jobs.HandleS3(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			if c.status == "DONE" {
+				checkOnce(t, h, id, "Etag", n)
+				return
+			}
+			op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
+			e, _ := op["error"].(map[string]any)
+			if op["status"] != "FAILED" || e["code"] != "CONFLICT" || e["message"] != "the input file changed while the job ran" {
+				t.Fatalf("operation = %v", op)
+			}
+		})
 	}
 }

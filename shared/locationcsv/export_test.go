@@ -133,6 +133,8 @@ func TestExportFilters(t *testing.T) {
 		{"Limit", map[string]any{"limit": 2}, "A,B"},
 		{"State", map[string]any{"filters": map[string]any{"state": "PENDING"}}, "B"},
 		{"States", map[string]any{"filters": map[string]any{"state": "ACTIVE,PENDING"}}, "A,B,C,D"},
+		{"StateLowerCase", map[string]any{"filters": map[string]any{"state": "pending"}}, "B"},
+		{"StatesMixedCase", map[string]any{"filters": map[string]any{"state": "Active, pEnding"}}, "A,B,C,D"},
 		{"TagsAny", map[string]any{"filters": map[string]any{"tags": []string{"RED"}}}, "A,C"},
 		{"Regions", map[string]any{"filters": map[string]any{"regions": []string{"south", "north"}}}, "A,B"},
 		{"Combined", map[string]any{"limit": 1, "filters": map[string]any{"tags": []string{"blue"}, "state": "ACTIVE"}}, "C"},

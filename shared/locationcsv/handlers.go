@@ -221,7 +221,8 @@ func (in ExportRequest) metadata() (map[string]any, error) {
 	f := location.Filter{}
 	var states []string
 	for _, st := range strings.Split(in.Filters.State, ",") {
-		if st = strings.TrimSpace(st); st != "" {
+		// Any case, as GET /locations?state= accepts; stored upper-case.
+		if st = strings.ToUpper(strings.TrimSpace(st)); st != "" {
 			states = append(states, st)
 		}
 	}

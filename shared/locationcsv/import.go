@@ -69,6 +69,10 @@ type entry struct {
 	write  *location.ImportWrite
 	action []types.TransactWriteItem
 	errs   []string
+	// prepared is the number of the importer's commits when the row was
+	// last prepared: a later commit that wrote one of its keys makes the
+	// preparation stale.
+	prepared int
 }
 
 // batch is the rows read since the last commit.
@@ -104,7 +108,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		return job.BadFile("file: %s", err.Error())
 	}
 	params := importParamsOf(r.Operation().Metadata)
-	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID}
+	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}}
 	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
@@ -142,6 +146,9 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 				group = append(group, e)
 			}
 		}
+		// Every row of the group is prepared after all earlier commits:
+		// only commits from here on can make a preparation stale.
+		clear(imp.committed)
 		if err := imp.prepareAll(ctx, group); err != nil {
 			return err
 		}
@@ -180,13 +187,26 @@ type importer struct {
 	cp       operation.Checkpoint
 	res      operation.Result
 	tenant   string // the tenant's title, for actions
+	// commits counts the transactions that wrote locations; committed
+	// maps the keys (see location.ImportWrite.Keys) they wrote since the
+	// current group was prepared to the number of the last one.
+	commits   int
+	committed map[string]int
 }
 
-// place adds a prepared entry to the batch. When the row looks up or
-// writes something the batch writes (its reads did not see the batch), or
-// would not fit in the transaction, the batch is committed first and the
-// row prepared again.
+// place adds a prepared entry to the batch. A row prepared before a
+// commit that wrote one of its keys (a group's rows are prepared together,
+// and the batch may commit partway through the group) is prepared again
+// first: it may now match the location an earlier row created or renamed.
+// When the row looks up or writes something the batch writes (its reads
+// did not see the batch), or would not fit in the transaction, the batch
+// is committed first and the row prepared again.
 func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, error) {
+	if imp.stale(e) {
+		if err := imp.prepare(ctx, e); err != nil {
+			return nil, err
+		}
+	}
 	if e.write == nil || imp.params.DryRun {
 		return imp.add(b, e), nil
 	}
@@ -201,6 +221,25 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 		}
 	}
 	return imp.add(b, e), nil
+}
+
+// stale reports whether a commit after e was prepared wrote a key that e
+// looks up or writes. Rows that did not parse (a parsed row always has a
+// title) are never prepared.
+func (imp *importer) stale(e *entry) bool {
+	if imp.params.DryRun || len(e.row.errs) > 0 || e.row.loc.Title == "" || len(imp.committed) == 0 {
+		return false
+	}
+	keys := location.ImportKeys(e.row.id, e.row.loc.Title)
+	if e.write != nil {
+		keys = append(keys, e.write.Keys...)
+	}
+	for _, k := range keys {
+		if imp.committed[k] > e.prepared {
+			return true
+		}
+	}
+	return false
 }
 
 // prepareAll prepares the rows of a group that parsed cleanly, several at
@@ -229,7 +268,8 @@ func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
 // errors; anything else is returned.
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	e.write, e.action, e.errs = nil, nil, nil
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc)
+	e.prepared = imp.commits
+	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
 			e.errs = []string{ae.Message}
@@ -284,6 +324,7 @@ func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
 			imp.cp, imp.res = imp.r.Checkpoint(), imp.r.Result()
 			if len(items) > 0 {
 				imp.s.Locations.ImportCommitted(ctx, imp.tenantID)
+				imp.noteCommitted(b)
 			}
 			return nil
 		}
@@ -310,6 +351,20 @@ func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
 			if err := imp.prepare(ctx, e); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// noteCommitted records the keys the committed batch b wrote, so that
+// rows of the group prepared before the commit are prepared again.
+func (imp *importer) noteCommitted(b *batch) {
+	imp.commits++
+	for _, e := range b.entries {
+		if e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
+			continue
+		}
+		for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
+			imp.committed[k] = imp.commits
 		}
 	}
 }

@@ -2,8 +2,10 @@ package locationcsv_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -363,5 +365,59 @@ func TestLargeResultsRedirect(t *testing.T) {
 	body, _ := io.ReadAll(got.Body)
 	if got.StatusCode != 200 || !strings.HasPrefix(string(body), header+",locationId,action,error\n") {
 		t.Fatalf("presigned GET = %d %q", got.StatusCode, body)
+	}
+}
+
+// TestImportRowsAfterAPartialCommit: a group of rows is prepared together,
+// and the batch may commit partway through it (60 creates fill a
+// transaction); a later row of the group that names a location an earlier
+// row created or renamed updates that location instead of creating
+// another.
+func TestImportRowsAfterAPartialCommit(t *testing.T) {
+	h := ts.New(t)
+	cases := []struct {
+		name string
+		// existing is the title of a location created first ("" none).
+		existing string
+		// first is the first row's title (with existing: renames it),
+		// last the 61st row's title.
+		first, last string
+	}{
+		{name: "RepeatedTitle", first: "Repeated", last: "Repeated"},
+		{name: "RepeatedTitleOtherCase", first: "Other Case", last: "oTHER cASE"},
+		{name: "RenamedToLaterTitle", existing: "Before rename", first: "After rename", last: "After rename"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			suffix := title("")
+			first, last := c.first+suffix, c.last+suffix
+			id := ""
+			if c.existing != "" {
+				id = h.Do("POST", "/locations", map[string]any{"title": c.existing + suffix, "geo": []float64{1, 2}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+			}
+			recs := [][]string{{"_id", "title", "geo_longitude", "geo_latitude", "tags"}, {id, first, "1", "2", "first"}}
+			for i := 2; i <= 60; i++ {
+				recs = append(recs, []string{"", fmt.Sprintf("Filler %d%s", i, suffix), "1", "2", ""})
+			}
+			recs = append(recs, []string{"", last, "3", "4", "last"})
+			op := importFile(h, "dryRun=false", csvOf(recs...))
+			if op["status"] != "DONE" || counts(op)[3] != 0 {
+				t.Fatalf("operation = %v", op)
+			}
+			res := results(h, op)
+			ids, actions := column(t, res, "locationId"), column(t, res, "action")
+			if ids[60] != ids[0] || actions[60] != "updated" {
+				t.Fatalf("row 61: %s %s, want updated %s", actions[60], ids[60], ids[0])
+			}
+			list := h.Do("GET", "/locations?title="+url.QueryEscape(first), nil, h.Admin()).Expect(t, 200, "").Map(t)
+			items := list["items"].([]any)
+			if len(items) != 1 {
+				t.Fatalf("%d locations titled %q", len(items), first)
+			}
+			l := h.Do("GET", "/locations/"+ids[0], nil, h.Admin()).Expect(t, 200, "").Map(t)
+			if l["title"] != last || l["tags"].([]any)[0] != "last" {
+				t.Fatalf("location = %v", l)
+			}
+		})
 	}
 }

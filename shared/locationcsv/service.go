@@ -4,7 +4,12 @@
 // (columns.go), and the two job kinds the jobs function runs (shared/job).
 //
 // Import: every row is matched by _id, then by title (ignoring case), else
-// it creates a location. A row's writes go into the job's transaction with
+// it creates a location. It upserts: a matched location takes the fields
+// the file has columns for, and keeps the stored values of fields whose
+// columns the header lacks (an empty cell in a present column clears its
+// field); address.*, contacts.*, services.* and openingHours.* columns
+// count key by key, links.<provider>.* provider by provider, and any
+// zones.* column replaces all the zones (keep.go). A row's writes go into the job's transaction with
 // its checkpoint (see shared/job), so a row is applied exactly once even
 // when S3 delivers the event twice or the function stops mid-file. A bad
 // row is reported in the results file and never stops the others; a file

@@ -45,6 +45,8 @@ type Notifier interface {
 // returns the endpoint's id.
 type Pusher interface {
 	RegisterDevice(ctx context.Context, tenantID, userID, platform, token string) (string, error)
+	// UnregisterDevice removes an endpoint made by RegisterDevice.
+	UnregisterDevice(ctx context.Context, endpoint string) error
 }
 
 // Outbox is the local Notifier and Pusher: it logs each message (the code
@@ -72,6 +74,14 @@ func (o *Outbox) RegisterDevice(ctx context.Context, tenantID, userID, platform,
 		o.Log.InfoContext(ctx, "push endpoint registered", "tenantId", tenantID, "userId", userID, "platform", platform)
 	}
 	return fmt.Sprintf("local:%s:%s:%s", platform, tenantID, userID), nil
+}
+
+// UnregisterDevice forgets a local endpoint.
+func (o *Outbox) UnregisterDevice(ctx context.Context, endpoint string) error {
+	if o.Log != nil {
+		o.Log.InfoContext(ctx, "push endpoint removed")
+	}
+	return nil
 }
 
 // Messages returns the messages sent to recipient, oldest first.
@@ -134,6 +144,17 @@ func (a *AWS) Send(ctx context.Context, m Message) error {
 		}
 	default:
 		return fmt.Errorf("send: unknown channel %q", m.Channel)
+	}
+	return nil
+}
+
+// UnregisterDevice deletes an SNS platform endpoint.
+func (a *AWS) UnregisterDevice(ctx context.Context, endpoint string) error {
+	if !strings.HasPrefix(endpoint, "arn:") {
+		return nil
+	}
+	if _, err := a.SNS.DeleteEndpoint(ctx, &sns.DeleteEndpointInput{EndpointArn: aws.String(endpoint)}); err != nil {
+		return fmt.Errorf("delete push endpoint: %w", err)
 	}
 	return nil
 }

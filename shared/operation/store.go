@@ -70,6 +70,9 @@ type Checkpoint struct {
 	Header []string `dynamodbav:"header,omitempty"`
 	// InputSize is the size of the input file in bytes (for etaMs).
 	InputSize int64 `dynamodbav:"inputSize"`
+	// InputETag is the ETag of the input file as the first run read it; a
+	// resumed run reads on only while the file still has it.
+	InputETag string `dynamodbav:"inputETag,omitempty"`
 	// Cursor is free for the job kind (e.g. where an export stopped).
 	Cursor string `dynamodbav:"cursor,omitempty"`
 	// InputDone is set once the whole input was consumed; the run then

@@ -14,6 +14,9 @@ import (
 type Service struct {
 	Store *Store
 	Clock clock.Clock
+	// OnRotate runs after a service key is rotated, to end what was made
+	// with the old key (admin sessions).
+	OnRotate []func(ctx context.Context, tenantID string) error
 }
 
 // CreateInput describes a new tenant. ID and ServiceKey are chosen by the
@@ -54,6 +57,11 @@ func (s *Service) RotateKey(ctx context.Context, id string) (string, error) {
 	key := NewServiceKey()
 	if err := s.Store.RotateKey(ctx, id, key, s.Clock.Now()); err != nil {
 		return "", err
+	}
+	for _, hook := range s.OnRotate {
+		if err := hook(ctx, id); err != nil {
+			return "", fmt.Errorf("rotate key of %s: %w", id, err)
+		}
 	}
 	return key, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -177,8 +178,15 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if err != nil {
 		return nil, fmt.Errorf("save address: %w", err)
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Tables.Users), Item: item, ConditionExpression: cond})
-	if ddb.IsConditionFailed(err) {
+	st := s.st()
+	err = st.transact(ctx, []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(s.Tables.Users), Item: item, ConditionExpression: cond}},
+		st.userIsLive(caller.TenantID, userID),
+	})
+	if failed := failedAt(err); len(failed) > 0 {
+		if failed[0] == 1 {
+			return nil, fmt.Errorf("save address: %w", ErrNotFound)
+		}
 		return nil, fmt.Errorf("save address %s: %w", id, ErrAddressNotFound)
 	}
 	if err != nil {

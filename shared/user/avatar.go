@@ -15,8 +15,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// MaxAvatarBytes is the largest profile photo accepted.
-const MaxAvatarBytes = 5 << 20
+// MaxAvatarBytes is the largest profile photo accepted: 4 MiB, because API
+// Gateway hands a binary body to Lambda base64-encoded and a Lambda request
+// is at most 6 MB (the 5 MB would not fit).
+const MaxAvatarBytes = 4 << 20
 
 // avatarKey is the media bucket key of a user's profile photo.
 func avatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
@@ -87,7 +89,7 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 }
 
 // handleSetAvatar serves PUT /users/{userId}/avatar (body: image/jpeg, at
-// most 5 MB).
+// most 4 MiB).
 func (s *Service) handleSetAvatar(w http.ResponseWriter, r *http.Request) {
 	caller := web.CallerOf(r)
 	userID := r.PathValue("userId")

@@ -48,7 +48,7 @@ func TestAvatar(t *testing.T) {
 			{"PNGBytes", []byte("\x89PNG\r\n\x1a\nrest"), "image/jpeg", 415, "UNSUPPORTED_MEDIA_TYPE"},
 			{"TruncatedJPEG", jpg[:4], "image/jpeg", 415, "UNSUPPORTED_MEDIA_TYPE"},
 			{"Empty", nil, "image/jpeg", 422, "VALIDATION_FAILED"},
-			{"TooLarge", append(append([]byte{}, jpg...), bytes.Repeat([]byte{0}, 5<<20)...), "image/jpeg", 413, "PAYLOAD_TOO_LARGE"},
+			{"TooLarge", append(append([]byte{}, jpg...), bytes.Repeat([]byte{0}, 4<<20)...), "image/jpeg", 413, "PAYLOAD_TOO_LARGE"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

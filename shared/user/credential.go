@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +69,13 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, err
 	}
+	// Adding a credential the user already holds unverified sends a fresh
+	// code (also after five wrong codes voided the old one).
+	for _, c := range existing {
+		if c.Provider == provider && c.Identifier == id && !c.IsVerified && !c.IsPrimary {
+			return s.resendVerification(ctx, caller.TenantID, c)
+		}
+	}
 	if len(existing) >= MaxCredentials {
 		return Credential{}, apierr.Invalid("id", "a user may hold at most %d credentials", MaxCredentials)
 	}
@@ -86,8 +94,12 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, err
 	}
-	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem}); err != nil {
-		if len(failedAt(err)) > 0 {
+	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, st.userIsLive(caller.TenantID, userID)}); err != nil {
+		failed := failedAt(err)
+		if slices.Contains(failed, 2) {
+			return Credential{}, fmt.Errorf("add credential: %w", ErrNotFound)
+		}
+		if len(failed) > 0 {
 			return Credential{}, fmt.Errorf("add credential: %w", ErrCredentialExists)
 		}
 		return Credential{}, fmt.Errorf("add credential: %w", err)
@@ -95,6 +107,25 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	if c.VerifyCode != "" {
 		s.sendCode(ctx, caller.TenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
 	}
+	return c.view(), nil
+}
+
+// resendVerification gives an unverified credential a new code and sends it.
+func (s *Service) resendVerification(ctx context.Context, tenantID string, c credRecord) (Credential, error) {
+	c.VerifyCode, c.VerifyAttempts = newCode(4), 0
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Tables.Users), Key: key(c.PK, c.SK),
+		UpdateExpression:          aws.String("SET verifyCode = :c, verifyAttempts = :zero"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND isVerified = :false"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: c.VerifyCode}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
+	})
+	if ddb.IsConditionFailed(err) {
+		return Credential{}, fmt.Errorf("resend verification: %w", ErrCredentialExists)
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("resend verification: %w", err)
+	}
+	s.sendCode(ctx, tenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
 	return c.view(), nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -30,6 +31,23 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	if err != nil {
 		return err
 	}
+	// 0. The device binding (one account per device) is released first, so a
+	// retry after a failure still knows it.
+	if r.DeviceKey != "" {
+		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(st.users), Key: key(r.DeviceKey, skDevice),
+			ConditionExpression:       aws.String("userId = :uid"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
+		})
+		if err != nil && !ddb.IsConditionFailed(err) {
+			return fmt.Errorf("release device of %s: %w", userID, err)
+		}
+	}
+	for _, endpoint := range r.PushEndpoints {
+		if err := s.Pusher.UnregisterDevice(ctx, endpoint); err != nil {
+			web.Logger(ctx).Warn("remove push endpoint failed", "error", err.Error())
+		}
+	}
 	// 1. Redact the record itself, atomically.
 	upd := expression.Set(expression.Name("deleted"), expression.Value(true)).
 		Set(expression.Name("firstName"), expression.Value("")).
@@ -42,7 +60,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		Set(expression.Name("hasAgreedToReceiveMarketing"), expression.Value(false))
 	for _, name := range []string{"birthdate", "gender", "contacts", "extended", "card", "defaultTip", "favouriteLocations",
 		"favouriteProducts", "pushEndpoints", "externalPosId", "externalLoyaltyId", "passwordHash", "activationCode",
-		"resetCode", "resetExpiresAt", "nameWords"} {
+		"resetCode", "resetExpiresAt", "nameWords", "deviceKey"} {
 		upd = upd.Remove(expression.Name(name))
 	}
 	if err := s.updateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {

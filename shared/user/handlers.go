@@ -63,17 +63,8 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	opt := CreateOptions{AutoActivate: auto, Platform: platform}
-	switch platform {
-	case PlatformAndroid:
-		opt.DeviceID = r.URL.Query().Get("uniqueDeviceIdAndroid")
-	case PlatformIOS:
-		opt.DeviceID = r.URL.Query().Get("uniqueDeviceIdIOS")
-	}
-	if len(opt.DeviceID) > 200 {
-		web.Error(w, r, apierr.Invalid("uniqueDeviceId", "is too long"))
-		return
-	}
+	opt := CreateOptions{AutoActivate: auto, Platform: platform,
+		DeviceIDAndroid: r.URL.Query().Get("uniqueDeviceIdAndroid"), DeviceIDIOS: r.URL.Query().Get("uniqueDeviceIdIOS")}
 	var in CreateInput
 	if err := web.Decode(r, &in); err != nil {
 		web.Error(w, r, err)
@@ -173,7 +164,7 @@ func listQuery(r *http.Request) (ListQuery, error) {
 		return ListQuery{}, err
 	}
 	q := ListQuery{
-		Name: v.Get("name"), CredentialID: v.Get("credentialId"), Role: strings.ToUpper(v.Get("role")),
+		Name: v.Get("name"), CredentialID: plusFromQuery(v.Get("credentialId")), Role: strings.ToUpper(v.Get("role")),
 		Sort: v.Get("sort"), Include: include, Limit: limit, StartKey: start,
 	}
 	if q.CreatedAfter, err = ParseAfter("createdAfter", v.Get("createdAfter")); err != nil {
@@ -403,6 +394,11 @@ func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 // handleCreateSession serves POST /sessions: an admin session from a
 // service key or an admin session.
 func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	var none struct{}
+	if err := web.DecodeOptional(r, &none); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	sess, err := s.AdminSession(r.Context(), web.CallerOf(r))
 	if err != nil {
 		web.Error(w, r, err)
@@ -419,4 +415,13 @@ func (s *Service) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.Empty(w, http.StatusOK)
+}
+
+// plusFromQuery restores the leading + of a mobile number sent unencoded in
+// a query string, where it arrives as a space.
+func plusFromQuery(v string) string {
+	if strings.HasPrefix(v, " ") && len(strings.TrimSpace(v)) > 0 && strings.TrimSpace(v)[0] >= '0' && strings.TrimSpace(v)[0] <= '9' {
+		return "+" + strings.TrimSpace(v)
+	}
+	return v
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -98,6 +99,7 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 		if err != nil {
 			return User{}, err
 		}
+		sortCreds(creds, "created")
 		v := make([]Credential, 0, len(creds))
 		for _, c := range creds {
 			v = append(v, c.view())
@@ -155,7 +157,7 @@ type UpdateInput struct {
 	Gender                      *string         `json:"gender"`
 	Subscribed                  *bool           `json:"subscribed"`
 	Contacts                    *map[string]any `json:"contacts"`
-	DefaultTip                  *Tip            `json:"defaultTip"`
+	DefaultTip                  *tipInput       `json:"defaultTip"`
 	FavouriteLocations          *[]string       `json:"favouriteLocations"`
 	FavouriteProducts           *[]string       `json:"favouriteProducts"`
 	Extended                    *map[string]any `json:"extended"`
@@ -167,6 +169,20 @@ type UpdateInput struct {
 	APNDeviceToken              *string         `json:"apnDeviceToken"`
 	GCMDeviceToken              *string         `json:"gcmDeviceToken"`
 	Roles                       *[]string       `json:"roles"`
+	// Clear lists the optional fields sent as null: they are removed.
+	Clear []string `json:"-"`
+}
+
+// tipInput is a defaultTip in an update body; amount is required.
+type tipInput struct {
+	Scheme string   `json:"scheme"`
+	Amount *float64 `json:"amount"`
+}
+
+// clearable are the fields an update may remove by sending null.
+var clearable = map[string]bool{
+	"defaultTip": true, "extended": true, "contacts": true, "favouriteLocations": true, "favouriteProducts": true,
+	"birthdate": true, "gender": true, "externalPosId": true, "externalLoyaltyId": true,
 }
 
 // fields a client can never set through PUT /users/{userId}.
@@ -205,6 +221,15 @@ func DecodeUpdate(body []byte) (UpdateInput, error) {
 	if err := web.DecodeBytes(body, &in); err != nil {
 		return UpdateInput{}, err
 	}
+	for _, k := range names {
+		if string(raw[k]) != "null" {
+			continue
+		}
+		if !clearable[k] {
+			return UpdateInput{}, apierr.Invalid(k, "cannot be null")
+		}
+		in.Clear = append(in.Clear, k)
+	}
 	return in, nil
 }
 
@@ -230,17 +255,27 @@ func (in *UpdateInput) validate(admin bool) error {
 		return apierr.Invalid("gender", "must be FEMALE or MALE")
 	}
 	if t := in.DefaultTip; t != nil {
+		if t.Amount == nil {
+			return apierr.Invalid("defaultTip.amount", "is required")
+		}
 		switch t.Scheme {
 		case "PERCENTAGE":
-			if t.Amount < 0 || t.Amount > 100 {
+			if *t.Amount < 0 || *t.Amount > 100 {
 				return apierr.Invalid("defaultTip.amount", "must be a percentage from 0 to 100")
 			}
 		case "ABSOLUTE":
-			if t.Amount < 0 || t.Amount > 1e6 {
-				return apierr.Invalid("defaultTip.amount", "must be a non-negative amount")
+			if *t.Amount < 0 || *t.Amount > 1e6 {
+				return apierr.Invalid("defaultTip.amount", "must be an amount from 0 to 1000000")
 			}
 		default:
 			return apierr.Invalid("defaultTip.scheme", "must be ABSOLUTE or PERCENTAGE")
+		}
+	}
+	for field, m := range map[string]*map[string]any{"extended": in.Extended, "contacts": in.Contacts} {
+		if m != nil {
+			if err := checkFreeJSON(field, *m); err != nil {
+				return err
+			}
 		}
 	}
 	for field, l := range map[string]*[]string{"favouriteLocations": in.FavouriteLocations, "favouriteProducts": in.FavouriteProducts} {
@@ -275,11 +310,16 @@ func (in *UpdateInput) validate(admin bool) error {
 		if len(*in.Roles) == 0 {
 			return apierr.Invalid("roles", "at least one role is required")
 		}
+		var roles []string
 		for _, r := range *in.Roles {
 			if !roleNames[r] {
 				return apierr.Invalid("roles", "each role must be USER or ADMIN")
 			}
+			if !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
 		}
+		*in.Roles = roles
 	}
 	return nil
 }
@@ -328,7 +368,10 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		set("extended", *in.Extended)
 	}
 	if in.DefaultTip != nil {
-		set("defaultTip", *in.DefaultTip)
+		set("defaultTip", Tip{Scheme: in.DefaultTip.Scheme, Amount: *in.DefaultTip.Amount})
+	}
+	for _, name := range in.Clear {
+		upd = upd.Remove(expression.Name(name))
 	}
 	if in.FavouriteLocations != nil {
 		set("favouriteLocations", *in.FavouriteLocations)
@@ -339,23 +382,43 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	if in.Roles != nil {
 		set("roles", *in.Roles)
 	}
-	for platform, tok := range map[string]*string{PlatformIOS: in.APNDeviceToken, PlatformAndroid: in.GCMDeviceToken} {
-		if tok == nil {
-			continue
+	if in.APNDeviceToken != nil || in.GCMDeviceToken != nil {
+		// The whole map is built here and written once, so adding both
+		// tokens, or removing one that was never set, is one valid update.
+		endpoints := map[string]string{}
+		for k, v := range r.PushEndpoints {
+			endpoints[k] = v
 		}
-		if *tok == "" {
-			upd = upd.Remove(expression.Name("pushEndpoints." + platform))
-			continue
+		for _, p := range []struct {
+			platform string
+			token    *string
+		}{{PlatformIOS, in.APNDeviceToken}, {PlatformAndroid, in.GCMDeviceToken}} {
+			if p.token == nil {
+				continue
+			}
+			if old := endpoints[p.platform]; old != "" {
+				if err := s.Pusher.UnregisterDevice(ctx, old); err != nil {
+					web.Logger(ctx).Warn("remove push endpoint failed", "error", err.Error())
+				}
+			}
+			delete(endpoints, p.platform)
+			if *p.token == "" {
+				continue
+			}
+			endpoint, err := s.Pusher.RegisterDevice(ctx, r.TenantID, r.ID, p.platform, *p.token)
+			if err != nil {
+				return User{}, fmt.Errorf("register push endpoint: %w", err)
+			}
+			if endpoint == "" {
+				web.Logger(ctx).Warn("push notifications are not configured for this platform", "platform", p.platform)
+				continue
+			}
+			endpoints[p.platform] = endpoint
 		}
-		endpoint, err := s.Pusher.RegisterDevice(ctx, r.TenantID, r.ID, platform, *tok)
-		if err != nil {
-			return User{}, fmt.Errorf("register push endpoint: %w", err)
-		}
-		if r.PushEndpoints == nil {
-			set("pushEndpoints", map[string]string{platform: endpoint})
-			r.PushEndpoints = map[string]string{platform: endpoint}
+		if len(endpoints) == 0 {
+			upd = upd.Remove(expression.Name("pushEndpoints"))
 		} else {
-			set("pushEndpoints."+platform, endpoint)
+			set("pushEndpoints", endpoints)
 		}
 	}
 	var nameItems []types.TransactWriteItem
@@ -405,6 +468,13 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		}
 		return User{}, fmt.Errorf("update user %s: %w", userID, err)
 	}
+	// Sessions carry the roles they were made with: a change of roles ends
+	// them, so a demoted admin loses admin rights at once.
+	if in.Roles != nil && !slices.Equal(*in.Roles, r.Roles) {
+		if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {
+			return User{}, err
+		}
+	}
 	fresh, err := st.getUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return User{}, err
@@ -450,9 +520,14 @@ func (q *ListQuery) Validate() error {
 	default:
 		return apierr.Invalid("role", "must be GUEST, USER or ADMIN")
 	}
+	if q.Name != "" && q.Sort != "" {
+		return apierr.Invalid("sort", "cannot be combined with name: a name search is ordered by the matching name")
+	}
 	switch q.Sort {
 	case "":
-		q.Sort = "created"
+		if q.Name == "" {
+			q.Sort = "created"
+		}
 	case "created", "-created", "updatedAt", "-updatedAt":
 	default:
 		return apierr.Invalid("sort", "must be created, -created, updatedAt or -updatedAt")

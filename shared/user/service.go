@@ -68,7 +68,46 @@ func (s *Service) st() *store {
 type CreateOptions struct {
 	AutoActivate bool
 	Platform     string
-	DeviceID     string
+	// DeviceIDAndroid and DeviceIDIOS are the uniqueDeviceId* query
+	// parameters; DeviceID is the one that matches Platform.
+	DeviceIDAndroid string
+	DeviceIDIOS     string
+	DeviceID        string
+}
+
+// deviceOption checks the device options when the tenant allows one account
+// per device: x-client-platform and the matching uniqueDeviceId* parameter
+// are then required, and the other platform's parameter is refused.
+func deviceOption(opt *CreateOptions, perDevice bool) error {
+	switch opt.Platform {
+	case PlatformAndroid:
+		opt.DeviceID = opt.DeviceIDAndroid
+		if opt.DeviceIDIOS != "" {
+			return apierr.Invalid("uniqueDeviceIdIOS", "does not match x-client-platform ANDROID")
+		}
+	case PlatformIOS:
+		opt.DeviceID = opt.DeviceIDIOS
+		if opt.DeviceIDAndroid != "" {
+			return apierr.Invalid("uniqueDeviceIdAndroid", "does not match x-client-platform IOS")
+		}
+	}
+	if len(opt.DeviceID) > 200 {
+		return apierr.Invalid("uniqueDeviceId", "is too long")
+	}
+	if !perDevice {
+		return nil
+	}
+	if opt.Platform == "" {
+		return web.InvalidHeader(web.HeaderPlatform, "is required (IOS or ANDROID): this application allows one account per device")
+	}
+	if opt.DeviceID == "" {
+		name := "uniqueDeviceIdIOS"
+		if opt.Platform == PlatformAndroid {
+			name = "uniqueDeviceIdAndroid"
+		}
+		return apierr.Invalid(name, "is required: this application allows one account per device")
+	}
+	return nil
 }
 
 // Create registers a user (POST /users). A guest caller is converted into a
@@ -86,6 +125,9 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	t, err := s.Tenants.Get(ctx, caller.TenantID)
 	if err != nil {
 		return User{}, fmt.Errorf("create user: %w", err)
+	}
+	if err := deviceOption(&opt, t.Settings.SingleAccountPerDevice); err != nil {
+		return User{}, err
 	}
 	now := s.Clock.Now()
 	r, creds := s.newRecord(t, caller.TenantID, in, opt.Platform, now)
@@ -259,6 +301,8 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 		}
 	}
 	if perDevice && opt.DeviceID != "" && opt.Platform != "" {
+		r.DeviceKey = devicePK(r.TenantID, opt.Platform, opt.DeviceID)
+		items[0].Put.Item["deviceKey"] = &types.AttributeValueMemberS{Value: r.DeviceKey}
 		it, err := st.put(st.users, deviceEntry{PK: devicePK(r.TenantID, opt.Platform, opt.DeviceID), SK: skDevice, UserID: r.ID}, aws.String("attribute_not_exists(pk) OR userId = :uid"))
 		if err == nil {
 			it.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: r.ID}}
@@ -300,6 +344,20 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	t, err := s.Tenants.Get(ctx, caller.TenantID)
 	if err != nil {
 		return Session{}, fmt.Errorf("create guest: %w", err)
+	}
+	// A guest's social credential is verified like a full user's, or anyone
+	// could hold another person's provider id for an hour.
+	for _, c := range in.Credentials {
+		if oidcProviders[c.Provider] == "" {
+			continue
+		}
+		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, "credentials.token")
+		if err != nil {
+			return Session{}, err
+		}
+		if ident.Subject != c.ID {
+			return Session{}, apierr.Invalid("credentials.id", "does not match the subject of the provider's token")
+		}
 	}
 	now := s.Clock.Now()
 	exp := now.Add(GuestLifetime).Unix()

@@ -85,6 +85,11 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if err := caller.RequireAdmin(); err != nil {
 		return Session{}, err
 	}
+	// A session made from a service key cannot make more sessions: only the
+	// key itself can, so rotating the key ends that line of sessions.
+	if caller.Service && caller.SessionKey != "" {
+		return Session{}, apierr.New(apierr.Unauthorized, "use the service key (not a session made from it) to create admin sessions")
+	}
 	t, err := s.Tenants.Get(ctx, caller.TenantID)
 	if err != nil {
 		return Session{}, fmt.Errorf("admin session: %w", err)
@@ -106,6 +111,13 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 		return Session{}, err
 	}
 	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: stamp(exp), Roles: []string{web.RoleAdmin}}, nil
+}
+
+// EndServiceSessions ends every admin session made from the tenant's
+// service key (called when the key is rotated).
+func (s *Service) EndServiceSessions(ctx context.Context, tenantID string) error {
+	_, err := s.st().deleteSessions(ctx, tenantID, ServiceUserID)
+	return err
 }
 
 // DeleteSessions ends every session of a user (DELETE /sessions/{userId}).
@@ -194,6 +206,28 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 }
 
+// MaxCodeSends is how many activation or reset codes a user may be sent in
+// one hour; it bounds guessing across resends (each code allows
+// MaxCodeAttempts tries).
+const MaxCodeSends = 5
+
+// ErrTooManyCodes answers a code request over MaxCodeSends in an hour.
+var ErrTooManyCodes = apierr.New(apierr.ValidationFailed, "too many codes were requested for this user; try again in an hour")
+
+// countCodeSend returns the update that counts one more code sent to r, or
+// ErrTooManyCodes.
+func countCodeSend(r record, now time.Time) (expression.UpdateBuilder, error) {
+	sends, window := r.CodeSends, r.CodeWindow
+	if now.Unix()-window >= 3600 {
+		sends, window = 0, now.Unix()
+	}
+	if sends >= MaxCodeSends {
+		return expression.UpdateBuilder{}, ErrTooManyCodes
+	}
+	return expression.Set(expression.Name("codeSends"), expression.Value(sends+1)).
+		Set(expression.Name("codeWindow"), expression.Value(window)), nil
+}
+
 // Activate checks an activation code (POST /users/activate). With no code
 // it sends a new one and returns a nil session.
 func (s *Service) Activate(ctx context.Context, tenantID, credential, code string) (*Session, error) {
@@ -208,7 +242,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
+	uid, err := st.primaryOwner(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
@@ -224,8 +258,13 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	if code == "" {
 		newCodeValue := newCode(4)
-		err := s.updateUser(ctx, r, expression.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
-			Set(expression.Name("activationAttempts"), expression.Value(0)), expression.Name("state").Equal(expression.Value(StatePending)))
+		upd, err := countCodeSend(r, now)
+		if err != nil {
+			return nil, err
+		}
+		err = s.updateUser(ctx, r, upd.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
+			Set(expression.Name("activationAttempts"), expression.Value(0)),
+			expression.Name("state").Equal(expression.Value(StatePending)).And(expression.Name("version").Equal(expression.Value(r.Version))))
 		if err != nil {
 			return nil, fmt.Errorf("resend activation: %w", err)
 		}
@@ -290,7 +329,7 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return apierr.Invalid("id", "must be an e-mail address or mobile number")
 	}
 	now := s.Clock.Now()
-	uid, err := s.st().userIDByCredential(ctx, tenantID, provider, id, now)
+	uid, err := s.st().primaryOwner(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
@@ -305,7 +344,11 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return ErrUserPending
 	}
 	code := newCode(6)
-	upd := expression.Set(expression.Name("resetCode"), expression.Value(code)).
+	upd, err := countCodeSend(r, now)
+	if err != nil {
+		return err
+	}
+	upd = upd.Set(expression.Name("resetCode"), expression.Value(code)).
 		Set(expression.Name("resetAttempts"), expression.Value(0)).
 		Set(expression.Name("resetExpiresAt"), expression.Value(now.Add(ResetLifetime).Unix()))
 	if err := s.updateUser(ctx, r, upd, expression.Name("state").Equal(expression.Value(StateActive))); err != nil {
@@ -331,7 +374,7 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
+	uid, err := st.primaryOwner(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}

@@ -1,6 +1,7 @@
 package user_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -275,7 +276,20 @@ func TestAdminSessions(t *testing.T) {
 	}
 	t.Run("AdminSessionIsAdmin", func(t *testing.T) {
 		h.Do("GET", "/users", nil, ts.Token(admin)).Expect(t, 200, "")
-		h.Do("POST", "/sessions", nil, ts.Token(admin)).Expect(t, 201, "")
+	})
+	t.Run("KeySessionCannotMintSessions", func(t *testing.T) {
+		h.Do("POST", "/sessions", nil, ts.Token(admin)).Expect(t, 401, "UNAUTHORIZED")
+	})
+	t.Run("AdminUserSessionCanMintSessions", func(t *testing.T) {
+		email := uniqueEmail("boss")
+		b := createBody("Big", "Boss", "EMAIL", email, "correct-horse-9")
+		b["roles"] = []string{"ADMIN"}
+		h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "")
+		s := h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 200, "").Map(t)
+		h.Do("POST", "/sessions", nil, ts.Token(s["_id"].(string))).Expect(t, 201, "")
+	})
+	t.Run("BodyRejected", func(t *testing.T) {
+		h.Do("POST", "/sessions", map[string]any{"foo": 1}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
 	})
 	t.Run("UserCannot", func(t *testing.T) {
 		h.Do("POST", "/sessions", nil, ts.Token(token)).Expect(t, 401, "UNAUTHORIZED")
@@ -300,5 +314,28 @@ func TestAdminSessions(t *testing.T) {
 		h.Clock.Advance(13 * time.Hour)
 		defer h.Clock.Advance(-13 * time.Hour)
 		h.Do("GET", "/users", nil, ts.Token(admin)).Expect(t, 401, "UNAUTHORIZED")
+	})
+	t.Run("RotatingTheKeyEndsItsSessions", func(t *testing.T) {
+		s := h.Do("POST", "/sessions", nil, h.Admin()).Expect(t, 201, "").Map(t)
+		tok := s["_id"].(string)
+		h.Do("GET", "/users", nil, ts.Token(tok)).Expect(t, 200, "")
+		key, err := h.Deps.Tenants.RotateKey(context.Background(), h.Tenant.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.ServiceKey = key
+		h.Do("GET", "/users", nil, ts.Token(tok)).Expect(t, 401, "UNAUTHORIZED")
+		h.Do("GET", "/users", nil, h.Admin()).Expect(t, 200, "")
+	})
+	t.Run("DemotedAdminLosesSessions", func(t *testing.T) {
+		email := uniqueEmail("demoted")
+		b := createBody("De", "Moted", "EMAIL", email, "correct-horse-9")
+		b["roles"] = []string{"ADMIN"}
+		u := h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "").Map(t)
+		s := h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 200, "").Map(t)
+		tok := s["_id"].(string)
+		h.Do("GET", "/users", nil, ts.Token(tok)).Expect(t, 200, "")
+		h.Do("PUT", "/users/"+u["id"].(string), map[string]any{"roles": []string{"USER"}}, h.Admin()).Expect(t, 200, "")
+		h.Do("GET", "/users", nil, ts.Token(tok)).Expect(t, 401, "UNAUTHORIZED")
 	})
 }

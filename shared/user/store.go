@@ -112,6 +112,9 @@ type record struct {
 	Balance                     float64           `dynamodbav:"balance"`
 	Points                      int               `dynamodbav:"points"`
 	NameWords                   []string          `dynamodbav:"nameWords,omitempty"`
+	DeviceKey                   string            `dynamodbav:"deviceKey,omitempty"`
+	CodeSends                   int               `dynamodbav:"codeSends"`
+	CodeWindow                  int64             `dynamodbav:"codeWindow"`
 	Created                     string            `dynamodbav:"created"`
 	UpdatedAt                   string            `dynamodbav:"updatedAt"`
 	Deleted                     bool              `dynamodbav:"deleted"`
@@ -157,7 +160,7 @@ func (c credRecord) indexed(tenantID string) credRecord {
 }
 
 func (c credRecord) view() Credential {
-	return Credential{ID: c.CredID, Identifier: c.Identifier, Provider: c.Provider, IsVerified: c.IsVerified, IsPrimary: c.IsPrimary, Created: c.Created, UpdatedAt: c.UpdatedAt}
+	return Credential{ID: c.CredID, UserID: c.UserID, Identifier: c.Identifier, Provider: c.Provider, IsVerified: c.IsVerified, IsPrimary: c.IsPrimary, Created: c.Created, UpdatedAt: c.UpdatedAt}
 }
 
 // credIndex makes a credential unique in its tenant.
@@ -267,6 +270,41 @@ func (s *store) userIDByCredential(ctx context.Context, tenantID, provider, id s
 		return "", fmt.Errorf("find credential: %w", ErrNotFound)
 	}
 	return ci.UserID, nil
+}
+
+// userIsLive is a transaction check that the user exists and is not
+// deleted, so nothing is added to a user being deleted.
+func (s *store) userIsLive(tenantID, userID string) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(s.users),
+		Key:                       key(userPK(tenantID, userID), skProfile),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND deleted = :false"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":false": &types.AttributeValueMemberBOOL{Value: false}},
+	}}
+}
+
+// primaryOwner returns the owner of a credential identifier only when it is
+// one of that user's primary credentials: secondary credentials cannot log
+// in, activate a user or reset a password.
+func (s *store) primaryOwner(ctx context.Context, tenantID, provider, id string, now time.Time) (string, error) {
+	uid, err := s.userIDByCredential(ctx, tenantID, provider, id, now)
+	if err != nil {
+		return "", err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.users), Key: key(userPK(tenantID, uid), credSK(provider, id)), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("get credential: %w", err)
+	}
+	var c credRecord
+	if out.Item != nil {
+		if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+			return "", fmt.Errorf("get credential: %w", err)
+		}
+	}
+	if out.Item == nil || !c.IsPrimary {
+		return "", fmt.Errorf("find credential: %w", ErrNotFound)
+	}
+	return uid, nil
 }
 
 func (s *store) credentials(ctx context.Context, tenantID, userID string, now time.Time) ([]credRecord, error) {

@@ -135,6 +135,7 @@ type SegmentRef struct {
 // Credential is an identifier a user is known by.
 type Credential struct {
 	ID         string `json:"_id"`
+	UserID     string `json:"userId,omitempty"`
 	Identifier string `json:"id"`
 	Provider   string `json:"provider"`
 	IsVerified bool   `json:"isVerified"`

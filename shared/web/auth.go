@@ -77,10 +77,28 @@ func (c Caller) RequireUser(userID string) error {
 	if err := c.RequireAuth(); err != nil {
 		return err
 	}
+	if !ValidID(userID) {
+		return apierr.New(apierr.NotFound, "user not found")
+	}
 	if c.IsAdmin() || c.UserID == userID {
 		return nil
 	}
-	return apierr.Errorf(apierr.NotFound, "user %s not found", userID)
+	return apierr.New(apierr.NotFound, "user not found")
+}
+
+// ValidID reports whether id could be a platform id (1 to 128 letters,
+// digits, '-' or '_'); anything else cannot name a stored item and is
+// answered 404 before it reaches the database.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Authenticator resolves credentials presented in headers. The identity
