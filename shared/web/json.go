@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -66,6 +67,9 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 func DecodeBytes(body []byte, dst any) error {
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] != '{' {
 		return apierr.Invalid("", "the body must be a JSON object")
+	}
+	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -10,9 +10,16 @@ import (
 )
 
 type body struct {
-	Name  string   `json:"name"`
-	Count int      `json:"count"`
-	Tags  []string `json:"tags"`
+	Name  string         `json:"name"`
+	Count int            `json:"count"`
+	Tags  []string       `json:"tags"`
+	Inner *inner         `json:"inner"`
+	Items []inner        `json:"items"`
+	Free  map[string]any `json:"free"`
+}
+
+type inner struct {
+	Line1 string `json:"line1"`
 }
 
 func TestDecode(t *testing.T) {
@@ -31,6 +38,11 @@ func TestDecode(t *testing.T) {
 		{"WrongNestedType", `{"tags":[1]}`, apierr.ValidationFailed, "tags"},
 		{"TwoObjects", `{"name":"a"}{"name":"b"}`, apierr.ValidationFailed, ""},
 		{"TrailingGarbage", `{"name":"a"} x`, apierr.ValidationFailed, ""},
+		{"CaseInsensitiveMatch", `{"NAME":"a"}`, apierr.ValidationFailed, "NAME"},
+		{"DuplicateKey", `{"name":"a","name":"b"}`, apierr.ValidationFailed, "name"},
+		{"NestedUnknown", `{"inner":{"line1":"x","zip":"1"}}`, apierr.ValidationFailed, "inner.zip"},
+		{"UnknownInArray", `{"items":[{"line1":"x"},{"extra":1}]}`, apierr.ValidationFailed, "items[1].extra"},
+		{"FreeFormAllowsAnyKey", `{"free":{"Anything":{"Goes":1}}}`, "", ""},
 		{"TooLarge", `{"name":"` + strings.Repeat("a", web.MaxBodyBytes) + `"}`, apierr.PayloadTooLarge, ""},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,147 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+)
+
+// checkKeys walks a JSON document against the Go type it will be decoded
+// into and refuses what encoding/json lets through: object keys that match
+// a field only case-insensitively, keys given twice, and unknown keys in
+// nested objects (named by their full path, such as address.zip or
+// credentials[0].extra). Syntax errors are left to the decoder.
+func checkKeys(data []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return walkKeys(dec, t, "")
+}
+
+var (
+	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	rawMessage  = reflect.TypeFor[json.RawMessage]()
+)
+
+// checked returns the type to check a value against, or nil when the value
+// is free-form (any, raw JSON, or a type with its own UnmarshalJSON).
+func checked(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t == rawMessage || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshaler) {
+		return nil
+	}
+	return t
+}
+
+func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	t = checked(t)
+	switch delim {
+	case '{':
+		var fields map[string]reflect.Type
+		var elem reflect.Type
+		if t != nil {
+			switch t.Kind() {
+			case reflect.Struct:
+				fields = jsonFields(t)
+			case reflect.Map:
+				elem = t.Elem()
+			}
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			key, _ := kt.(string)
+			at := key
+			if path != "" {
+				at = path + "." + key
+			}
+			if t != nil && seen[key] {
+				return apierr.Invalid(at, "is given twice")
+			}
+			seen[key] = true
+			next := elem
+			if fields != nil {
+				ft, known := fields[key]
+				if !known {
+					return apierr.Invalid(at, "unknown field")
+				}
+				next = ft
+			}
+			if err := walkKeys(dec, next, at); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	case '[':
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := walkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return nil
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// jsonFields returns the JSON names of a struct's decodable fields (the
+// promoted fields of embedded structs included) and their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				for k, v := range jsonFields(et) {
+					if _, dup := out[k]; !dup {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	fieldCache.Store(t, out)
+	return out
+}
