@@ -2,7 +2,6 @@ package user
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -297,18 +296,11 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 			}
 			creds = all
 		} else {
-			for _, p := range []string{ProviderEmail, ProviderMobile} {
-				id, err := NormalizeCredential(p, q.ID)
-				if err != nil {
-					continue
-				}
-				uid, err := s.st().userIDByCredential(ctx, caller.TenantID, p, id, now)
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return nil, web.Page{}, err
-				}
+			owners, err := s.st().ownersOf(ctx, caller.TenantID, q.ID, now)
+			if err != nil {
+				return nil, web.Page{}, err
+			}
+			for _, uid := range owners {
 				all, err := s.st().credentials(ctx, caller.TenantID, uid, now)
 				if err != nil {
 					return nil, web.Page{}, err

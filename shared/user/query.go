@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -588,18 +589,20 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 		if q.StartKey != "" {
 			return nil, web.Page{}, apierr.Invalid("startKey", "is not a key returned by this query")
 		}
+		owners, err := st.ownersOf(ctx, caller.TenantID, q.CredentialID, now)
+		if err != nil {
+			return nil, web.Page{}, err
+		}
 		var recs []record
-		for _, p := range []string{ProviderEmail, ProviderMobile} {
-			id, err := NormalizeCredential(p, q.CredentialID)
-			if err != nil {
-				continue
-			}
-			uid, err := st.userIDByCredential(ctx, caller.TenantID, p, id, now)
-			if err != nil {
-				continue
-			}
+		for _, uid := range owners {
 			r, err := st.getUser(ctx, caller.TenantID, uid, now)
-			if err == nil && q.keep(r, now) {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, web.Page{}, err
+			}
+			if q.keep(r, now) {
 				recs = append(recs, r)
 			}
 		}

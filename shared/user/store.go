@@ -272,6 +272,28 @@ func (s *store) userIDByCredential(ctx context.Context, tenantID, provider, id s
 	return ci.UserID, nil
 }
 
+// ownersOf returns the users holding a bare e-mail address or mobile number
+// (read as either provider, as GET /users?credentialId= and GET
+// /credentials?id= take it).
+func (s *store) ownersOf(ctx context.Context, tenantID, raw string, now time.Time) ([]string, error) {
+	var out []string
+	for _, p := range []string{ProviderEmail, ProviderMobile} {
+		id, err := NormalizeCredential(p, raw)
+		if err != nil {
+			continue
+		}
+		uid, err := s.userIDByCredential(ctx, tenantID, p, id, now)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, uid)
+	}
+	return out, nil
+}
+
 // userIsLive is a transaction check that the user exists and is not
 // deleted, so nothing is added to a user being deleted.
 func (s *store) userIsLive(tenantID, userID string) types.TransactWriteItem {
