@@ -439,11 +439,30 @@ func TestCachingAndRotation(t *testing.T) {
 			t.Fatalf("concurrent Verify: %v", err)
 		}
 	}
-	// Both providers point at the same local issuer: one discovery and one
-	// key fetch each, however many tokens.
-	if d, k := e.iss.DiscoveryRequests(), e.iss.JWKSRequests(); d != 2 || k > 2 {
-		t.Fatalf("discovery requests = %d, key set requests = %d; want 2 and at most 2", d, k)
+	// Both providers point at the same local issuer. Discovery is ours and
+	// serialised: exactly one per provider. The key set is go-oidc's
+	// RemoteKeySet: a verifier that missed the cache just before a fetch
+	// finished may start one more, so the burst is only bounded by "fewer
+	// than one per token"; what must hold is that a warm verifier asks the
+	// issuer nothing at all.
+	if d, k := e.iss.DiscoveryRequests(), e.iss.JWKSRequests(); d != 2 || k < 1 || k >= 20 {
+		t.Fatalf("discovery requests = %d, key set requests = %d; want 2 and 1..19", d, k)
 	}
+	t.Run("warm verifier makes no requests", func(t *testing.T) {
+		d0, k0 := e.iss.DiscoveryRequests(), e.iss.JWKSRequests()
+		for i := range 20 {
+			prov := sso.Google
+			if i%2 == 1 {
+				prov = sso.Apple
+			}
+			if _, err := e.v.Verify(context.Background(), prov, e.iss.Token(e.with(nil)), []string{clientID}); err != nil {
+				t.Fatalf("warm Verify: %v", err)
+			}
+		}
+		if d, k := e.iss.DiscoveryRequests()-d0, e.iss.JWKSRequests()-k0; d != 0 || k != 0 {
+			t.Fatalf("warm verifier made %d discovery and %d key set requests; want 0 and 0", d, k)
+		}
+	})
 
 	old := e.iss.Token(e.with(nil))
 	e.iss.Rotate()
