@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -38,6 +39,18 @@ type NewCredentialInput struct {
 // /users/{userId}/credentials). Unless skipVerification (admin only), a
 // verification code is sent to it.
 func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (Credential, error) {
+	// Two adds for one user at once contend on the user's code count; the
+	// loser re-reads and tries again rather than answering 409.
+	for attempt := 0; ; attempt++ {
+		c, err := s.addCredential(ctx, caller, userID, in)
+		if !errors.Is(err, ErrConcurrentUpdate) || attempt == 3 {
+			return c, err
+		}
+	}
+}
+
+// addCredential is one attempt of AddCredential.
+func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (Credential, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return Credential{}, err
 	}
@@ -72,7 +85,7 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	// code (also after five wrong codes voided the old one).
 	for _, c := range existing {
 		if c.Provider == provider && c.Identifier == id && !c.IsVerified && !c.IsPrimary {
-			return s.resendVerification(ctx, caller.TenantID, c)
+			return s.resendVerification(ctx, caller.TenantID, r, c)
 		}
 	}
 	if len(existing) >= MaxCredentials {
@@ -93,13 +106,22 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, err
 	}
-	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, st.userIsLive(caller.TenantID, userID)}); err != nil {
-		failed := failedAt(err)
-		if slices.Contains(failed, 2) {
-			return Credential{}, fmt.Errorf("add credential: %w", ErrNotFound)
+	// The user check also counts the code send (MaxCodeSends an hour, shared
+	// with activation and reset codes), so re-adding an identifier cannot
+	// be used to guess codes or to send unlimited messages.
+	userItem := st.userIsLive(caller.TenantID, userID)
+	if c.VerifyCode != "" {
+		if userItem, err = st.codeSendCounted(r, now); err != nil {
+			return Credential{}, err
 		}
-		if len(failed) > 0 {
+	}
+	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
+		failed := failedAt(err)
+		switch {
+		case slices.Contains(failed, 0) || slices.Contains(failed, 1):
 			return Credential{}, fmt.Errorf("add credential: %w", ErrCredentialExists)
+		case slices.Contains(failed, 2):
+			return Credential{}, s.userChanged(ctx, caller.TenantID, userID, "add credential")
 		}
 		return Credential{}, fmt.Errorf("add credential: %w", err)
 	}
@@ -109,23 +131,47 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 	return c.view(), nil
 }
 
-// resendVerification gives an unverified credential a new code and sends it.
-func (s *Service) resendVerification(ctx context.Context, tenantID string, c credRecord) (Credential, error) {
+// resendVerification gives an unverified credential of the user r a new
+// code and sends it, counting the send as AddCredential does.
+func (s *Service) resendVerification(ctx context.Context, tenantID string, r record, c credRecord) (Credential, error) {
+	st := s.st()
+	count, err := st.codeSendCounted(r, s.Clock.Now())
+	if err != nil {
+		return Credential{}, err
+	}
 	c.VerifyCode, c.VerifyAttempts = newCode(4), 0
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	err = st.transact(ctx, []types.TransactWriteItem{{Update: &types.Update{
 		TableName: aws.String(s.Tables.Users), Key: key(c.PK, c.SK),
 		UpdateExpression:          aws.String("SET verifyCode = :c, verifyAttempts = :zero"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND isVerified = :false"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: c.VerifyCode}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
-	})
-	if ddb.IsConditionFailed(err) {
-		return Credential{}, fmt.Errorf("resend verification: %w", ErrCredentialExists)
-	}
+	}}, count})
 	if err != nil {
+		failed := failedAt(err)
+		switch {
+		case slices.Contains(failed, 0):
+			return Credential{}, fmt.Errorf("resend verification: %w", ErrCredentialExists)
+		case slices.Contains(failed, 1):
+			return Credential{}, s.userChanged(ctx, tenantID, r.ID, "resend verification")
+		}
 		return Credential{}, fmt.Errorf("resend verification: %w", err)
 	}
 	s.sendCode(ctx, tenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
 	return c.view(), nil
+}
+
+// userChanged explains a failed condition on a user record inside a
+// transaction: the user is gone (not found) or another request changed it
+// meanwhile (conflict, retry).
+func (s *Service) userChanged(ctx context.Context, tenantID, userID, op string) error {
+	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if r.Deleted {
+		return fmt.Errorf("%s: %w", op, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", op, ErrConcurrentUpdate)
 }
 
 // credentialByID finds a user's credential by its _id.

@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,4 +151,56 @@ func TestGuestSocialCredentialIsVerified(t *testing.T) {
 	h.Do("POST", "/guests", body, h.Anon()).Expect(t, 422, "VALIDATION_FAILED")
 	good := map[string]any{"credentials": []map[string]any{{"provider": "GOOGLE", "id": "g-guest", "token": google.Token(google.Claims(googleClient, "g-guest"))}}}
 	h.Do("POST", "/guests", good, h.Anon()).Expect(t, 201, "")
+}
+
+func TestVerificationCodeSendsAreCapped(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Code", "Cap")
+	email := uniqueEmail("cap")
+	path := "/users/" + id + "/credentials"
+	body := map[string]any{"id": email, "provider": "EMAIL"}
+	h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	for i := 1; i < 5; i++ { // re-adding resends a fresh code
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	}
+	t.Run("ErrTooManyCodes", func(t *testing.T) {
+		before := len(h.Outbox.Messages(email))
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+		h.Do("POST", path, map[string]any{"id": uniqueMobile(), "provider": "MOBILE"}, ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+		if got := len(h.Outbox.Messages(email)); got != before {
+			t.Errorf("messages to %s = %d after the cap, want %d", email, got, before)
+		}
+	})
+	t.Run("skipVerification sends nothing and is not capped", func(t *testing.T) {
+		h.Do("POST", path, map[string]any{"id": uniqueEmail("cap"), "provider": "EMAIL", "skipVerification": true}, h.Admin()).Expect(t, 201, "")
+	})
+	t.Run("a new hour allows codes again", func(t *testing.T) {
+		h.Clock.Advance(61 * time.Minute)
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	})
+}
+
+func TestConcurrentCredentialAddsForOneUser(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Two", "Adds")
+	ids := []string{uniqueEmail("cap"), uniqueMobile(), uniqueEmail("cap")}
+	statuses := make([]int, len(ids))
+	var wg sync.WaitGroup
+	for i, cid := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			provider := "EMAIL"
+			if !strings.Contains(cid, "@") {
+				provider = "MOBILE"
+			}
+			statuses[i] = h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": cid, "provider": provider}, ts.Token(token)).Status
+		}()
+	}
+	wg.Wait()
+	for i, got := range statuses {
+		if got != 201 {
+			t.Errorf("add %s: status %d, want 201", ids[i], got)
+		}
+	}
 }

@@ -305,6 +305,30 @@ func (s *store) userIsLive(tenantID, userID string) types.TransactWriteItem {
 	}}
 }
 
+// codeSendCounted is a transaction update that counts one more code sent
+// to the live user r (see countCodeSend) and fails if the user was deleted
+// or another request counted a code meanwhile. It returns ErrTooManyCodes
+// when the hour's sends are used up.
+func (s *store) codeSendCounted(r record, now time.Time) (types.TransactWriteItem, error) {
+	upd, err := countCodeSend(r, now)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	cond := expression.Name("pk").AttributeExists().
+		And(expression.Name("deleted").Equal(expression.Value(false))).
+		And(expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends)))).
+		And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("count code send of %s: %w", r.ID, err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.users), Key: key(r.PK, r.SK),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
 // primaryOwner returns the owner of a credential identifier only when it is
 // one of that user's primary credentials: secondary credentials cannot log
 // in, activate a user or reset a password.
