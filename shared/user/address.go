@@ -101,8 +101,12 @@ func (s *Service) Addresses(ctx context.Context, caller web.Caller, userID strin
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
-	if _, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	if err != nil {
 		return nil, err
+	}
+	if r.Deleted {
+		return nil, fmt.Errorf("list addresses: %w", ErrNotFound)
 	}
 	return s.addresses(ctx, caller.TenantID, userID)
 }

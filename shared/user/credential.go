@@ -535,7 +535,7 @@ func (s *Service) handleListCredentials(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	v := r.URL.Query()
-	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: v.Get("id"), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
+	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: plusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -350,10 +350,10 @@ func (s *Service) handleLogout(w http.ResponseWriter, r *http.Request) {
 // resetBody is either a reset request {id} or its completion {username,
 // token, password}.
 type resetBody struct {
-	ID       string `json:"id"`
-	Username string `json:"username"`
-	Token    string `json:"token"`
-	Password string `json:"password"`
+	ID       *string `json:"id"`
+	Username string  `json:"username"`
+	Token    string  `json:"token"`
+	Password string  `json:"password"`
 }
 
 // handleReset serves POST /users/reset.
@@ -371,10 +371,14 @@ func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 	var err error
 	completing := body.Username != "" || body.Token != "" || body.Password != ""
 	switch {
-	case body.ID != "" && completing:
+	case body.ID != nil && completing:
 		err = apierr.Invalid("", "send either {id} or {username, token, password}")
-	case body.ID != "":
-		err = s.RequestReset(r.Context(), caller.TenantID, body.ID)
+	case body.ID != nil && strings.TrimSpace(*body.ID) == "":
+		err = apierr.Invalid("id", "is required")
+	case body.ID != nil:
+		err = s.RequestReset(r.Context(), caller.TenantID, *body.ID)
+	case !completing:
+		err = apierr.Invalid("id", "is required (or send {username, token, password} to set a new password)")
 	case body.Username == "":
 		err = apierr.Invalid("username", "is required")
 	case body.Token == "":

@@ -1,8 +1,13 @@
 package user_test
 
 import (
+	"context"
 	"net/url"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
@@ -268,10 +273,17 @@ func TestDeleteUser(t *testing.T) {
 		if u["hasProfilePhoto"] != false || u["isRegisteredForPushNotifications"] != false || len(u["credentials"].([]any)) != 0 || len(u["extended"].(map[string]any)) != 0 {
 			t.Errorf("user = %v", u)
 		}
-		var addrs []any
-		h.Do("GET", "/users/"+id+"/addresses", nil, h.Admin()).Expect(t, 200, "").JSON(t, &addrs)
-		if len(addrs) != 0 {
-			t.Errorf("addresses = %v", addrs)
+		h.Do("GET", "/users/"+id+"/addresses", nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
+		// The address items themselves are gone, not only hidden.
+		out, err := h.Deps.DB.Query(context.Background(), &dynamodb.QueryInput{
+			TableName:              aws.String(h.Deps.Config.Tables.Users),
+			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :addr)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": &types.AttributeValueMemberS{Value: h.Tenant.ID + "#USER#" + id}, ":addr": &types.AttributeValueMemberS{Value: "ADDR#"},
+			},
+		})
+		if err != nil || len(out.Items) != 0 {
+			t.Errorf("address items after deletion: %v, %v", out, err)
 		}
 	})
 	t.Run("CannotLogIn", func(t *testing.T) {
@@ -302,5 +314,10 @@ func TestDeleteUser(t *testing.T) {
 	})
 	t.Run("DeletedCannotBeUpdated", func(t *testing.T) {
 		h.Do("PUT", "/users/"+id, map[string]any{"firstName": "Back"}, h.Admin()).Expect(t, 404, "NOT_FOUND")
+	})
+	t.Run("DeletedHasNoSubResources", func(t *testing.T) {
+		for _, path := range []string{"/addresses", "/checkins"} {
+			h.Do("GET", "/users/"+id+path, nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
+		}
 	})
 }

@@ -176,7 +176,7 @@ func TestListUsers(t *testing.T) {
 		}
 	})
 	t.Run("BadInput", func(t *testing.T) {
-		for _, q := range []string{"name=ab", "limit=0", "limit=1001", "limit=x", "sort=name", "role=KING", "createdAfter=yesterday", "include=everything", "startKey=forged"} {
+		for _, q := range []string{"name=ab", "name=%20%20%20", "name=" + strings.Repeat("x", 101), "name=" + strings.Repeat("%C3%B6", 600), "limit=0", "limit=1001", "limit=x", "sort=name", "role=KING", "createdAfter=yesterday", "include=everything", "startKey=forged"} {
 			t.Run(q, func(t *testing.T) {
 				h.Do("GET", "/users?"+q, nil, h.Admin(), v4).Expect(t, 422, "VALIDATION_FAILED")
 			})
@@ -266,9 +266,12 @@ func TestGetAndUpdateUser(t *testing.T) {
 			code string
 		}{
 			{"ErrPointsNotEditable", map[string]any{"points": 100}, "POINTS_NOT_EDITABLE"},
-			{"State", map[string]any{"state": "ACTIVE"}, "VALIDATION_FAILED"},
+			{"State", map[string]any{"state": "PENDING"}, "VALIDATION_FAILED"},
 			{"TenantID", map[string]any{"tenantId": "other"}, "VALIDATION_FAILED"},
-			{"Tokens", map[string]any{"tokens": map[string]any{}}, "VALIDATION_FAILED"},
+			{"OtherID", map[string]any{"id": "someone-else", "firstName": "X"}, "VALIDATION_FAILED"},
+			{"OtherLegacyID", map[string]any{"_id": "someone-else"}, "VALIDATION_FAILED"},
+			{"Balance", map[string]any{"balance": 1000}, "VALIDATION_FAILED"},
+			{"Password", map[string]any{"password": "new-password-1"}, "VALIDATION_FAILED"},
 			{"Deleted", map[string]any{"deleted": true}, "VALIDATION_FAILED"},
 			{"RolesByUser", map[string]any{"roles": []string{"ADMIN"}}, "VALIDATION_FAILED"},
 			{"UnknownField", map[string]any{"shoeSize": 9}, "VALIDATION_FAILED"},
@@ -323,6 +326,19 @@ func TestGetAndUpdateUser(t *testing.T) {
 				t.Errorf("old name still finds the user")
 			}
 		}
+	})
+	t.Run("GetModifyPut", func(t *testing.T) {
+		// A client may send back what GET returned: read-only fields equal
+		// to the stored values and server-derived fields are accepted.
+		got := h.Do("GET", "/users/"+id+"?include=favouriteLocations,extended,credentials,checkin,segmentIds", nil, ts.Token(token)).Expect(t, 200, "").Map(t)
+		got["lastName"] = "Roundtrip"
+		got["created"] = "2000-01-01T00:00:00Z"
+		u := h.Do("PUT", "/users/"+id, got, ts.Token(token)).Expect(t, 200, "").Map(t)
+		if u["lastName"] != "Roundtrip" || u["id"] != id || u["created"] == "2000-01-01T00:00:00Z" {
+			t.Errorf("round trip update = %v", u)
+		}
+		legacy := map[string]any{"_id": id, "name": "whatever", "tenantId": h.Tenant.ID, "firstName": "Augusta"}
+		h.Do("PUT", "/users/"+id, legacy, ts.Token(token)).Expect(t, 200, "")
 	})
 	t.Run("AdminSetsRoles", func(t *testing.T) {
 		u := h.Do("PUT", "/users/"+otherID, map[string]any{"roles": []string{"USER", "ADMIN"}}, h.Admin()).Expect(t, 200, "").Map(t)

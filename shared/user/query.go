@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -172,6 +173,44 @@ type UpdateInput struct {
 	Roles                       *[]string       `json:"roles"`
 	// Clear lists the optional fields sent as null: they are removed.
 	Clear []string `json:"-"`
+	// ReadOnly holds the read-only fields the body carried; Update checks
+	// that each equals the stored value.
+	ReadOnly map[string]json.RawMessage `json:"-"`
+}
+
+// checkUnchanged fails with "cannot be changed" for the first read-only
+// field of in whose value differs from the user's current one; roles sent
+// unchanged by a caller who may not change them are dropped.
+func (in *UpdateInput) checkUnchanged(current User, admin bool) error {
+	cur, err := json.Marshal(current)
+	if err != nil {
+		return fmt.Errorf("check read-only fields: %w", err)
+	}
+	var have map[string]any
+	if err := json.Unmarshal(cur, &have); err != nil {
+		return fmt.Errorf("check read-only fields: %w", err)
+	}
+	have["_id"] = have["id"]
+	names := make([]string, 0, len(in.ReadOnly))
+	for k := range in.ReadOnly {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		var sent any
+		if err := json.Unmarshal(in.ReadOnly[k], &sent); err != nil || !reflect.DeepEqual(sent, have[k]) {
+			return apierr.Invalid(k, "cannot be changed")
+		}
+	}
+	if in.Roles != nil && !admin {
+		sent, stored := slices.Clone(*in.Roles), slices.Clone(current.Roles)
+		slices.Sort(sent)
+		slices.Sort(stored)
+		if slices.Equal(slices.Compact(sent), slices.Compact(stored)) {
+			in.Roles = nil
+		}
+	}
+	return nil
 }
 
 // tipInput is a defaultTip in an update body; amount is required.
@@ -186,12 +225,21 @@ var clearable = map[string]bool{
 	"birthdate": true, "gender": true, "externalPosId": true, "externalLoyaltyId": true,
 }
 
-// fields a client can never set through PUT /users/{userId}.
+// readOnlyFields are the fields of a User a client can never set through
+// PUT /users/{userId}. A body may still carry them, so that a client can
+// send back what GET returned: each must then equal the stored value (422
+// "cannot be changed" otherwise).
 var readOnlyFields = map[string]bool{
-	"id": true, "_id": true, "tenantId": true, "state": true, "tokens": true, "deleted": true, "isGuest": true,
-	"created": true, "updatedAt": true, "balance": true, "credentials": true, "hasProfilePhoto": true,
-	"hasPaymentCard": true, "card": true, "isRegisteredForPushNotifications": true, "additionalInformation": true,
-	"password": true,
+	"id": true, "_id": true, "tenantId": true, "state": true, "deleted": true, "isGuest": true, "balance": true,
+}
+
+// derivedFields are fields of a User the server computes (timestamps,
+// flags, formatted values, included extras). A PUT body may carry them and
+// they are ignored, whatever their value.
+var derivedFields = map[string]bool{
+	"created": true, "updatedAt": true, "additionalInformation": true, "hasProfilePhoto": true, "profilePhotoUrl": true,
+	"hasPaymentCard": true, "card": true, "isRegisteredForPushNotifications": true, "tokens": true, "name": true,
+	"credentials": true, "checkin": true, "segmentIds": true, "segments": true,
 }
 
 // DecodeUpdate reads a PUT /users/{userId} body: `points` is
@@ -213,17 +261,33 @@ func DecodeUpdate(body []byte) (UpdateInput, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	var in UpdateInput
+	rest := map[string]json.RawMessage{}
 	for _, k := range names {
-		if readOnlyFields[k] {
-			return UpdateInput{}, apierr.Invalid(k, "cannot be changed")
+		switch {
+		case k == "password":
+			return UpdateInput{}, apierr.Invalid(k, "cannot be changed here: use POST /users/reset")
+		case readOnlyFields[k]:
+			if in.ReadOnly == nil {
+				in.ReadOnly = map[string]json.RawMessage{}
+			}
+			in.ReadOnly[k] = raw[k]
+		case derivedFields[k]:
+		default:
+			rest[k] = raw[k]
 		}
 	}
-	var in UpdateInput
-	if err := web.DecodeBytes(body, &in); err != nil {
-		return UpdateInput{}, err
+	if len(rest) > 0 {
+		writable, err := json.Marshal(rest)
+		if err != nil {
+			return UpdateInput{}, fmt.Errorf("decode update: %w", err)
+		}
+		if err := web.DecodeBytes(writable, &in); err != nil {
+			return UpdateInput{}, err
+		}
 	}
 	for _, k := range names {
-		if string(raw[k]) != "null" {
+		if _, ok := rest[k]; !ok || string(raw[k]) != "null" {
 			continue
 		}
 		if !clearable[k] {
@@ -330,9 +394,6 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	if err := caller.RequireUser(userID); err != nil {
 		return User{}, err
 	}
-	if err := in.validate(caller.IsAdmin()); err != nil {
-		return User{}, err
-	}
 	now := s.Clock.Now()
 	st := s.st()
 	r, err := st.getUser(ctx, caller.TenantID, userID, now)
@@ -341,6 +402,18 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	}
 	if r.Deleted {
 		return User{}, fmt.Errorf("update user: %w", ErrNotFound)
+	}
+	if len(in.ReadOnly) > 0 || in.Roles != nil {
+		current, err := s.view(ctx, r, caller, nil)
+		if err != nil {
+			return User{}, fmt.Errorf("update user: %w", err)
+		}
+		if err := in.checkUnchanged(current, caller.IsAdmin()); err != nil {
+			return User{}, err
+		}
+	}
+	if err := in.validate(caller.IsAdmin()); err != nil {
+		return User{}, err
 	}
 	var upd expression.UpdateBuilder
 	set := func(name string, v any) { upd = upd.Set(expression.Name(name), expression.Value(v)) }
@@ -510,11 +583,18 @@ func ParseAfter(field, v string) (string, error) {
 	return "", apierr.Invalid(field, "must be an ISO 8601 date or date-time")
 }
 
+// MaxNameSearch is the longest name search (GET /users?name=): no name
+// field is longer.
+const MaxNameSearch = 100
+
 // Validate checks a list query.
 func (q *ListQuery) Validate() error {
+	given := q.Name != ""
 	q.Name = strings.TrimSpace(q.Name)
-	if q.Name != "" && len([]rune(q.Name)) < 3 {
+	if n := len([]rune(q.Name)); given && n < 3 {
 		return apierr.Invalid("name", "must be at least 3 characters")
+	} else if n > MaxNameSearch {
+		return apierr.Invalid("name", "must be at most %d characters", MaxNameSearch)
 	}
 	switch q.Role {
 	case "", "GUEST", "USER", "ADMIN":

@@ -137,12 +137,12 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		if oidcProviders[c.Provider] == "" {
 			continue
 		}
-		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, "credentials.token")
+		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, credField(i, "token"))
 		if err != nil {
 			return User{}, err
 		}
 		if ident.Subject != c.ID {
-			return User{}, apierr.Invalid("credentials.id", "does not match the subject of the provider's token")
+			return User{}, apierr.Invalid(credField(i, "id"), "does not match the subject of the provider's token")
 		}
 		creds[i].IsVerified = true
 		r.State = StateActive
@@ -347,16 +347,16 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	}
 	// A guest's social credential is verified like a full user's, or anyone
 	// could hold another person's provider id for an hour.
-	for _, c := range in.Credentials {
+	for i, c := range in.Credentials {
 		if oidcProviders[c.Provider] == "" {
 			continue
 		}
-		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, "credentials.token")
+		ident, err := s.verifySocial(ctx, t, c.Provider, c.Token, credField(i, "token"))
 		if err != nil {
 			return Session{}, err
 		}
 		if ident.Subject != c.ID {
-			return Session{}, apierr.Invalid("credentials.id", "does not match the subject of the provider's token")
+			return Session{}, apierr.Invalid(credField(i, "id"), "does not match the subject of the provider's token")
 		}
 	}
 	now := s.Clock.Now()

@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,17 +162,27 @@ func TestPasswordReset(t *testing.T) {
 		h.Do("POST", "/users/reset", map[string]any{"id": uniqueEmail("ghost")}, h.Anon()).Expect(t, 404, "NOT_FOUND")
 	})
 	t.Run("BadInput", func(t *testing.T) {
-		for name, body := range map[string]any{
-			"Empty":          map[string]any{},
-			"Mixed":          map[string]any{"id": email, "username": email},
-			"MissingToken":   map[string]any{"username": email, "password": "another-horse-9"},
-			"MissingPass":    map[string]any{"username": email, "token": "123456"},
-			"UnknownField":   map[string]any{"id": email, "extra": 1},
-			"ShortPassword":  map[string]any{"username": email, "token": "123456", "password": "x"},
-			"WrongTypeToken": map[string]any{"username": email, "token": 123456, "password": "another-horse-9"},
-		} {
-			t.Run(name, func(t *testing.T) {
-				h.Do("POST", "/users/reset", body, h.Anon()).Expect(t, 422, "")
+		tests := []struct {
+			name  string
+			body  any
+			field string // the message names it first
+		}{
+			{"Empty", map[string]any{}, "id"},
+			{"EmptyID", map[string]any{"id": " "}, "id"},
+			{"Mixed", map[string]any{"id": email, "username": email}, ""},
+			{"MissingUsername", map[string]any{"token": "123456", "password": "another-horse-9"}, "username"},
+			{"MissingToken", map[string]any{"username": email, "password": "another-horse-9"}, "token"},
+			{"MissingPass", map[string]any{"username": email, "token": "123456"}, "password"},
+			{"UnknownField", map[string]any{"id": email, "extra": 1}, "extra"},
+			{"ShortPassword", map[string]any{"username": email, "token": "123456", "password": "x"}, "password"},
+			{"WrongTypeToken", map[string]any{"username": email, "token": 123456, "password": "another-horse-9"}, "token"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got := h.Do("POST", "/users/reset", tc.body, h.Anon()).Expect(t, 422, "").Map(t)
+				if msg, _ := got["message"].(string); !strings.HasPrefix(msg, tc.field) {
+					t.Errorf("message = %q, want it to start with %q", msg, tc.field)
+				}
 			})
 		}
 	})

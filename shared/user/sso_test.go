@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,18 +117,23 @@ func TestSocialCredentialOnCreate(t *testing.T) {
 	}
 	good := google.Token(google.Claims(googleClient, sub))
 	tests := []struct {
-		name string
-		body map[string]any
+		name  string
+		body  map[string]any
+		field string // the message names it first
 	}{
-		{"MissingToken", cred(sub, "", "GOOGLE")},
-		{"BadToken", cred(sub, "x.y.z", "GOOGLE")},
-		{"SubjectMismatch", cred("not-"+sub, good, "GOOGLE")},
-		{"WrongAudience", cred(sub, google.Token(google.Claims("other", sub)), "GOOGLE")},
-		{"Facebook", cred(sub, good, "FACEBOOK")},
+		{"MissingToken", cred(sub, "", "GOOGLE"), "credentials[0].token"},
+		{"BadToken", cred(sub, "x.y.z", "GOOGLE"), "credentials[0].token"},
+		{"SubjectMismatch", cred("not-"+sub, good, "GOOGLE"), "credentials[0].id"},
+		{"WrongAudience", cred(sub, google.Token(google.Claims("other", sub)), "GOOGLE"), "credentials[0].token"},
+		{"Facebook", cred(sub, good, "FACEBOOK"), ""},
+		{"BadEmail", cred("not-an-email", "", "EMAIL"), "credentials[0].id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h.Do("POST", "/users", tc.body, h.Anon()).Expect(t, 422, "VALIDATION_FAILED")
+			got := h.Do("POST", "/users", tc.body, h.Anon()).Expect(t, 422, "VALIDATION_FAILED").Map(t)
+			if msg, _ := got["message"].(string); !strings.HasPrefix(msg, tc.field) {
+				t.Errorf("message = %q, want it to start with %q", msg, tc.field)
+			}
 		})
 	}
 	u := h.Do("POST", "/users", cred(sub, good, "GOOGLE"), h.Anon()).Expect(t, 201, "").Map(t)

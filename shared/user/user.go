@@ -5,6 +5,7 @@
 package user
 
 import (
+	"errors"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -209,6 +210,21 @@ func NormalizeCredential(provider, id string) (string, error) {
 	}
 }
 
+// credField names field of the i-th credential of a create body.
+func credField(i int, field string) string { return fmt.Sprintf("credentials[%d].%s", i, field) }
+
+// atCredential re-points a "credentials.<field>" validation error at the
+// i-th credential of a create body.
+func atCredential(i int, err error) error {
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		if f, ok := strings.CutPrefix(e.Field, "credentials."); ok {
+			return apierr.Invalid(credField(i, f), "%s", strings.TrimPrefix(e.Message, e.Field+": "))
+		}
+	}
+	return err
+}
+
 // ProviderFor guesses the provider of a bare identifier (activation and
 // reset bodies carry only the id): an e-mail address has an @.
 func ProviderFor(id string) string {
@@ -260,10 +276,10 @@ func (in *CreateInput) Validate(guest bool) error {
 			}
 			c.ID = strings.TrimSpace(c.ID)
 			if c.ID == "" || len(c.ID) > 255 {
-				return apierr.Invalid("credentials.id", "the provider's user id is required (at most 255 characters)")
+				return apierr.Invalid(credField(i, "id"), "the provider's user id is required (at most 255 characters)")
 			}
 			if strings.TrimSpace(c.Token) == "" {
-				return apierr.Invalid("credentials.token", "the provider's ID token is required for a %s credential", c.Provider)
+				return apierr.Invalid(credField(i, "token"), "the provider's ID token is required for a %s credential", c.Provider)
 			}
 			if seen[c.Provider+c.ID] {
 				return apierr.Invalid("credentials", "the same credential is listed twice")
@@ -273,7 +289,7 @@ func (in *CreateInput) Validate(guest bool) error {
 		}
 		id, err := NormalizeCredential(c.Provider, c.ID)
 		if err != nil {
-			return err
+			return atCredential(i, err)
 		}
 		c.ID = id
 		if seen[c.Provider+id] {
@@ -328,7 +344,7 @@ func checkBirthdate(b string) error {
 		return apierr.Invalid("birthdate", "must be a date in the form YYYY-MM-DD")
 	}
 	if t.Year() < 1900 || t.After(time.Now()) {
-		return apierr.Invalid("birthdate", "must be a past date after 1900")
+		return apierr.Invalid("birthdate", "must be a date between 1900-01-01 and today")
 	}
 	return nil
 }
