@@ -423,6 +423,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 			*dst = *p
 		}
 	}
+	// A fullName the user chose survives a change of first or last name; a
+	// derived one ("first last") follows it.
+	derivedFull := r.FullName == fullName("", r.FirstName, r.LastName)
 	setStr("firstName", in.FirstName, &r.FirstName)
 	setStr("lastName", in.LastName, &r.LastName)
 	setStr("birthdate", in.Birthdate, &r.Birthdate)
@@ -501,7 +504,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		if in.FullName != nil {
 			full = *in.FullName
 		}
-		if in.FullName == nil || full == "" {
+		if (in.FullName == nil && derivedFull) || full == "" {
 			full = fullName("", r.FirstName, r.LastName)
 		}
 		set("fullName", full)

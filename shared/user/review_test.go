@@ -204,3 +204,27 @@ func TestConcurrentCredentialAddsForOneUser(t *testing.T) {
 		}
 	}
 }
+
+func TestFullNameOnUpdate(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Ada", "Lovelace")
+	tests := []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"DerivedFollowsFirstName", map[string]any{"firstName": "Augusta"}, "Augusta Lovelace"},
+		{"ChosenFullName", map[string]any{"fullName": "Countess of Lovelace"}, "Countess of Lovelace"},
+		{"ChosenSurvivesLastName", map[string]any{"lastName": "King"}, "Countess of Lovelace"},
+		{"EmptyFullNameDerivesAgain", map[string]any{"fullName": ""}, "Augusta King"},
+		{"DerivedFollowsBoth", map[string]any{"firstName": "Ada", "lastName": "Byron"}, "Ada Byron"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := h.Do("PUT", "/users/"+id, tc.body, ts.Token(token)).Expect(t, 200, "").Map(t)["fullName"]
+			if got != tc.want {
+				t.Errorf("fullName = %v, want %q", got, tc.want)
+			}
+		})
+	}
+}
