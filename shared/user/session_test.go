@@ -117,6 +117,10 @@ func TestLoginAndLogout(t *testing.T) {
 	if s["userId"] != id || s["permanent"] != false || s["tenantTitle"] != h.Tenant.Title {
 		t.Errorf("session = %v", s)
 	}
+	t.Run("EmailWithoutAuthProvider", func(t *testing.T) {
+		// MOBILE is the default, but an e-mail address selects EMAIL.
+		h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "")).Expect(t, 200, "")
+	})
 	t.Run("BearerWorksToo", func(t *testing.T) {
 		h.Do("GET", "/users/"+id, nil, ts.Headers{"Authorization", "Bearer " + token}).Expect(t, 200, "")
 	})
