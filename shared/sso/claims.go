@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // claims are the claims Verify reads beyond those go-oidc parses. They are
@@ -67,5 +68,61 @@ func (t *lenientTime) UnmarshalJSON(data []byte) error {
 		f = 0
 	}
 	*t = lenientTime(f)
+	return nil
+}
+
+// registered are the registered claims go-oidc checks, parsed from the
+// unverified payload exactly as go-oidc parses them (its idToken type is
+// unexported): the same Go types and the same JSON decoding, so that
+// rejectOffline judges the same values the full verification judges and
+// never refuses a token go-oidc would accept. A payload these types cannot
+// hold, go-oidc cannot hold either (it fails with "failed to unmarshal
+// claims").
+type registered struct {
+	Issuer    string           `json:"iss"`
+	Subject   string           `json:"sub"`
+	Audience  oidcAudience     `json:"aud"`
+	Expiry    oidcNumericDate  `json:"exp"`
+	IssuedAt  oidcNumericDate  `json:"iat"`
+	NotBefore *oidcNumericDate `json:"nbf"`
+}
+
+// oidcAudience is go-oidc's audience: a JSON string or array of strings.
+type oidcAudience []string
+
+// UnmarshalJSON implements json.Unmarshaler, as go-oidc's audience does.
+func (a *oidcAudience) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = oidcAudience{s}
+		return nil
+	}
+	var auds []string
+	if err := json.Unmarshal(b, &auds); err != nil {
+		return err
+	}
+	*a = auds
+	return nil
+}
+
+// oidcNumericDate is go-oidc's jsonTime: a JSON number (or numeric
+// string) of seconds since the epoch, a fraction truncated.
+type oidcNumericDate time.Time
+
+// UnmarshalJSON implements json.Unmarshaler, as go-oidc's jsonTime does.
+func (d *oidcNumericDate) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	unix, err := n.Int64()
+	if err != nil {
+		f, ferr := n.Float64()
+		if ferr != nil {
+			return ferr
+		}
+		unix = int64(f)
+	}
+	*d = oidcNumericDate(time.Unix(unix, 0))
 	return nil
 }

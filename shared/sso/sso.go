@@ -27,7 +27,11 @@
 // answer. A provider that cannot be reached (discovery or key fetch fails,
 // times out or answers garbage) is an internal error (500): the client did
 // nothing wrong and may retry, and answering 422 would tell a legitimate user
-// that their token is bad.
+// that their token is bad. The checks that need no key (form, algorithm,
+// expiry, nbf, issuer, audience, iat, subject) are first made on the
+// unverified claims, before any request to the provider, so a token that
+// fails one of them is refused (422) without network and even when the
+// provider is unreachable; a token that passes is then verified in full.
 package sso
 
 import (

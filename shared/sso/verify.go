@@ -101,9 +101,15 @@ func (v *Verifier) Verify(ctx context.Context, provider, rawIDToken string, audi
 	if raw == "" {
 		return Identity{}, ErrMissingToken
 	}
-	unverified, err := precheck(raw)
+	unverified, reg, err := precheck(raw)
 	if err != nil {
 		return Identity{}, fmt.Errorf("sso: %s token: %w", p.name, err)
+	}
+	// A token the checks below would refuse for its claims alone is refused
+	// now, without calling the provider: a wrong issuer, audience or expiry
+	// is the client's error (422) even when the provider cannot be reached.
+	if err := p.rejectOffline(reg, unverified, audiences, v.clock.Now()); err != nil {
+		return Identity{}, err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
@@ -209,6 +215,32 @@ func audienceAccepted(aud []string, azp string, accepted []string) bool {
 	return slices.Contains(accepted, azp)
 }
 
+// rejectOffline makes, on the unverified claims and before any request to
+// the provider, every check of the claims that Verify makes (through go-oidc
+// or itself) after the signature: expiry (no leeway, as go-oidc), nbf (with
+// go-oidc's leeway), issuer, audience, iat and subject, in the order the
+// full verification makes them so a token gets the same error either way.
+// It only rejects earlier: a token that passes is verified in full, and the
+// same checks are made again on the signed claims. c gives the azp claim.
+func (p *provider) rejectOffline(reg registered, c claims, audiences []string, now time.Time) error {
+	exp, iat := time.Time(reg.Expiry), time.Time(reg.IssuedAt)
+	switch {
+	case exp.Before(now):
+		return fmt.Errorf("sso: %s token expired at %v, now %v: %w", p.name, exp, now, ErrExpired)
+	case reg.NotBefore != nil && now.Add(Leeway).Before(time.Time(*reg.NotBefore)):
+		return fmt.Errorf("sso: %s token not before %v, now %v: %w", p.name, time.Time(*reg.NotBefore), now, ErrNotYetValid)
+	case !p.acceptsIssuer(reg.Issuer):
+		return fmt.Errorf("sso: %s token issued by %q: %w", p.name, reg.Issuer, ErrIssuer)
+	case !audienceAccepted(reg.Audience, string(c.AuthorizedParty), audiences):
+		return fmt.Errorf("sso: %s token for audience %q (azp %q): %w", p.name, []string(reg.Audience), c.AuthorizedParty, ErrAudience)
+	case !iat.IsZero() && iat.After(now.Add(Leeway)):
+		return fmt.Errorf("sso: %s token issued at %v, now %v: %w", p.name, iat, now, ErrNotYetValid)
+	case strings.TrimSpace(reg.Subject) == "":
+		return fmt.Errorf("sso: %s token: %w", p.name, ErrNoSubject)
+	}
+	return nil
+}
+
 // classify turns a go-oidc verification error into the error of Verify.
 // sigErr is what the key set returned, if the signature was checked.
 func (p *provider) classify(err, sigErr error, unverified claims, now time.Time) error {
@@ -256,40 +288,45 @@ func (k recordingKeySet) VerifySignature(ctx context.Context, jwt string) ([]byt
 }
 
 // precheck rejects what is not a compact JWS with an accepted algorithm and
-// a JSON object payload, before any key is fetched. It returns the
-// unverified claims, used only to word an error message.
-func precheck(raw string) (claims, error) {
+// a JSON object payload whose registered claims go-oidc can parse, before
+// any key is fetched. It returns the unverified claims, used only to word
+// an error message and to reject a token early (rejectOffline).
+func precheck(raw string) (claims, registered, error) {
 	if len(raw) > maxTokenBytes {
-		return claims{}, fmt.Errorf("token of %d bytes: %w", len(raw), ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token of %d bytes: %w", len(raw), ErrMalformed)
 	}
 	parts := strings.Split(raw, ".")
 	if len(parts) != 3 {
-		return claims{}, fmt.Errorf("token of %d parts: %w", len(parts), ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token of %d parts: %w", len(parts), ErrMalformed)
 	}
 	hb, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil {
-		return claims{}, fmt.Errorf("token header: %v: %w", err, ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token header: %v: %w", err, ErrMalformed)
 	}
 	var hdr struct {
 		Alg string `json:"alg"`
 	}
 	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return claims{}, fmt.Errorf("token header: %v: %w", err, ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token header: %v: %w", err, ErrMalformed)
 	}
 	if !slices.Contains(algorithms, jose.SignatureAlgorithm(hdr.Alg)) {
-		return claims{}, fmt.Errorf("token algorithm %q: %w", hdr.Alg, ErrAlgorithm)
+		return claims{}, registered{}, fmt.Errorf("token algorithm %q: %w", hdr.Alg, ErrAlgorithm)
 	}
 	jws, err := jose.ParseSigned(raw, algorithms)
 	if err != nil {
-		return claims{}, fmt.Errorf("parsing token: %v: %w", err, ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("parsing token: %v: %w", err, ErrMalformed)
 	}
 	payload := bytes.TrimSpace(jws.UnsafePayloadWithoutVerification())
 	if !bytes.HasPrefix(payload, []byte("{")) {
-		return claims{}, fmt.Errorf("token payload is not a JSON object: %w", ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token payload is not a JSON object: %w", ErrMalformed)
 	}
 	var c claims
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return claims{}, fmt.Errorf("token payload: %v: %w", err, ErrMalformed)
+		return claims{}, registered{}, fmt.Errorf("token payload: %v: %w", err, ErrMalformed)
 	}
-	return c, nil
+	var reg registered
+	if err := json.Unmarshal(payload, &reg); err != nil {
+		return claims{}, registered{}, fmt.Errorf("token claims: %v: %w", err, ErrInvalid)
+	}
+	return c, reg, nil
 }

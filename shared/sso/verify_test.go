@@ -355,7 +355,9 @@ func TestProviderFailures(t *testing.T) {
 		srv.Close()
 		v := sso.NewVerifier(sso.Config{Issuers: map[string]string{sso.Google: url}}, nil)
 		iss := ssotest.NewIssuer(t)
-		_, err := v.Verify(context.Background(), sso.Google, iss.Token(iss.Claims(clientID, "u")), []string{clientID})
+		c := iss.Claims(clientID, "u")
+		c["iss"] = url // a token that passes the offline checks
+		_, err := v.Verify(context.Background(), sso.Google, iss.Token(c), []string{clientID})
 		expectInternal(t, err)
 	})
 	t.Run("issuer hangs past the timeout", func(t *testing.T) {
@@ -370,7 +372,9 @@ func TestProviderFailures(t *testing.T) {
 		t.Cleanup(func() { close(release) })
 		v := sso.NewVerifier(sso.Config{Issuers: map[string]string{sso.Google: srv.URL}, Timeout: 50 * time.Millisecond}, nil)
 		iss := ssotest.NewIssuer(t)
-		_, err := v.Verify(context.Background(), sso.Google, iss.Token(iss.Claims(clientID, "u")), []string{clientID})
+		c := iss.Claims(clientID, "u")
+		c["iss"] = srv.URL // a token that passes the offline checks
+		_, err := v.Verify(context.Background(), sso.Google, iss.Token(c), []string{clientID})
 		expectInternal(t, err)
 	})
 	t.Run("discovery names another issuer, then recovers", func(t *testing.T) {
@@ -405,16 +409,118 @@ func TestProviderFailures(t *testing.T) {
 			t.Fatalf("after recovery: %v", err2)
 		}
 	})
-	t.Run("client errors are found before the provider is called", func(t *testing.T) {
+}
+
+// TestClientErrorsNeedNoProvider checks that tokens refused for their form
+// or their claims are refused with no request to the provider, so they are
+// 422 even when the provider cannot be reached, and that a good token is
+// still verified in full (and a well-formed token with a bad signature
+// still needs the keys).
+func TestClientErrorsNeedNoProvider(t *testing.T) {
+	tests := []struct {
+		name      string
+		provider  string
+		token     func(e *env) string
+		audiences []string
+		want      error
+	}{
+		{"HMAC with the public key", "google", func(e *env) string { return e.iss.TokenWith("HS256", e.iss.PublicKeyPEM(), e.with(nil)) }, nil, sso.ErrAlgorithm},
+		{"wrong issuer", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"iss": "https://evil.example"})) }, nil, sso.ErrIssuer},
+		{"wrong issuer ES256", "apple", func(e *env) string {
+			return e.iss.TokenWith("ES256", nil, e.with(map[string]any{"iss": "https://evil.example"}))
+		}, nil, sso.ErrIssuer},
+		{"real google issuer", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"iss": sso.GoogleIssuer})) }, nil, sso.ErrIssuer},
+		{"google's bare host for apple", "apple", func(e *env) string { return e.iss.Token(e.with(map[string]any{"iss": "accounts.google.com"})) }, nil, sso.ErrIssuer},
+		{"no issuer", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"iss": nil})) }, nil, sso.ErrIssuer},
+		{"issuer not a string", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"iss": 7})) }, nil, sso.ErrInvalid},
+		{"expired", "google", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"exp": e.clock.Now().Add(-time.Second).Unix()}))
+		}, nil, sso.ErrExpired},
+		{"expired ES256", "apple", func(e *env) string {
+			return e.iss.TokenWith("ES256", nil, e.with(map[string]any{"exp": e.clock.Now().Add(-time.Hour).Unix()}))
+		}, nil, sso.ErrExpired},
+		{"expired, as a numeric string", "google", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"exp": strconv.FormatInt(e.clock.Now().Add(-time.Minute).Unix(), 10)}))
+		}, nil, sso.ErrExpired},
+		{"no expiry", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"exp": nil})) }, nil, sso.ErrExpired},
+		{"expiry not a number", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"exp": "tomorrow"})) }, nil, sso.ErrInvalid},
+		{"nbf beyond leeway", "google", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"nbf": e.clock.Now().Add(sso.Leeway + time.Minute).Unix()}))
+		}, nil, sso.ErrNotYetValid},
+		{"iat beyond leeway", "google", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"iat": e.clock.Now().Add(sso.Leeway + time.Minute).Unix()}))
+		}, nil, sso.ErrNotYetValid},
+		{"wrong audience", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"aud": "someone-else"})) }, nil, sso.ErrAudience},
+		{"wrong audiences array", "apple", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"aud": []string{"a", "b"}, "azp": "a"}))
+		}, nil, sso.ErrAudience},
+		{"configured audience without azp", "google", func(e *env) string {
+			return e.iss.Token(e.with(map[string]any{"aud": []string{"other", clientID}}))
+		}, nil, sso.ErrAudience},
+		{"no audience", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"aud": nil})) }, nil, sso.ErrAudience},
+		{"audience of another configured tenant", "google", func(e *env) string { return e.iss.Token(e.with(nil)) }, []string{"tenant-b-client"}, sso.ErrAudience},
+		{"no subject", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"sub": nil})) }, nil, sso.ErrNoSubject},
+		{"subject not a string", "google", func(e *env) string { return e.iss.Token(e.with(map[string]any{"sub": 12})) }, nil, sso.ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			auds := tc.audiences
+			if auds == nil {
+				auds = []string{clientID}
+			}
+			t.Run("issuer up, never called", func(t *testing.T) {
+				e := newEnv(t)
+				tok := tc.token(e)
+				_, err := e.v.Verify(context.Background(), tc.provider, tok, auds)
+				expectRejected(t, err, tc.want, tok)
+				if d, k := e.iss.DiscoveryRequests(), e.iss.JWKSRequests(); d+k != 0 {
+					t.Fatalf("%d discovery and %d key set requests for a token refused up front; want none", d, k)
+				}
+			})
+			t.Run("issuer unreachable", func(t *testing.T) {
+				e := newEnv(t)
+				tok := tc.token(e)
+				v := sso.NewVerifier(sso.Config{Issuers: map[string]string{sso.Google: e.iss.URL(), sso.Apple: e.iss.URL()}, HTTPClient: unreachable()}, e.clock)
+				_, err := v.Verify(context.Background(), tc.provider, tok, auds)
+				expectRejected(t, err, tc.want, tok)
+			})
+		})
+	}
+	t.Run("good token still verified in full", func(t *testing.T) {
 		e := newEnv(t)
-		tok := e.iss.TokenWith("HS256", e.iss.PublicKeyPEM(), e.with(nil))
-		_, err := e.v.Verify(context.Background(), sso.Google, tok, []string{clientID})
-		expectRejected(t, err, sso.ErrAlgorithm, tok)
-		if n := e.iss.DiscoveryRequests() + e.iss.JWKSRequests(); n != 0 {
-			t.Fatalf("%d requests to the issuer for a token refused up front", n)
+		for _, alg := range []string{"RS256", "ES256"} {
+			tok := e.iss.TokenWith(alg, nil, e.with(nil))
+			if id, err := e.v.Verify(context.Background(), sso.Google, tok, []string{clientID}); err != nil || id.Subject != "user-1" {
+				t.Fatalf("%s: Verify = %+v, %v", alg, id, err)
+			}
+		}
+		if d, k := e.iss.DiscoveryRequests(), e.iss.JWKSRequests(); d != 1 || k < 1 {
+			t.Fatalf("discovery requests = %d, key set requests = %d; want 1 and at least 1", d, k)
 		}
 	})
+	t.Run("good claims with a bad signature still need the provider", func(t *testing.T) {
+		e := newEnv(t)
+		tok := e.iss.TokenWith("RS256", mustRSA(t), e.with(nil))
+		_, err := e.v.Verify(context.Background(), sso.Google, tok, []string{clientID})
+		expectRejected(t, err, sso.ErrSignature, tok)
+		v := sso.NewVerifier(sso.Config{Issuers: map[string]string{sso.Google: e.iss.URL()}, HTTPClient: unreachable()}, e.clock)
+		_, err = v.Verify(context.Background(), sso.Google, tok, []string{clientID})
+		expectInternal(t, err)
+	})
 }
+
+// unreachable returns an HTTP client whose every request fails, as with
+// no network.
+func unreachable() *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, errors.New("no network")
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip implements http.RoundTripper.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestCachingAndRotation(t *testing.T) {
 	e := newEnv(t)
