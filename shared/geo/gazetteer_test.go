@@ -145,7 +145,8 @@ func TestGazetteerLocate(t *testing.T) {
 		{"free-text region with a landmark", Address{Line1: "10 Downing Street", City: "London", Region: "Westminster", Country: "GB"}, downing},
 		{"unknown city", Address{Line1: "742 Evergreen Terrace", City: "Springfield", Country: "US"}, nil},
 		{"known city name in another country", Address{Line1: "1 Main Street", City: "Paris", Country: "US"}, nil},
-		{"landmark street in another country", Address{Line1: "10 Downing Street", City: "London", Country: "CA"}, nil},
+		{"landmark street in another country", Address{Line1: "10 Downing Street", City: "London", Country: "AU"}, nil},
+		{"landmark street in another country's city of the same name", Address{Line1: "10 Downing Street", City: "London", Country: "CA"}, []float64{-81.2453, 42.9849}},
 	}
 	g := NewGazetteer()
 	for _, tt := range tests {
@@ -166,6 +167,59 @@ func TestGazetteerLocate(t *testing.T) {
 			}
 			if !near(got, tt.want, 1e-9) {
 				t.Fatalf("Locate = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Mid-size and same-named cities resolve to their own centre: each lands
+// within 10 km of reference coordinates taken from another public
+// gazetteer, and a region names which of two same-named cities is meant.
+func TestGazetteerCityCoverage(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Address
+		want []float64 // [longitude, latitude]; nil when not resolved
+	}{
+		{"Oxford", Address{City: "Oxford", Country: "GB"}, []float64{-1.2560, 51.7522}},
+		{"Cambridge, England", Address{City: "Cambridge", Country: "GB"}, []float64{0.1167, 52.2000}},
+		{"Cambridge, MA", Address{City: "Cambridge", Region: "MA", Country: "US"}, []float64{-71.1056, 42.3751}},
+		{"Cambridge, Massachusetts", Address{City: "Cambridge", Region: "Massachusetts", Country: "USA"}, []float64{-71.1056, 42.3751}},
+		{"no Cambridge in California", Address{City: "Cambridge", Region: "CA", Country: "US"}, nil},
+		{"Mountain View", Address{City: "Mountain View", Region: "CA", Country: "US"}, []float64{-122.0838, 37.3860}},
+		{"Cupertino", Address{City: "Cupertino", Country: "US"}, []float64{-122.0322, 37.3230}},
+		{"Palo Alto", Address{City: "Palo Alto", Region: "California", Country: "US"}, []float64{-122.1430, 37.4419}},
+		{"Redmond", Address{City: "Redmond", Region: "WA", Country: "US"}, []float64{-122.1215, 47.6740}},
+		{"Birmingham, AL", Address{City: "Birmingham", Region: "AL", Country: "US"}, []float64{-86.8025, 33.5207}},
+		{"Birmingham, England", Address{City: "Birmingham", Country: "GB"}, []float64{-1.8904, 52.4862}},
+		{"Brighton", Address{City: "Brighton", Country: "GB"}, []float64{-0.1395, 50.8284}},
+		{"Brighton and Hove", Address{City: "Brighton and Hove", Country: "GB"}, []float64{-0.1395, 50.8284}},
+		{"Sheffield", Address{City: "Sheffield", Country: "GB"}, []float64{-1.4659, 53.3830}},
+		{"Nottingham", Address{City: "Nottingham", Country: "GB"}, []float64{-1.1505, 52.9536}},
+		{"Newcastle upon Tyne", Address{City: "Newcastle upon Tyne", Country: "GB"}, []float64{-1.6140, 54.9733}},
+		{"Newcastle, England", Address{City: "Newcastle", Country: "GB"}, []float64{-1.6140, 54.9733}},
+		{"Newcastle, NSW", Address{City: "Newcastle", Region: "NSW", Country: "AU"}, []float64{151.7801, -32.9295}},
+		{"London, Ontario", Address{City: "London", Region: "ON", Country: "CA"}, []float64{-81.2330, 42.9834}},
+		{"no London in Quebec", Address{City: "London", Region: "QC", Country: "CA"}, nil},
+		{"Brooklyn", Address{City: "Brooklyn", Region: "NY", Country: "US"}, []float64{-73.9496, 40.6501}},
+		{"Nürnberg by its German name", Address{City: "Nuernberg", Country: "DE"}, []float64{11.0775, 49.4542}},
+	}
+	g := NewGazetteer()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.a.Line1 = "1 Any Street"
+			got, err := g.Locate(context.Background(), tt.a)
+			if tt.want == nil {
+				if !errors.Is(err, ErrNotResolved) {
+					t.Fatalf("Locate = %v, %v; want ErrNotResolved", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Locate: %v", err)
+			}
+			if d := haversine(got, tt.want); d > 10 {
+				t.Fatalf("Locate = %v, %.1f km from %v; want within 10 km", got, d, tt.want)
 			}
 		})
 	}
@@ -232,8 +286,9 @@ func TestGazetteerSuggest(t *testing.T) {
 		{name: "max results", text: "san", max: 2, count: 2},
 		{name: "max above the limit", text: "ave", max: 100},
 		{name: "default count", text: "new", count: DefaultSuggestions},
-		{name: "fewer matches than the default", text: "san", count: 4},
-		{name: "whole word in canonical spelling only", text: "street", count: 2},
+		{name: "fewer matches than the default", text: "cambridge", count: 2},
+		{name: "whole word in canonical spelling only", text: "avenue", count: 3},
+		{name: "saint and st are one word", text: "saint louis", first: "St. Louis, Missouri, United States"},
 	}
 	g := NewGazetteer()
 	for _, tt := range tests {
