@@ -25,26 +25,28 @@ func (s *Service) Routes() []web.Route {
 }
 
 // readFields reads a JSON object body as its top-level fields, rejecting
-// read-only and unknown ones.
-func readFields(r *http.Request) ([]byte, map[string]json.RawMessage, error) {
+// unknown ones.
+func readFields(r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := web.ReadBody(r, web.MaxBodyBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil, apierr.Invalid("", "a JSON body is required")
+		return nil, apierr.Invalid("", "a JSON body is required")
 	}
 	var fields map[string]json.RawMessage
 	if err := web.DecodeBytes(body, &fields); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := CheckFields(fields); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return body, fields, nil
+	return fields, nil
 }
 
 // handleCreate serves POST /locations (admin): 201 with the new location.
+// The body may repeat the caller's tenantId; created, updated and distance
+// are ignored; an _id is 422 (see CreateFields).
 func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 	if _, err := web.APIVersion(r); err != nil {
 		web.Error(w, r, err)
@@ -55,9 +57,17 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	body, _, err := readFields(r)
+	fields, err := readFields(r)
+	if err == nil {
+		fields, err = CreateFields(fields, caller.TenantID)
+	}
 	if err != nil {
 		web.Error(w, r, err)
+		return
+	}
+	body, err := json.Marshal(fields)
+	if err != nil {
+		web.Error(w, r, apierr.Invalid("", "the body is not valid JSON"))
 		return
 	}
 	var in Location
@@ -125,14 +135,15 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUpdate serves PUT /locations/{locationId} (admin): the fields sent
-// replace the stored ones.
+// replace the stored ones (the body GET returned may be sent back, see
+// UpdateFields).
 func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	caller := web.CallerOf(r)
 	if err := caller.RequireAdmin(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	_, fields, err := readFields(r)
+	fields, err := readFields(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -10,11 +10,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/mail"
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // timezone names are checked without relying on the host's zoneinfo
@@ -246,32 +248,90 @@ func (r *RawJSON) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error
 	return nil
 }
 
-// readOnly are the fields a client may not set: the server assigns them.
-var readOnly = map[string]bool{"_id": true, "tenantId": true, "created": true, "updated": true, "distance": true}
+// identityFields are the location's identity: the server assigns them. A
+// PUT body may repeat them when they equal the addressed location's values
+// (so a client can send back what GET returned); a POST body may repeat
+// the caller's tenantId, never an _id.
+var identityFields = map[string]bool{"_id": true, "tenantId": true}
+
+// serverManaged are the fields the server maintains; a body may carry them
+// (whatever their value) and they are ignored.
+var serverManaged = map[string]bool{"created": true, "updated": true, "distance": true}
 
 // writable are the JSON names of the fields a client may set.
 var writable = func() map[string]bool {
 	out := map[string]bool{}
 	for _, f := range jsonFields(Location{}) {
-		if !readOnly[f] {
+		if !identityFields[f] && !serverManaged[f] {
 			out[f] = true
 		}
 	}
 	return out
 }()
 
-// CheckFields rejects read-only and unknown top-level fields of a body
-// (exact, case-sensitive names).
+// CheckFields rejects unknown top-level fields of a body (exact,
+// case-sensitive names). Identity and server-managed fields are known;
+// CreateFields and UpdateFields decide what they may hold.
 func CheckFields(fields map[string]json.RawMessage) error {
-	for k := range fields {
-		if readOnly[k] {
-			return apierr.Invalid(k, "is read-only")
-		}
-		if !writable[k] {
+	for _, k := range sortedKeys(fields) {
+		if !writable[k] && !identityFields[k] && !serverManaged[k] {
 			return apierr.Invalid(k, "unknown field")
 		}
 	}
 	return nil
+}
+
+// CreateFields returns the fields of a POST /locations body that create
+// the location: `_id` is VALIDATION_FAILED (the server assigns ids),
+// `tenantId` must be the caller's tenant, and `created`, `updated` and
+// `distance` are dropped. fields is not modified.
+func CreateFields(fields map[string]json.RawMessage, tenantID string) (map[string]json.RawMessage, error) {
+	if err := CheckFields(fields); err != nil {
+		return nil, err
+	}
+	if _, ok := fields["_id"]; ok {
+		return nil, apierr.Invalid("_id", "is assigned by the server; leave it out")
+	}
+	if raw, ok := fields["tenantId"]; ok && !rawStringIs(raw, tenantID) {
+		return nil, apierr.Invalid("tenantId", "must be the tenant of the request (x-application-id) or left out")
+	}
+	return withoutServerFields(fields), nil
+}
+
+// UpdateFields returns the fields of a PUT /locations/{id} body that
+// change the location: `_id` and `tenantId` must equal the addressed
+// location's (else VALIDATION_FAILED "cannot be changed"), and `created`,
+// `updated` and `distance` are dropped. fields is not modified.
+func UpdateFields(fields map[string]json.RawMessage, tenantID, id string) (map[string]json.RawMessage, error) {
+	if err := CheckFields(fields); err != nil {
+		return nil, err
+	}
+	if raw, ok := fields["_id"]; ok && !rawStringIs(raw, id) {
+		return nil, apierr.Invalid("_id", "cannot be changed")
+	}
+	if raw, ok := fields["tenantId"]; ok && !rawStringIs(raw, tenantID) {
+		return nil, apierr.Invalid("tenantId", "cannot be changed")
+	}
+	return withoutServerFields(fields), nil
+}
+
+// rawStringIs reports whether raw is the JSON string want.
+func rawStringIs(raw json.RawMessage, want string) bool {
+	var s string
+	b := bytes.TrimSpace(raw)
+	return len(b) > 0 && b[0] == '"' && json.Unmarshal(b, &s) == nil && s == want
+}
+
+// withoutServerFields returns a copy of fields without the identity and
+// server-managed fields.
+func withoutServerFields(fields map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		if !identityFields[k] && !serverManaged[k] {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 var (
@@ -285,113 +345,107 @@ var (
 // Validate checks a location's fields by type, enum and size, and
 // normalises them: strings trimmed, list items de-duplicated, empty objects
 // dropped, deliveryBoundaries compacted. An empty state is allowed here (the
-// service fills in the default or keeps the current one).
+// service fills in the default or keeps the current one). It returns the
+// first problem ValidateAll finds.
 func (l *Location) Validate() error {
+	if errs := l.ValidateAll(); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// ValidateAll is Validate returning every problem found (at most one per
+// field), each a VALIDATION_FAILED *apierr.Error whose message starts with
+// the field's full path (such as links.ubereats.title, tags[2] or
+// zones.bar.tables[0]), in field order. The size of the whole location is
+// only checked when there is no other problem.
+func (l *Location) ValidateAll() []error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	l.Title = strings.TrimSpace(l.Title)
 	if l.Title == "" {
-		return apierr.Invalid("title", "is required")
+		add(apierr.Invalid("title", "is required"))
+	} else {
+		add(checkText("title", l.Title, MaxTitle, false))
 	}
-	if err := checkText("title", l.Title, MaxTitle, false); err != nil {
-		return err
-	}
-	if err := checkText("description", l.Description, MaxDescription, true); err != nil {
-		return err
-	}
+	add(checkText("description", l.Description, MaxDescription, true))
 	switch l.State {
 	case "", StatePending, StateActive, StateRetired:
 	default:
-		return apierr.Invalid("state", "must be PENDING, ACTIVE or RETIRED")
+		add(apierr.Invalid("state", "must be PENDING, ACTIVE or RETIRED"))
 	}
-	for field, v := range map[string]*string{"mainImageUrl": &l.MainImageURL, "listingImageUrl": &l.ListingImageURL, "mapPinImageUrl": &l.MapPinImageURL} {
-		*v = strings.TrimSpace(*v)
-		if err := checkWebURL(field, *v); err != nil {
-			return err
-		}
+	for _, img := range []struct {
+		field string
+		v     *string
+	}{{"mainImageUrl", &l.MainImageURL}, {"listingImageUrl", &l.ListingImageURL}, {"mapPinImageUrl", &l.MapPinImageURL}} {
+		*img.v = strings.TrimSpace(*img.v)
+		add(checkWebURL(img.field, *img.v))
 	}
-	for k, v := range l.OpeningHours {
+	for _, k := range sortedKeys(l.OpeningHours) {
 		if !weekdaySet[k] {
-			return apierr.Invalid("openingHours", "unknown day %q: keys are monday to sunday (lower case)", trunc(k))
+			add(apierr.Invalid("openingHours."+trunc(k), "is not a day: the keys are monday to sunday (lower case)"))
+			continue
 		}
-		if err := checkText("openingHours."+k, v, MaxShortText, false); err != nil {
-			return err
-		}
+		add(checkText("openingHours."+k, l.OpeningHours[k], MaxShortText, false))
 	}
-	if err := checkText("alternativeOpeningHoursText", l.AlternativeOpeningHoursText, MaxHTML, true); err != nil {
-		return err
-	}
+	add(checkText("alternativeOpeningHoursText", l.AlternativeOpeningHoursText, MaxHTML, true))
 	var err error
-	if l.Facilities, err = checkList("facilities", l.Facilities); err != nil {
-		return err
-	}
-	for k := range l.Services {
+	l.Facilities, err = checkList("facilities", l.Facilities)
+	add(err)
+	for _, k := range sortedKeys(l.Services) {
 		if !serviceSet[k] {
-			return apierr.Invalid("services", "unknown service %q: one of %s", trunc(k), strings.Join(Services, ", "))
+			add(apierr.Invalid("services."+trunc(k), "unknown service: one of %s", strings.Join(Services, ", ")))
 		}
 	}
-	if err := l.validateButtons(); err != nil {
-		return err
-	}
-	if err := l.validateLinks(); err != nil {
-		return err
-	}
-	if err := checkText("VATnumber", l.VATNumber, 50, false); err != nil {
-		return err
-	}
-	if err := l.validateAddress(); err != nil {
-		return err
-	}
-	if err := l.validateContacts(); err != nil {
-		return err
-	}
-	if err := l.validateBeacons(); err != nil {
-		return err
-	}
-	if err := l.validateOrdering(); err != nil {
-		return err
-	}
-	if err := CheckGeo(l.Geo); err != nil {
-		return err
-	}
-	if l.Regions, err = checkList("regions", l.Regions); err != nil {
-		return err
-	}
-	if l.Tags, err = checkList("tags", l.Tags); err != nil {
-		return err
-	}
-	if err := checkTimezone(l.Timezone); err != nil {
-		return err
-	}
-	if err := l.validateZones(); err != nil {
-		return err
-	}
+	l.validateButtons(add)
+	l.validateLinks(add)
+	add(checkText("VATnumber", l.VATNumber, 50, false))
+	l.validateAddress(add)
+	l.validateContacts(add)
+	l.validateBeacons(add)
+	l.validateOrdering(add)
+	add(CheckGeo(l.Geo))
+	l.Regions, err = checkList("regions", l.Regions)
+	add(err)
+	l.Tags, err = checkList("tags", l.Tags)
+	add(err)
+	add(checkTimezone(l.Timezone))
+	l.validateZones(add)
 	if l.Extended != nil {
 		b, err := json.Marshal(l.Extended)
-		if err != nil {
-			return apierr.Invalid("extended", "must be a JSON object")
-		}
-		if len(b) > MaxExtendedBytes {
-			return apierr.Invalid("extended", "must be at most %d bytes of JSON", MaxExtendedBytes)
-		}
-		if len(l.Extended) == 0 {
+		switch {
+		case err != nil:
+			add(apierr.Invalid("extended", "must be a JSON object"))
+		case len(b) > MaxExtendedBytes:
+			add(apierr.Invalid("extended", "must be at most %d bytes of JSON", MaxExtendedBytes))
+		case len(l.Extended) == 0:
 			l.Extended = nil
 		}
 	}
 	if len(l.DeliveryBoundaries) > 0 {
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, l.DeliveryBoundaries); err != nil {
-			return apierr.Invalid("deliveryBoundaries", "must be valid JSON")
+		switch {
+		case json.Compact(&buf, l.DeliveryBoundaries) != nil:
+			add(apierr.Invalid("deliveryBoundaries", "must be valid JSON"))
+		case buf.Len() > MaxBoundaryBytes:
+			add(apierr.Invalid("deliveryBoundaries", "must be at most %d bytes of JSON", MaxBoundaryBytes))
+		default:
+			l.DeliveryBoundaries = RawJSON(buf.Bytes())
 		}
-		if buf.Len() > MaxBoundaryBytes {
-			return apierr.Invalid("deliveryBoundaries", "must be at most %d bytes of JSON", MaxBoundaryBytes)
-		}
-		l.DeliveryBoundaries = RawJSON(buf.Bytes())
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	b, err := json.Marshal(l)
 	if err != nil {
-		return apierr.Invalid("", "the location cannot be encoded as JSON")
+		return []error{apierr.Invalid("", "the location cannot be encoded as JSON")}
 	}
 	if len(b) > MaxLocationBytes {
-		return apierr.Invalid("", "the location is larger than %d bytes of JSON", MaxLocationBytes)
+		return []error{apierr.Invalid("", "the location is larger than %d bytes of JSON", MaxLocationBytes)}
 	}
 	return nil
 }
@@ -429,132 +483,138 @@ func CheckTransition(from, to string) error {
 	return apierr.Invalid("state", "a location cannot go from %s to %s (allowed: PENDING to ACTIVE, ACTIVE to RETIRED, RETIRED to ACTIVE)", from, to)
 }
 
-func (l *Location) validateButtons() error {
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Location) validateButtons(add func(error)) {
 	if len(l.Buttons) > MaxButtons {
-		return apierr.Invalid("buttons", "at most %d buttons", MaxButtons)
+		add(apierr.Invalid("buttons", "at most %d buttons", MaxButtons))
+		return
 	}
 	for i := range l.Buttons {
 		b := &l.Buttons[i]
-		if err := checkText("buttons.title", b.Title, MaxShortText, false); err != nil {
-			return err
-		}
+		at := fmt.Sprintf("buttons[%d]", i)
+		add(checkText(at+".title", b.Title, MaxShortText, false))
 		if b.Style != "" && !upperSnakeRe.MatchString(b.Style) {
-			return apierr.Invalid("buttons.style", "must be an UPPER_SNAKE value such as PRIMARY")
+			add(apierr.Invalid(at+".style", "must be an UPPER_SNAKE value such as PRIMARY"))
 		}
 		if b.Action != "" && !upperSnakeRe.MatchString(b.Action) {
-			return apierr.Invalid("buttons.action", "must be an UPPER_SNAKE value such as PREORDER")
+			add(apierr.Invalid(at+".action", "must be an UPPER_SNAKE value such as PREORDER"))
 		}
 		if b.Properties != nil {
-			if err := checkAnyURL("buttons.properties.url", b.Properties.URL); err != nil {
-				return err
-			}
+			add(checkAnyURL(at+".properties.url", b.Properties.URL))
 			if *b.Properties == (ButtonProperties{}) {
 				b.Properties = nil
 			}
 		}
 	}
-	return nil
 }
 
-func (l *Location) validateLinks() error {
+func (l *Location) validateLinks(add func(error)) {
 	if len(l.Links) > MaxLinks {
-		return apierr.Invalid("links", "at most %d link entries", MaxLinks)
+		add(apierr.Invalid("links", "at most %d link entries", MaxLinks))
+		return
 	}
-	for k, v := range l.Links {
+	for _, k := range sortedKeys(l.Links) {
+		v := l.Links[k]
 		if !providerRe.MatchString(k) {
-			return apierr.Invalid("links", "key %q must be a provider name of letters, digits, _ or - (at most 50)", trunc(k))
+			add(apierr.Invalid("links", "key %q must be a provider name of letters, digits, _ or - (at most 50)", trunc(k)))
+			continue
 		}
-		if err := checkText("links."+k+".title", v.Title, MaxShortText, false); err != nil {
-			return err
-		}
-		if err := checkText("links."+k+".parameters", v.Parameters, MaxURL, false); err != nil {
-			return err
-		}
+		add(checkText("links."+k+".title", v.Title, MaxShortText, false))
+		add(checkText("links."+k+".parameters", v.Parameters, MaxURL, false))
 	}
-	return nil
 }
 
-func (l *Location) validateAddress() error {
+func (l *Location) validateAddress(add func(error)) {
 	a := l.Address
 	if a == nil {
-		return nil
+		return
 	}
-	for field, v := range map[string]*string{
-		"address": &a.Address, "address2": &a.Address2, "town": &a.Town, "country": &a.Country,
-		"postcode": &a.Postcode, "summary": &a.Summary, "fullAddress": &a.FullAddress,
-		"line1": &a.Line1, "line2": &a.Line2, "city": &a.City, "region": &a.Region, "postalCode": &a.PostalCode,
+	for _, f := range []struct {
+		field string
+		v     *string
+	}{
+		{"address", &a.Address}, {"address2", &a.Address2}, {"town", &a.Town}, {"country", &a.Country},
+		{"postcode", &a.Postcode}, {"summary", &a.Summary}, {"fullAddress", &a.FullAddress},
+		{"line1", &a.Line1}, {"line2", &a.Line2}, {"city", &a.City}, {"region", &a.Region}, {"postalCode", &a.PostalCode},
 	} {
-		*v = strings.TrimSpace(*v)
-		if err := checkText("address."+field, *v, 500, false); err != nil {
-			return err
-		}
+		*f.v = strings.TrimSpace(*f.v)
+		add(checkText("address."+f.field, *f.v, 500, false))
 	}
 	a.GoogleMapsShortURL = strings.TrimSpace(a.GoogleMapsShortURL)
-	if err := checkWebURL("address.googleMapsShortUrl", a.GoogleMapsShortURL); err != nil {
-		return err
-	}
+	add(checkWebURL("address.googleMapsShortUrl", a.GoogleMapsShortURL))
 	if *a == (Address{}) {
 		l.Address = nil
 	}
-	return nil
 }
 
-func (l *Location) validateContacts() error {
+func (l *Location) validateContacts(add func(error)) {
 	c := l.Contacts
 	if c == nil {
-		return nil
+		return
 	}
 	c.Email, c.Phone = strings.TrimSpace(c.Email), strings.TrimSpace(c.Phone)
 	if c.Email != "" {
 		a, err := mail.ParseAddress(c.Email)
 		if err != nil || a.Address != c.Email || len(c.Email) > 254 {
-			return apierr.Invalid("contacts.email", "must be an e-mail address")
+			add(apierr.Invalid("contacts.email", "must be an e-mail address"))
 		}
 	}
 	if c.Phone != "" && !phoneRe.MatchString(c.Phone) {
-		return apierr.Invalid("contacts.phone", "must be a phone number (digits, spaces, + - ( ) . /; 3 to 50 characters)")
+		add(apierr.Invalid("contacts.phone", "must be a phone number (digits, spaces, + - ( ) . /; 3 to 50 characters)"))
 	}
 	if *c == (Contacts{}) {
 		l.Contacts = nil
 	}
-	return nil
 }
 
-func (l *Location) validateBeacons() error {
+func (l *Location) validateBeacons(add func(error)) {
 	if len(l.Beacons) > MaxBeacons {
-		return apierr.Invalid("beacons", "at most %d beacons", MaxBeacons)
+		add(apierr.Invalid("beacons", "at most %d beacons", MaxBeacons))
+		return
 	}
-	for _, b := range l.Beacons {
-		for field, v := range map[string]string{"enabled": b.Enabled, "minor": b.Minor, "major": b.Major, "uuid": b.UUID} {
-			if err := checkText("beacons."+field, v, MaxListItem, false); err != nil {
-				return err
-			}
-		}
+	for i, b := range l.Beacons {
+		at := fmt.Sprintf("beacons[%d]", i)
+		add(firstErr(
+			checkText(at+".enabled", b.Enabled, MaxListItem, false),
+			checkText(at+".minor", b.Minor, MaxListItem, false),
+			checkText(at+".major", b.Major, MaxListItem, false),
+			checkText(at+".uuid", b.UUID, MaxListItem, false),
+		))
 	}
-	return nil
 }
 
-func (l *Location) validateOrdering() error {
+func (l *Location) validateOrdering(add func(error)) {
 	o := l.Ordering
 	if o == nil {
-		return nil
+		return
 	}
 	if o.ExtendedFields != nil {
-		for kind, nf := range map[string]*NoteFields{"PREORDER": o.ExtendedFields.Preorder, "ORDER_TO_TABLE": o.ExtendedFields.OrderToTable} {
+		for _, k := range []struct {
+			kind string
+			nf   *NoteFields
+		}{{"PREORDER", o.ExtendedFields.Preorder}, {"ORDER_TO_TABLE", o.ExtendedFields.OrderToTable}} {
+			nf := k.nf
 			if nf == nil {
 				continue
 			}
-			field := "ordering.extendedFields." + kind + ".note"
+			field := "ordering.extendedFields." + k.kind + ".note"
 			if len(nf.Note) > MaxNotes {
-				return apierr.Invalid(field, "at most %d notes", MaxNotes)
+				add(apierr.Invalid(field, "at most %d notes", MaxNotes))
+				continue
 			}
-			for _, n := range nf.Note {
-				if err := checkText(field+".title", n.Title, MaxShortText, false); err != nil {
-					return err
-				}
-				if err := checkText(field+".description", n.Description, 2000, true); err != nil {
-					return err
-				}
+			for i, n := range nf.Note {
+				at := fmt.Sprintf("%s[%d]", field, i)
+				add(checkText(at+".title", n.Title, MaxShortText, false))
+				add(checkText(at+".description", n.Description, 2000, true))
 			}
 			if nf.Note == nil {
 				nf.Note = []Note{}
@@ -567,36 +627,40 @@ func (l *Location) validateOrdering() error {
 	if o.ExtendedFields == nil {
 		l.Ordering = nil
 	}
-	return nil
 }
 
-func (l *Location) validateZones() error {
+func (l *Location) validateZones(add func(error)) {
 	if len(l.Zones) > MaxZones {
-		return apierr.Invalid("zones", "at most %d zones", MaxZones)
+		add(apierr.Invalid("zones", "at most %d zones", MaxZones))
+		return
 	}
-	for k, z := range l.Zones {
+	for _, k := range sortedKeys(l.Zones) {
+		z := l.Zones[k]
 		if strings.TrimSpace(k) == "" {
-			return apierr.Invalid("zones", "zone names must not be empty")
+			add(apierr.Invalid("zones", "zone names must not be empty"))
+			continue
 		}
-		if err := checkText("zones", k, MaxListItem, false); err != nil {
-			return err
+		if ae, bad := apierr.As(checkText("", k, MaxListItem, false)); bad {
+			add(apierr.Invalid("zones", "zone name %q %s", trunc(k), ae.Message))
+			continue
 		}
-		if err := checkText("zones."+k+".name", z.Name, MaxListItem, false); err != nil {
-			return err
-		}
+		add(checkText("zones."+k+".name", z.Name, MaxListItem, false))
 		if len(z.Tables) > MaxZoneTables {
-			return apierr.Invalid("zones."+k+".tables", "at most %d tables", MaxZoneTables)
+			add(apierr.Invalid("zones."+k+".tables", "at most %d tables", MaxZoneTables))
+			continue
 		}
-		for _, t := range z.Tables {
+		for i, t := range z.Tables {
+			at := fmt.Sprintf("zones.%s.tables[%d]", k, i)
 			if strings.TrimSpace(t) == "" {
-				return apierr.Invalid("zones."+k+".tables", "table names must not be empty")
+				add(apierr.Invalid(at, "must not be empty"))
+				break
 			}
-			if err := checkText("zones."+k+".tables", t, MaxListItem, false); err != nil {
-				return err
+			if err := checkText(at, t, MaxListItem, false); err != nil {
+				add(err)
+				break
 			}
 		}
 	}
-	return nil
 }
 
 func checkTimezone(tz string) error {
@@ -640,12 +704,13 @@ func checkList(field string, list []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(list))
 	seen := map[string]bool{}
-	for _, v := range list {
+	for i, v := range list {
 		v = strings.TrimSpace(v)
+		at := fmt.Sprintf("%s[%d]", field, i)
 		if v == "" {
-			return nil, apierr.Invalid(field, "items must not be empty")
+			return nil, apierr.Invalid(at, "must not be empty")
 		}
-		if err := checkText(field, v, MaxListItem, false); err != nil {
+		if err := checkText(at, v, MaxListItem, false); err != nil {
 			return nil, err
 		}
 		if !seen[v] {
@@ -689,6 +754,12 @@ func trunc(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// sortedKeys returns a map's keys in order (problems are reported in a
+// stable order).
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func toSet(list []string) map[string]bool {

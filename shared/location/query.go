@@ -126,25 +126,22 @@ func ParseListQuery(r *http.Request) (ListQuery, error) {
 		}
 		q.Services = append(q.Services, sv)
 	}
-	if q.Include, err = parseInclude(v["include"]); err != nil {
+	if q.Include, err = parseInclude(web.ListParam(r, "include")); err != nil {
 		return ListQuery{}, err
 	}
 	return q, nil
 }
 
-func parseInclude(values []string) (map[string]bool, error) {
+// parseInclude reads the include options (the items of web.ListParam:
+// include and include[], comma lists, possibly repeated).
+func parseInclude(items []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, v := range values {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p == "" {
-				continue
-			}
-			name, ok := includeOptions[strings.ToLower(p)]
-			if !ok {
-				return nil, apierr.Invalid("include", "unknown option %q", trunc(p))
-			}
-			out[name] = true
+	for _, p := range items {
+		name, ok := includeOptions[strings.ToLower(p)]
+		if !ok {
+			return nil, apierr.Invalid("include", "unknown option %q", trunc(p))
 		}
+		out[name] = true
 	}
 	return out, nil
 }

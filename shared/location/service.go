@@ -91,9 +91,11 @@ func (s *Service) Get(ctx context.Context, tenantID, id string) (Location, error
 // Update changes a location with PUT semantics: the fields in patch (JSON
 // names, values as sent) replace the stored ones whole (an array or object
 // is replaced, not merged; null clears an optional field), the others stay.
-// The merged location is validated as a whole, and a state change must be an
-// allowed transition (CheckTransition). A concurrent change is retried a few
-// times, then ErrConcurrentUpdate.
+// `_id` and `tenantId` may be sent when they equal the location's (see
+// UpdateFields); `created`, `updated` and `distance` are ignored. The merged
+// location is validated as a whole, and a state change must be an allowed
+// transition (CheckTransition). A concurrent change is retried a few times,
+// then ErrConcurrentUpdate.
 func (s *Service) Update(ctx context.Context, tenantID, id string, patch map[string]json.RawMessage) (Location, error) {
 	if err := CheckFields(patch); err != nil {
 		return Location{}, err
@@ -130,6 +132,11 @@ func (s *Service) update(ctx context.Context, tenantID, id string, patch map[str
 	if err != nil {
 		return Location{}, err
 	}
+	// Identity checks follow the read: another tenant's or an unknown
+	// location is 404 whatever the body says.
+	if patch, err = UpdateFields(patch, old.TenantID, old.ID); err != nil {
+		return Location{}, err
+	}
 	next, err := merge(old.Location, patch)
 	if err != nil {
 		return Location{}, err
@@ -149,9 +156,7 @@ func merge(cur Location, patch map[string]json.RawMessage) (Location, error) {
 	if err := json.Unmarshal(base, &fields); err != nil {
 		return Location{}, fmt.Errorf("merge location: %w", err)
 	}
-	for k := range readOnly {
-		delete(fields, k)
-	}
+	fields = withoutServerFields(fields)
 	for k, v := range patch {
 		fields[k] = v
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/location"
 )
 
@@ -25,12 +26,12 @@ import (
 //	                               Location address keys address address2 town postcode
 //	                               summary fullAddress googleMapsShortUrl
 //	contacts.email, contacts.phone
-//	services.<service>             booleans (true/false, yes/no, 1/0)
+//	services.<service>             booleans (see parseBool)
 //	openingHours.<day>             monday .. sunday, text
 //	zones.<N>.name, zones.<N>.tables (a list), zones.<N>.key
 //	                               N is a zero-based index; the key of the zone in the
 //	                               zones map is key when given, else name
-//	links.<provider>.enabled (boolean), .parameters, .title
+//	links.<provider>.enabled (boolean, see parseBool), .parameters, .title
 //	ordering_json, buttons_json, extended_json, beacons_json, deliveryBoundaries_json
 //	                               JSON text of the fields ordering, buttons, extended,
 //	                               beacons, deliveryBoundaries
@@ -338,7 +339,7 @@ func (h *header) parseRow(rec []string) row {
 		case kindService:
 			b, ok := parseBool(v)
 			if !ok {
-				bad(c.name, "must be true or false")
+				bad(c.name, boolMessage)
 				continue
 			}
 			if l.Services == nil {
@@ -375,7 +376,7 @@ func (h *header) parseRow(rec []string) row {
 			case "enabled":
 				b, ok := parseBool(v)
 				if !ok {
-					bad(c.name, "must be true or false")
+					bad(c.name, boolMessage)
 					continue
 				}
 				lk.Enabled = b
@@ -441,7 +442,41 @@ func (h *header) parseRow(rec []string) row {
 			}
 		}
 	}
+	r.errs = append(r.errs, fieldProblems(l, r.errs)...)
 	return r
+}
+
+// fieldProblems returns the problems location validation finds in the
+// fields a row sets (state, URLs, e-mail, sizes, ...), so that the results
+// file lists them together with the row's cell errors; the row is not
+// imported when there are any. The row's location is validated on a copy
+// (validation normalises), before the stored fields of absent columns are
+// kept (those are valid already). Problems of title and geo cells the row
+// already reports are left out.
+func fieldProblems(l *location.Location, errs []string) []string {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return []string{"the row cannot be encoded as a location"}
+	}
+	var v location.Location
+	if err := json.Unmarshal(b, &v); err != nil {
+		return []string{"the row cannot be encoded as a location"}
+	}
+	var out []string
+	for _, err := range v.ValidateAll() {
+		ae, ok := apierr.As(err)
+		if !ok {
+			continue
+		}
+		switch {
+		case ae.Field == colTitle && strings.TrimSpace(l.Title) == "",
+			ae.Field == "geo" && l.Geo == nil,
+			hasErr(errs, ae.Field):
+			continue
+		}
+		out = append(out, ae.Message)
+	}
+	return out
 }
 
 type zoneCells struct {
@@ -625,15 +660,22 @@ func jsonValue(l *location.Location, name string) string {
 	return string(b)
 }
 
+// parseBool reads a boolean cell; every boolean column (services.<service>
+// and links.<provider>.enabled) uses it. true, yes and 1 are true; false,
+// no and 0 are false (any case, surrounding spaces ignored); anything else
+// is not a boolean (a row error naming the column, boolMessage).
 func parseBool(v string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "yes", "1", "y", "t":
+	case "true", "yes", "1":
 		return true, true
-	case "false", "no", "0", "n", "f":
+	case "false", "no", "0":
 		return false, true
 	}
 	return false, false
 }
+
+// boolMessage is the row error of a cell parseBool refuses.
+const boolMessage = "must be a boolean: true, false, yes, no, 1 or 0 (any case)"
 
 // splitList splits a "|"-separated list ("\|" is a "|" inside an item, "\\"
 // a backslash), trimming items and dropping empty ones.

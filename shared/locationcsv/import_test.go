@@ -138,8 +138,8 @@ func TestImportBadRows(t *testing.T) {
 		{"LongitudeOutOfRange", map[string]string{"title": "A", "geo_longitude": "180.5", "geo_latitude": "2"}, "geo_longitude: must be from -180 to 180"},
 		{"LatitudeOutOfRange", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "-91"}, "geo_latitude: must be from -90 to 90"},
 		{"NaNGeo", map[string]string{"title": "A", "geo_longitude": "NaN", "geo_latitude": "2"}, "geo_longitude: must be a number"},
-		{"BadBoolean", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "services.checkins": "maybe"}, "services.checkins: must be true or false"},
-		{"BadLinkBoolean", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "links.ubereats.enabled": "on"}, "links.ubereats.enabled: must be true or false"},
+		{"BadBoolean", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "services.checkins": "maybe"}, "services.checkins: must be a boolean: true, false, yes, no, 1 or 0 (any case)"},
+		{"BadLinkBoolean", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "links.ubereats.enabled": "on"}, "links.ubereats.enabled: must be a boolean: true, false, yes, no, 1 or 0 (any case)"},
 		{"InvalidJSON", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "ordering_json": "{not json"}, "ordering_json: is not valid JSON"},
 		{"JSONOfWrongShape", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "buttons_json": `{"title":"x"}`}, "buttons_json: must be a JSON array"},
 		{"JSONUnknownField", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "beacons_json": `[{"colour":"red"}]`}, "beacons_json: does not match"},
@@ -150,7 +150,8 @@ func TestImportBadRows(t *testing.T) {
 		{"BadEmail", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "contacts.email": "nobody"}, "contacts.email: must be an e-mail address"},
 		{"BadTimezone", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "timezone": "Mars/Olympus"}, "timezone: must be an IANA time zone name"},
 		{"ZoneWithoutName", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "zones.0.tables": "T1"}, "zones.0.name: is required"},
-		{"SeveralProblems", map[string]string{"geo_longitude": "x", "geo_latitude": "y", "services.checkins": "?"}, "geo_longitude: must be a number|geo_latitude: must be a number|services.checkins: must be true or false|title: is required"},
+		{"SeveralProblems", map[string]string{"geo_longitude": "x", "geo_latitude": "y", "services.checkins": "?"}, "geo_longitude: must be a number|geo_latitude: must be a number|services.checkins: must be a boolean: true, false, yes, no, 1 or 0 (any case)|title: is required"},
+		{"StateWithOtherProblems", map[string]string{"title": "A", "geo_longitude": "1", "geo_latitude": "2", "state": "FOO", "services.checkins": "maybe", "contacts.email": "nobody"}, "services.checkins: must be a boolean: true, false, yes, no, 1 or 0 (any case)|state: must be PENDING, ACTIVE or RETIRED|contacts.email: must be an e-mail address"},
 	}
 	recs := [][]string{cols, blank(map[string]string{"title": "Good first", "geo_longitude": "1", "geo_latitude": "2"})}
 	for _, c := range cases {

@@ -159,7 +159,7 @@ func listQuery(r *http.Request) (ListQuery, error) {
 		return ListQuery{}, err
 	}
 	v := r.URL.Query()
-	include, err := ParseInclude(v["include"])
+	include, err := ParseInclude(web.ParamValues(r, "include"))
 	if err != nil {
 		return ListQuery{}, err
 	}
@@ -198,7 +198,7 @@ func (s *Service) handleLookup(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	include, err := ParseInclude(r.URL.Query()["include"])
+	include, err := ParseInclude(web.ParamValues(r, "include"))
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -223,7 +223,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	include, err := ParseInclude(r.URL.Query()["include"])
+	include, err := ParseInclude(web.ParamValues(r, "include"))
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -170,9 +170,13 @@ func TestListUsers(t *testing.T) {
 	})
 	t.Run("Include", func(t *testing.T) {
 		var l userList
-		h.Do("GET", "/users?limit=1&include=credentials,points", nil, h.Admin(), v4).Expect(t, 200, "").JSON(t, &l)
-		if creds, ok := l.Items[0]["credentials"].([]any); !ok || len(creds) != 1 {
-			t.Errorf("credentials = %v", l.Items[0]["credentials"])
+		for _, q := range []string{"include=credentials,points", "include=credentials&include=points", "include[]=credentials&include[]=points"} {
+			t.Run(q, func(t *testing.T) {
+				h.Do("GET", "/users?limit=1&"+q, nil, h.Admin(), v4).Expect(t, 200, "").JSON(t, &l)
+				if creds, ok := l.Items[0]["credentials"].([]any); !ok || len(creds) != 1 {
+					t.Errorf("credentials = %v", l.Items[0]["credentials"])
+				}
+			})
 		}
 	})
 	t.Run("BadInput", func(t *testing.T) {

@@ -74,7 +74,7 @@ func DecodeBytes(body []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
+		return decodeError(body, err)
 	}
 	if dec.More() {
 		return apierr.Invalid("", "the body must hold exactly one JSON object")
@@ -86,7 +86,7 @@ func DecodeBytes(body []byte, dst any) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(body []byte, err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var ae *apierr.Error
@@ -98,7 +98,7 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return apierr.Invalid("", "malformed JSON: unexpected end of input")
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := typeErrorPath(body, typ)
 		if field == "" {
 			field = "body"
 		}

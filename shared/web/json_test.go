@@ -10,12 +10,19 @@ import (
 )
 
 type body struct {
-	Name  string         `json:"name"`
-	Count int            `json:"count"`
-	Tags  []string       `json:"tags"`
-	Inner *inner         `json:"inner"`
-	Items []inner        `json:"items"`
-	Free  map[string]any `json:"free"`
+	Name  string          `json:"name"`
+	Count int             `json:"count"`
+	Tags  []string        `json:"tags"`
+	Inner *inner          `json:"inner"`
+	Items []inner         `json:"items"`
+	Free  map[string]any  `json:"free"`
+	Links map[string]link `json:"links"`
+	Flags map[string]bool `json:"flags"`
+}
+
+type link struct {
+	Enabled bool     `json:"enabled"`
+	Tables  []string `json:"tables"`
 }
 
 type inner struct {
@@ -35,7 +42,14 @@ func TestDecode(t *testing.T) {
 		{"NotObject", `["a"]`, apierr.ValidationFailed, ""},
 		{"UnknownField", `{"nickname":"a"}`, apierr.ValidationFailed, "nickname"},
 		{"WrongType", `{"count":"two"}`, apierr.ValidationFailed, "count"},
-		{"WrongNestedType", `{"tags":[1]}`, apierr.ValidationFailed, "tags"},
+		{"WrongNestedType", `{"tags":[1]}`, apierr.ValidationFailed, "tags[0]"},
+		{"WrongTypeSecondItem", `{"tags":["a", true]}`, apierr.ValidationFailed, "tags[1]"},
+		{"ArrayForString", `{"name":["a"]}`, apierr.ValidationFailed, "name"},
+		{"ObjectForArray", `{"tags":{"a":"b"}}`, apierr.ValidationFailed, "tags"},
+		{"WrongTypeInMapValue", `{"flags":{"on":"yes"}}`, apierr.ValidationFailed, "flags.on"},
+		{"WrongTypeInMapStruct", `{"links":{"x":{"enabled":"yes"}}}`, apierr.ValidationFailed, "links.x.enabled"},
+		{"WrongTypeDeepInMapStruct", `{"links":{"x":{"tables":["t", 2]}}}`, apierr.ValidationFailed, "links.x.tables[1]"},
+		{"WrongTypeInArrayStruct", `{"items":[{"line1":"x"},{"line1":5}]}`, apierr.ValidationFailed, "items[1].line1"},
 		{"TwoObjects", `{"name":"a"}{"name":"b"}`, apierr.ValidationFailed, ""},
 		{"TrailingGarbage", `{"name":"a"} x`, apierr.ValidationFailed, ""},
 		{"CaseInsensitiveMatch", `{"NAME":"a"}`, apierr.ValidationFailed, "NAME"},

@@ -63,10 +63,20 @@ func BoolParam(r *http.Request, name string, def bool) (bool, error) {
 	return b, nil
 }
 
+// ParamValues returns the values of a query parameter that may be an
+// array: given as name or as name[] (the bracket form some clients use for
+// arrays), each possibly repeated, in that order.
+func ParamValues(r *http.Request, name string) []string {
+	q := r.URL.Query()
+	return append(q[name], q[name+"[]"]...)
+}
+
 // ListParam splits a comma-separated query parameter, dropping empty items.
+// The parameter may be repeated and may also be given as name[] (see
+// ParamValues).
 func ListParam(r *http.Request, name string) []string {
 	var out []string
-	for _, v := range r.URL.Query()[name] {
+	for _, v := range ParamValues(r, name) {
 		for _, p := range strings.Split(v, ",") {
 			if p = strings.TrimSpace(p); p != "" {
 				out = append(out, p)

@@ -145,3 +145,78 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	fieldCache.Store(t, out)
 	return out
 }
+
+// typeErrorPath names the value a *json.UnmarshalTypeError is about by its
+// full path (map keys and array indexes included, such as links.x.enabled
+// or tags[0]), which encoding/json's Field leaves out. It finds the
+// innermost value of data whose text ends at, or whose opening delimiter
+// ends just before, the error's offset, and falls back to Field when that
+// path does not agree with Field (an error from inside a custom
+// UnmarshalJSON has an offset into another document).
+func typeErrorPath(data []byte, typ *json.UnmarshalTypeError) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	stop, found, path := false, false, ""
+	var walk func(at string)
+	walk = func(at string) {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			stop = true
+			return
+		}
+		if d, ok := tok.(json.Delim); ok {
+			for i := 0; dec.More() && !stop; i++ {
+				next := fmt.Sprintf("%s[%d]", at, i)
+				if d == '{' {
+					kt, err := dec.Token()
+					if err != nil {
+						stop = true
+						return
+					}
+					key, _ := kt.(string)
+					if next = key; at != "" {
+						next = at + "." + key
+					}
+				}
+				walk(next)
+			}
+			if stop {
+				return
+			}
+			if _, err := dec.Token(); err != nil {
+				stop = true
+				return
+			}
+		}
+		if before < typ.Offset && typ.Offset <= dec.InputOffset() {
+			stop, found, path = true, true, at
+		}
+	}
+	walk("")
+	if !found || path == "" || !sameFields(path, typ.Field) {
+		return typ.Field
+	}
+	return path
+}
+
+// sameFields reports whether the struct field names of field (as
+// encoding/json reports them: dotted, without map keys or indexes) appear
+// in path in order.
+func sameFields(path, field string) bool {
+	segs := strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' })
+	i := 0
+	for _, f := range strings.Split(field, ".") {
+		if f == "" {
+			continue
+		}
+		for i < len(segs) && segs[i] != f {
+			i++
+		}
+		if i == len(segs) {
+			return false
+		}
+		i++
+	}
+	return true
+}
