@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/testsupport"
 )
@@ -29,6 +30,7 @@ var samples = []struct {
 	{"users-create.json", "users", 201},
 	{"users-create-invalid.json", "users", 422},
 	{"users-list.json", "users", 200},
+	{"users-list-stage.json", "users", 200}, // through a named stage (/prod/users)
 	{"users-lookup.json", "users", 200},
 	{"users-get.json", "users", 404},
 	{"users-update.json", "users", 422},
@@ -72,6 +74,12 @@ var samples = []struct {
 	// that does not exist, which the jobs function ignores without error
 	// (real deliveries are tested in shared/locationcsv).
 	{"jobs-s3-put.json", "jobs", 0},
+	// SQS message of the jobs function's failure queue: Lambda's
+	// destination record of a continuation's S3 event whose invocations
+	// all failed. Its operation does not exist either, so nothing changes
+	// and no message is reported for another delivery (real records are
+	// tested in shared/job).
+	{"jobs-failure.json", "jobs", 0},
 	{"tenants-create.json", "tenants", 0},
 	{"tenants-get.json", "tenants", 0},
 	{"tenants-rotate-key.json", "tenants", 0},
@@ -110,7 +118,17 @@ func TestSampleEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 			if s.function == "jobs" {
-				runS3Sample(t, h, raw, s.function)
+				// The jobs function gets S3 events and the SQS events of
+				// its failure queue.
+				var probe struct {
+					Records []struct{ EventSource string }
+				}
+				_ = json.Unmarshal(raw, &probe)
+				if len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sqs" {
+					runFailureSample(t, h, raw, s.function)
+				} else {
+					runS3Sample(t, h, raw, s.function)
+				}
 				return
 			}
 			if s.function == "tenants" {
@@ -170,6 +188,20 @@ func TestSampleEvents(t *testing.T) {
 // function's handler.
 func runS3Sample(t *testing.T, h *testsupport.Harness, raw []byte, function string) {
 	t.Helper()
+	ev := checkS3Event(t, h, raw, function)
+	handler, err := h.Deps.S3Handler(function)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handler(context.Background(), ev); err != nil {
+		t.Fatalf("handler: %v", err)
+	}
+}
+
+// checkS3Event decodes an S3 ObjectCreated event that one of the
+// function's template S3 triggers matches.
+func checkS3Event(t *testing.T, h *testsupport.Harness, raw []byte, function string) events.S3Event {
+	t.Helper()
 	var ev events.S3Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		t.Fatalf("decode: %v", err)
@@ -189,11 +221,48 @@ func runS3Sample(t *testing.T, h *testsupport.Harness, raw []byte, function stri
 	if !matched || ev.Records[0].S3.Bucket.Name != h.Deps.Config.Buckets.Files {
 		t.Fatalf("key %q of bucket %q matches no S3 trigger of %s", key, ev.Records[0].S3.Bucket.Name, fn.LogicalID)
 	}
-	handler, err := h.Deps.S3Handler(function)
+	return ev
+}
+
+// runFailureSample checks that an SQS sample carries Lambda destination
+// records of S3 events that the function's template S3 triggers match, and
+// runs it through the function's Lambda handler (which dispatches by event
+// source), expecting no message reported for another delivery.
+func runFailureSample(t *testing.T, h *testsupport.Harness, raw []byte, function string) {
+	t.Helper()
+	var ev events.SQSEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if len(ev.Records) == 0 {
+		t.Fatal("no SQS messages")
+	}
+	for _, msg := range ev.Records {
+		if msg.EventSource != "aws:sqs" || msg.MessageId == "" {
+			t.Fatalf("not an SQS message: %+v", msg)
+		}
+		rec, s3ev, err := job.ParseDestinationRecord([]byte(msg.Body))
+		if err != nil {
+			t.Fatalf("message %s: %v", msg.MessageId, err)
+		}
+		if rec.Version != "1.0" || rec.RequestContext.Condition == "" || rec.RequestContext.ApproximateInvokeCount == 0 {
+			t.Fatalf("not a destination record: %+v", rec)
+		}
+		payload, err := json.Marshal(s3ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkS3Event(t, h, payload, function)
+	}
+	handler, err := h.Deps.EventHandler(function)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := handler(context.Background(), ev); err != nil {
+	resp, err := handler(context.Background(), raw)
+	if err != nil {
 		t.Fatalf("handler: %v", err)
+	}
+	if resp == nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("response = %+v, want no batch item failures", resp)
 	}
 }

@@ -240,7 +240,8 @@ func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler
 }
 
 // subscribe registers the S3 handler of every function with S3 triggers,
-// so the stack's S3 delivers their ObjectCreated events.
+// so the stack's S3 delivers their ObjectCreated events (and the records
+// of those that failed after the retries).
 func (l *local) subscribe() error {
 	for _, f := range l.template.Functions {
 		if len(f.S3Events) == 0 {
@@ -251,6 +252,12 @@ func (l *local) subscribe() error {
 			return fmt.Errorf("function %s (%s) has S3 triggers but no handler: %w", f.Name, f.LogicalID, err)
 		}
 		l.stack.OnS3(f.Name, h)
+		// A function that takes other events too (the jobs function) gets
+		// the destination records of the events it failed on, as from its
+		// OnFailure queue.
+		if fh, err := l.deps.EventHandler(f.Name); err == nil {
+			l.stack.OnS3Failure(f.Name, fh)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 // Command jobs is the Lambda function that runs the asynchronous jobs
 // (location import and export): S3 invokes it with ObjectCreated events of
-// jobs/ objects in the files bucket (see shared/job).
+// jobs/ objects in the files bucket, and its failure queue (the OnFailure
+// destination of those invocations) with SQS events whose messages are
+// Lambda destination records (see shared/job). The handler dispatches by
+// the event source of the first record.
 package main
 
 import (
@@ -17,7 +20,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("jobs: %v", err)
 	}
-	handler, err := deps.S3Handler("jobs")
+	handler, err := deps.EventHandler("jobs")
 	if err != nil {
 		log.Fatalf("jobs: %v", err)
 	}

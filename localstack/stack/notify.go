@@ -2,10 +2,14 @@ package stack
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +31,12 @@ type S3Handler func(context.Context, events.S3Event) error
 // Lambda, and a handler error is retried twice (Lambda retries failed
 // asynchronous invocations twice; here after 1 and 2 seconds instead of 1
 // and 2 minutes). A function gets events only once a handler is registered
-// with OnS3. With AWS_ENDPOINT_URL (LocalStack, an account) the stack
-// starts no S3 and delivers nothing: configure notifications there.
+// with OnS3. When the last retry fails too and OnS3Failure registered a
+// handler for the function, the stack sends it Lambda's destination record
+// of the failed invocation inside an SQS event, as the function's OnFailure
+// queue would (template.yaml: JobsFailedQueue). With AWS_ENDPOINT_URL
+// (LocalStack, an account) the stack starts no S3 and delivers nothing:
+// configure notifications there.
 
 // notifier matches created objects with the template's S3 triggers and
 // delivers the events.
@@ -37,7 +45,8 @@ type notifier struct {
 	backend  gofakes3.Backend
 
 	mu       sync.Mutex
-	handlers map[string]S3Handler // by function name
+	handlers map[string]S3Handler      // by function name
+	failures map[string]FailureHandler // by function name
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -50,7 +59,7 @@ type notifier struct {
 func newNotifier(t *sam.Template, backend gofakes3.Backend) *notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &notifier{
-		template: t, backend: backend, handlers: map[string]S3Handler{}, ctx: ctx, cancel: cancel,
+		template: t, backend: backend, handlers: map[string]S3Handler{}, failures: map[string]FailureHandler{}, ctx: ctx, cancel: cancel,
 		retryDelays: []time.Duration{time.Second, 2 * time.Second}, timeout: 5 * time.Minute,
 	}
 }
@@ -66,6 +75,25 @@ func (s *Stack) OnS3(function string, h S3Handler) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.handlers[function] = h
+}
+
+// FailureHandler handles an SQS event of a function's failure queue, whose
+// messages are destination records of failed invocations (the function's
+// Lambda handler, taking the event as JSON). It answers the messages to
+// deliver again.
+type FailureHandler func(context.Context, json.RawMessage) (*events.SQSEventResponse, error)
+
+// OnS3Failure registers the handler that gets the destination record of
+// each S3 event the function failed on after its retries, as an SQS
+// message. It does nothing when the stack runs no S3 of its own.
+func (s *Stack) OnS3Failure(function string, h FailureHandler) {
+	if s.s3 == nil || s.s3.notifier == nil {
+		return
+	}
+	n := s.s3.notifier
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.failures[function] = h
 }
 
 // wrap returns the S3 server's handler: gofakes3 and, after each request
@@ -175,6 +203,7 @@ func (n *notifier) deliver(function string, h S3Handler, ev events.S3Event) {
 			}
 			slog.Warn("s3 event handler failed", "function", function, "key", ev.Records[0].S3.Object.Key, "attempt", attempt+1, "err", err)
 			if attempt >= len(n.retryDelays) {
+				n.failed(function, ev, err, attempt+1)
 				return
 			}
 			select {
@@ -184,6 +213,76 @@ func (n *notifier) deliver(function string, h S3Handler, ev events.S3Event) {
 			}
 		}
 	}()
+}
+
+// failed sends the destination record of an event whose every attempt
+// failed to the function's failure handler, if it has one, in an SQS event
+// of one message (Lambda's record and SQS's event shapes).
+func (n *notifier) failed(function string, ev events.S3Event, cause error, attempts int) {
+	n.mu.Lock()
+	h := n.failures[function]
+	n.mu.Unlock()
+	if h == nil {
+		return
+	}
+	now := time.Now().UTC()
+	requestID := randomID()
+	record := map[string]any{
+		"version":   "1.0",
+		"timestamp": now.Format("2006-01-02T15:04:05.000Z"),
+		"requestContext": map[string]any{
+			"requestId":              requestID,
+			"functionArn":            fmt.Sprintf("arn:aws:lambda:%s:000000000000:function:%s:$LATEST", region(), function),
+			"condition":              "RetriesExhausted",
+			"approximateInvokeCount": attempts,
+		},
+		"requestPayload":  ev,
+		"responseContext": map[string]any{"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+		"responsePayload": map[string]any{"errorMessage": cause.Error(), "errorType": "errorString"},
+	}
+	body, err := json.Marshal(record)
+	if err != nil {
+		slog.Error("s3 event failure record", "function", function, "err", err)
+		return
+	}
+	msg := events.SQSEvent{Records: []events.SQSMessage{{
+		MessageId: randomID(), ReceiptHandle: "local-" + requestID, Body: string(body),
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": "1",
+			"SentTimestamp":           strconv.FormatInt(now.UnixMilli(), 10),
+		},
+		Md5OfBody:      hexString(md5Sum(body)),
+		EventSource:    "aws:sqs",
+		EventSourceARN: fmt.Sprintf("arn:aws:sqs:%s:000000000000:%s-failures", region(), function),
+		AWSRegion:      region(),
+	}}}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		slog.Error("s3 event failure record", "function", function, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, n.timeout)
+	defer cancel()
+	resp, err := h(ctx, raw)
+	switch {
+	case err != nil:
+		slog.Error("failure record handler failed", "function", function, "err", err)
+	case resp != nil && len(resp.BatchItemFailures) > 0:
+		slog.Warn("failure record not processed (SQS would deliver it again)", "function", function)
+	}
+}
+
+// randomID returns a random identifier in the 8-4-4-4-12 form of Lambda
+// request ids and SQS message ids.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func md5Sum(b []byte) []byte {
+	sum := md5.Sum(b)
+	return sum[:]
 }
 
 // close stops new deliveries, cancels those in flight and waits for them.

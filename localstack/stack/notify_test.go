@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -216,6 +217,65 @@ func TestS3Notifications(t *testing.T) {
 		evs := jobs.all()[before:]
 		if len(evs) != 4 || evs[3].Records[0].S3.Object.Key != "jobs/t/op6/input.csv" {
 			t.Fatalf("deliveries = %d", len(evs))
+		}
+	})
+
+	t.Run("FailureRecordAfterLastRetry", func(t *testing.T) {
+		// As Lambda sends the destination record of an invocation that
+		// failed after its retries to the OnFailure queue, which delivers
+		// it to the function as an SQS event.
+		got := make(chan json.RawMessage, 10)
+		st.OnS3Failure("jobs", func(_ context.Context, raw json.RawMessage) (*events.SQSEventResponse, error) {
+			got <- raw
+			return &events.SQSEventResponse{}, nil
+		})
+		defer st.OnS3Failure("jobs", nil)
+		jobs.mu.Lock()
+		jobs.fail = 3
+		jobs.mu.Unlock()
+		put(files, "jobs/t/op7/input.csv", []byte("x"))
+		jobs.wait(t, 3)
+		var raw json.RawMessage
+		select {
+		case raw = <-got:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no failure record")
+		}
+		var ev events.SQSEvent
+		if err := json.Unmarshal(raw, &ev); err != nil || len(ev.Records) != 1 || ev.Records[0].EventSource != "aws:sqs" || ev.Records[0].MessageId == "" {
+			t.Fatalf("SQS event = %s (%v)", raw, err)
+		}
+		var rec struct {
+			Version        string `json:"version"`
+			RequestContext struct {
+				Condition              string `json:"condition"`
+				ApproximateInvokeCount int    `json:"approximateInvokeCount"`
+			} `json:"requestContext"`
+			RequestPayload  events.S3Event `json:"requestPayload"`
+			ResponsePayload struct {
+				ErrorMessage string `json:"errorMessage"`
+			} `json:"responsePayload"`
+		}
+		if err := json.Unmarshal([]byte(ev.Records[0].Body), &rec); err != nil {
+			t.Fatalf("body %s: %v", ev.Records[0].Body, err)
+		}
+		if rec.Version != "1.0" || rec.RequestContext.Condition != "RetriesExhausted" || rec.RequestContext.ApproximateInvokeCount != 3 ||
+			len(rec.RequestPayload.Records) != 1 || rec.RequestPayload.Records[0].S3.Object.Key != "jobs/t/op7/input.csv" ||
+			rec.ResponsePayload.ErrorMessage != "handler failed" {
+			t.Fatalf("record = %+v", rec)
+		}
+		// An event that succeeds on a retry sends no record.
+		jobs.mu.Lock()
+		jobs.fail = 1
+		jobs.mu.Unlock()
+		put(files, "jobs/t/op8/input.csv", []byte("x"))
+		jobs.wait(t, 2)
+		put(files, "jobs/t/op9/input.csv", []byte("x"))
+		jobs.wait(t, 1)
+		select {
+		case raw := <-got:
+			t.Fatalf("a record for an event that succeeded: %s", raw)
+		default:
 		}
 	})
 }

@@ -7,11 +7,13 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -227,6 +229,16 @@ func (d *Deps) S3Handler(name string) (func(context.Context, events.S3Event) err
 	return nil, fmt.Errorf("no S3-triggered function %q", name)
 }
 
+// EventHandler returns the Lambda handler of a function invoked with events
+// of several sources: the jobs function gets S3 events and the SQS events
+// of its failure queue (job.Service.HandleEvent dispatches them).
+func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage) (*events.SQSEventResponse, error), error) {
+	if name == "jobs" {
+		return d.Jobs.HandleEvent, nil
+	}
+	return nil, fmt.Errorf("no event-triggered function %q", name)
+}
+
 // placesOf adapts the locations domain to what a check-in needs of a
 // location.
 func placesOf(locations *location.Service) checkin.Places {
@@ -279,7 +291,34 @@ func (d *Deps) LambdaHandler(name string) (func(context.Context, events.APIGatew
 	if err != nil {
 		return nil, err
 	}
-	return httpadapter.NewV2(h).ProxyWithContext, nil
+	adapter := httpadapter.NewV2(h)
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return adapter.ProxyWithContext(ctx, withoutStage(req))
+	}, nil
+}
+
+// withoutStage removes the stage from the paths of a request that came
+// through a named API Gateway stage: HTTP APIs pass "/prod/users" for
+// GET /users on stage prod (only the $default stage has no prefix), and the
+// routes are the template's paths without it.
+func withoutStage(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	stage := req.RequestContext.Stage
+	if stage == "" || stage == "$default" {
+		return req
+	}
+	prefix := "/" + stage
+	strip := func(p string) string {
+		if p == prefix {
+			return "/"
+		}
+		if rest, ok := strings.CutPrefix(p, prefix+"/"); ok {
+			return "/" + rest
+		}
+		return p
+	}
+	req.RawPath = strip(req.RawPath)
+	req.RequestContext.HTTP.Path = strip(req.RequestContext.HTTP.Path)
+	return req
 }
 
 // Now is a shorthand for the configured clock.

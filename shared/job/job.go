@@ -35,6 +35,12 @@
 // new invocation) and then gives its lease up. A run that finds the lease
 // held waits for it to be released or to expire, and leaves the operation
 // alone if the holder is alive (its lease is extended by its commits).
+//
+// Failed for good: when every attempt of an invocation fails (Lambda
+// retries twice), Lambda sends a destination record to the failure queue,
+// which delivers it back to the function as an SQS event (HandleEvent
+// dispatches by event source); HandleSQS then sets the operation FAILED,
+// so that it does not stay RUNNING for ever (see failure.go).
 package job
 
 import (
@@ -221,18 +227,8 @@ func ParseKey(key string) (tenantID, id string, ok bool) {
 func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) error {
 	var errs []error
 	for _, rec := range ev.Records {
-		if !strings.HasPrefix(rec.EventName, "ObjectCreated:") || rec.S3.Bucket.Name != s.Bucket {
-			s.log().Info("job: event ignored", "event", rec.EventName, "bucket", rec.S3.Bucket.Name)
-			continue
-		}
-		key, err := url.QueryUnescape(rec.S3.Object.Key)
-		if err != nil {
-			s.log().Info("job: undecodable key ignored", "key", rec.S3.Object.Key)
-			continue
-		}
-		tenantID, id, ok := ParseKey(key)
+		tenantID, id, ok := s.target(rec)
 		if !ok {
-			s.log().Info("job: key ignored", "key", key)
 			continue
 		}
 		if err := s.RunOperation(ctx, tenantID, id); err != nil {
@@ -240,6 +236,26 @@ func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// target returns the operation an S3 record starts or continues: an
+// ObjectCreated record of the files bucket whose key ParseKey accepts.
+// Other records are logged and ignored.
+func (s *Service) target(rec events.S3EventRecord) (tenantID, id string, ok bool) {
+	if !strings.HasPrefix(rec.EventName, "ObjectCreated:") || rec.S3.Bucket.Name != s.Bucket {
+		s.log().Info("job: event ignored", "event", rec.EventName, "bucket", rec.S3.Bucket.Name)
+		return "", "", false
+	}
+	key, err := url.QueryUnescape(rec.S3.Object.Key)
+	if err != nil {
+		s.log().Info("job: undecodable key ignored", "key", rec.S3.Object.Key)
+		return "", "", false
+	}
+	tenantID, id, ok = ParseKey(key)
+	if !ok {
+		s.log().Info("job: key ignored", "key", key)
+	}
+	return tenantID, id, ok
 }
 
 // errCrashed ends a run that the Crash knob stopped.
@@ -251,7 +267,7 @@ var errCrashed = errors.New("job: simulated crash")
 func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
 	log := s.log().With("tenantId", tenantID, "operationId", id)
 	owner := newOwner()
-	l, err := s.claim(ctx, tenantID, id, owner)
+	l, err := s.claim(ctx, tenantID, id, owner, false)
 	switch {
 	case errors.Is(err, operation.ErrNotFound):
 		log.Info("job: unknown operation ignored")
@@ -259,7 +275,7 @@ func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
 	case errors.Is(err, operation.ErrFinished):
 		log.Info("job: operation already finished")
 		return nil
-	case errors.Is(err, errBusy):
+	case errors.Is(err, errBusy), errors.Is(err, errNoTime):
 		log.Info("job: operation held by a live run")
 		return nil
 	case err != nil:
@@ -306,19 +322,34 @@ func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
 	}
 }
 
-var errBusy = errors.New("job: operation held by a live run")
+// Why claim did not claim: the holder of the lease showed it is alive
+// (errBusy), or the invocation has not the time to wait for the lease to
+// expire (errNoTime).
+var (
+	errBusy   = errors.New("job: operation held by a live run")
+	errNoTime = errors.New("job: no time left to wait for the lease")
+)
 
 // claim claims the operation. When another run holds it, claim waits for
 // the lease to be released or to expire (a continuation object is written
 // just before the lease is given up; a crashed run's lease runs out), and
 // gives up as soon as the holder shows it is alive by extending its lease.
-func (s *Service) claim(ctx context.Context, tenantID, id, owner string) (*operation.Lease, error) {
+// With strict, a lease given up before its expiry also shows a live holder
+// (a run that continues in a new invocation): the operation is claimed
+// only from a holder that is gone, and given back otherwise.
+func (s *Service) claim(ctx context.Context, tenantID, id, owner string, strict bool) (*operation.Lease, error) {
 	var first *operation.LeasedError
 	wait := 50 * time.Millisecond
 	for {
 		l, err := s.Ops.Claim(ctx, tenantID, id, owner, s.lease())
 		var le *operation.LeasedError
 		if !errors.As(err, &le) {
+			if err == nil && strict && first != nil && (first.Owner == "" || s.Clock.Now().Before(first.Until)) {
+				if rerr := s.Ops.Release(context.WithoutCancel(ctx), l); rerr != nil && !errors.Is(rerr, operation.ErrLeaseLost) {
+					return nil, rerr
+				}
+				return nil, errBusy
+			}
 			return l, err
 		}
 		if first == nil {
@@ -328,7 +359,7 @@ func (s *Service) claim(ctx context.Context, tenantID, id, owner string) (*opera
 		}
 		now := s.Clock.Now()
 		if left := time.Until(deadlineOf(ctx)); left < s.stopBefore() || le.Until.Sub(now) > left-s.stopBefore() {
-			return nil, errBusy
+			return nil, errNoTime
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -22,6 +22,8 @@ func TestCreateUserRejectsBadInput(t *testing.T) {
 		code   string
 	}{
 		{"MalformedJSON", `{"firstName": "Ada",`, 422, "VALIDATION_FAILED"},
+		{"DeeplyNested", `{"firstName":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 422, "VALIDATION_FAILED"},
+		{"InvalidUTF8", "{\"firstName\":\"\xff\xfe\",\"lastName\":\"X\",\"credentials\":[]}", 422, "VALIDATION_FAILED"},
 		{"NotAnObject", `[1,2]`, 422, "VALIDATION_FAILED"},
 		{"EmptyBody", ``, 422, "VALIDATION_FAILED"},
 		{"WrongType", with("firstName", 42), 422, "VALIDATION_FAILED"},

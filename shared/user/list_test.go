@@ -180,9 +180,25 @@ func TestListUsers(t *testing.T) {
 		}
 	})
 	t.Run("BadInput", func(t *testing.T) {
-		for _, q := range []string{"name=ab", "name=%20%20%20", "name=" + strings.Repeat("x", 101), "name=" + strings.Repeat("%C3%B6", 600), "limit=0", "limit=1001", "limit=x", "sort=name", "role=KING", "createdAfter=yesterday", "include=everything", "startKey=forged"} {
-			t.Run(q, func(t *testing.T) {
-				h.Do("GET", "/users?"+q, nil, h.Admin(), v4).Expect(t, 422, "VALIDATION_FAILED")
+		tests := []struct{ name, query string }{
+			{"NameTooShort", "name=ab"},
+			{"NameBlank", "name=%20%20%20"},
+			{"NameTooLong", "name=" + strings.Repeat("x", 101)},
+			{"NameTooLongMultibyte", "name=" + strings.Repeat("%C3%B6", 600)},
+			{"BadPercentEscape", "name=%ZZ"},
+			{"SemicolonSeparator", "name=x;y"},
+			{"LimitZero", "limit=0"},
+			{"LimitTooLarge", "limit=1001"},
+			{"LimitNotNumber", "limit=x"},
+			{"UnknownSort", "sort=name"},
+			{"UnknownRole", "role=KING"},
+			{"BadDate", "createdAfter=yesterday"},
+			{"UnknownInclude", "include=everything"},
+			{"ForgedStartKey", "startKey=forged"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				h.Do("GET", "/users?"+tc.query, nil, h.Admin(), v4).Expect(t, 422, "VALIDATION_FAILED")
 			})
 		}
 		h.Do("GET", "/users", nil, h.Admin(), ts.Headers{"x-api-version", "four"}).Expect(t, 422, "VALIDATION_FAILED")

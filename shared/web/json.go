@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
@@ -63,10 +64,45 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	return body, nil
 }
 
+// MaxDepth is the deepest nesting of objects and arrays a JSON body may
+// have. No resource needs more; the limit keeps decoding (and the paths it
+// names in errors) linear in the body size.
+const MaxDepth = 32
+
+// depth returns the deepest nesting of objects and arrays in a JSON text,
+// ignoring brackets inside strings. Malformed text is left to the decoder.
+func depth(body []byte) int {
+	level, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range body {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if level++; level > deepest {
+				deepest = level
+			}
+		case c == '}' || c == ']':
+			level--
+		}
+	}
+	return deepest
+}
+
 // DecodeBytes decodes one strict JSON value from body into dst.
 func DecodeBytes(body []byte, dst any) error {
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] != '{' {
 		return apierr.Invalid("", "the body must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return apierr.Invalid("", "the body is not valid UTF-8 text")
+	}
+	if depth(body) > MaxDepth {
+		return apierr.Invalid("", "the body is nested deeper than %d levels", MaxDepth)
 	}
 	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
 		return err

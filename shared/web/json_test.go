@@ -58,6 +58,11 @@ func TestDecode(t *testing.T) {
 		{"UnknownInArray", `{"items":[{"line1":"x"},{"extra":1}]}`, apierr.ValidationFailed, "items[1].extra"},
 		{"FreeFormAllowsAnyKey", `{"free":{"Anything":{"Goes":1}}}`, "", ""},
 		{"TooLarge", `{"name":"` + strings.Repeat("a", web.MaxBodyBytes) + `"}`, apierr.PayloadTooLarge, ""},
+		{"FreeFormAtMaxDepth", `{"free":` + strings.Repeat(`{"a":`, web.MaxDepth-1) + `1` + strings.Repeat(`}`, web.MaxDepth-1) + `}`, "", ""},
+		{"TooDeep", `{"free":` + strings.Repeat(`{"a":`, web.MaxDepth) + `1` + strings.Repeat(`}`, web.MaxDepth) + `}`, apierr.ValidationFailed, ""},
+		{"VeryDeepArray", `{"name":` + strings.Repeat(`[`, 100000) + strings.Repeat(`]`, 100000) + `}`, apierr.ValidationFailed, ""},
+		{"BracketsInStringsDoNotCount", `{"name":"` + strings.Repeat(`[{\"`, 100) + `"}`, "", ""},
+		{"InvalidUTF8", "{\"name\":\"\xff\xfe\"}", apierr.ValidationFailed, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

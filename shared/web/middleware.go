@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"time"
@@ -69,6 +70,7 @@ func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler 
 	})
 	var h http.Handler = mux
 	h = authenticate(auth, h)
+	h = strictQuery(h)
 	h = recoverer(h)
 	h = requestLog(log, h)
 	return h
@@ -94,6 +96,19 @@ func requestLog(base *slog.Logger, next http.Handler) http.Handler {
 		sw.Header().Set("x-request-id", id)
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+// strictQuery answers 422 for a query string that does not parse (a bad
+// percent escape, a semicolon separator): net/url would silently drop the
+// pair, and a filter the client sent would be ignored.
+func strictQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			Error(w, r, apierr.Invalid("", "the query string is malformed (check its percent-encoding)"))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
