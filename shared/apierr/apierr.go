@@ -15,9 +15,7 @@ type Code string
 // The error codes of the API. The OpenAPI document lists the same set.
 const (
 	Unauthorized         Code = "UNAUTHORIZED"
-	Forbidden            Code = "FORBIDDEN"
 	NotFound             Code = "NOT_FOUND"
-	MethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
 	Conflict             Code = "CONFLICT"
 	ValidationFailed     Code = "VALIDATION_FAILED"
 	CredentialExists     Code = "CREDENTIAL_EXISTS"
@@ -37,9 +35,7 @@ const (
 // statuses is the single table from error code to HTTP status.
 var statuses = map[Code]int{
 	Unauthorized:         http.StatusUnauthorized,
-	Forbidden:            http.StatusForbidden,
 	NotFound:             http.StatusNotFound,
-	MethodNotAllowed:     http.StatusMethodNotAllowed,
 	Conflict:             http.StatusConflict,
 	ValidationFailed:     http.StatusUnprocessableEntity,
 	CredentialExists:     http.StatusUnprocessableEntity,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"os"
 	"runtime/debug"
 	"time"
@@ -56,19 +57,25 @@ func RequestID(ctx context.Context) string {
 }
 
 // Handler builds a function's http.Handler: a ServeMux with routes, JSON
-// 404/405 answers, and the middleware chain (request id and logging,
+// 404 answers (also for a known path with another method), and the middleware chain (request id and logging,
 // recovery, authentication).
 func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	methods := map[string][]string{}
 	for _, rt := range routes {
 		mux.HandleFunc(rt.Pattern(), rt.Handler)
-		methods[rt.Path] = append(methods[rt.Path], rt.Method)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, apierr.Errorf(apierr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})
-	var h http.Handler = mux
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux would answer an unclean path ("/users/./x", "/a/..")
+		// with an HTML redirect; no route has such a path.
+		if p := r.URL.Path; p != "/" && path.Clean(p) != p {
+			Error(w, r, apierr.Errorf(apierr.NotFound, "no route for %s %s", r.Method, p))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 	h = authenticate(auth, h)
 	h = strictQuery(h)
 	h = recoverer(h)
