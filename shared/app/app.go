@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -76,6 +77,12 @@ func ConfigFromEnv() Config {
 	return c
 }
 
+// runningLocally reports whether the function runs against local
+// endpoints (make run, make invoke) rather than in AWS.
+func runningLocally() bool {
+	return os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+}
+
 // Deps are the dependencies built once per cold start.
 type Deps struct {
 	Config   Config
@@ -122,6 +129,19 @@ func New(ctx context.Context, cfg Config) (*Deps, error) {
 		S3:     blob.NewClient(awsCfg),
 		Clock:  clock.System{},
 		Log:    log,
+	}
+	switch cfg.Notifier {
+	case "", "log", "aws":
+	default:
+		return nil, fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", cfg.Notifier)
+	}
+	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !runningLocally() {
+		if cfg.Notifier != "aws" {
+			log.Warn("NOTIFIER is not aws: codes and messages are only logged, never sent")
+		}
+		if os.Getenv("PAGING_KEY_SECRET") == "" {
+			log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
+		}
 	}
 	if cfg.Notifier == "aws" {
 		n := &notify.AWS{SNS: sns.NewFromConfig(awsCfg), SES: sesv2.NewFromConfig(awsCfg), From: cfg.SenderEmail, PlatformApps: map[string]string{
@@ -193,10 +213,15 @@ func (d *Deps) wireCheckins(tenants *tenant.Store) {
 		Clock:   d.Clock,
 		Places:  placesOf(d.Locations),
 	}
+	d.Checkins.UsersTable = d.Config.Tables.Users // check-ins are conditional on the user being live
 	checkins := d.Checkins
 	d.Users.Extras.CurrentCheckin = func(ctx context.Context, tenantID, userID string) (any, error) {
+		// The users domain's contract: nil, nil when not checked in.
 		c, err := checkins.Current(ctx, tenantID, userID)
-		if err != nil || c == nil {
+		if errors.Is(err, checkin.ErrNotCheckedIn) {
+			return nil, nil
+		}
+		if err != nil {
 			return nil, err
 		}
 		return c, nil

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -87,6 +88,16 @@ type POSNotifier struct {
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+// endpointOrigin returns the scheme and host of a POS endpoint, the only
+// parts that are logged (its path and query may hold a token).
+func endpointOrigin(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // Sign returns the signature header value of body sent at timestamp ts
 // (Unix seconds): "sha256=" + hex(HMAC-SHA256(secret, ts + "." + body)).
 func Sign(secret, ts string, body []byte) string {
@@ -123,7 +134,7 @@ func (p *POSNotifier) Send(ctx context.Context, endpoint, secret string, ns ...N
 			defer wg.Done()
 			start := time.Now()
 			if err := p.post(ctx, endpoint, secret, n); err != nil {
-				log.Warn("pos notification failed", "event", n.Event, "checkinId", n.Data.ID, "error", err.Error(), "ms", time.Since(start).Milliseconds())
+				log.Warn("pos notification failed", "event", n.Event, "checkinId", n.Data.ID, "endpoint", endpointOrigin(endpoint), "error", err.Error(), "ms", time.Since(start).Milliseconds())
 				return
 			}
 			log.Info("pos notification sent", "event", n.Event, "checkinId", n.Data.ID, "ms", time.Since(start).Milliseconds())
@@ -145,7 +156,8 @@ func (p *POSNotifier) post(ctx context.Context, endpoint, secret string, n Notif
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("build request: %w", err)
+		// The parse error quotes the URL, which may hold a token.
+		return errors.New("build request: the endpoint is not a valid URL")
 	}
 	now := time.Now()
 	if p.Clock != nil {
@@ -168,6 +180,12 @@ func (p *POSNotifier) post(ctx context.Context, endpoint, secret string, n Notif
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("no answer within %s", timeout)
+		}
+		// A *url.Error quotes the whole endpoint (its path and query may
+		// hold a token): keep only the operation and the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fmt.Errorf("%s %s: %w", ue.Op, endpointOrigin(endpoint), ue.Err)
 		}
 		return err
 	}

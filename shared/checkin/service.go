@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -34,14 +35,17 @@ const maxAttempts = 5
 
 // Service runs the check-in domain's operations.
 type Service struct {
-	DB      ddb.API
-	Table   string
-	Users   Profiles
-	Places  Places
-	Tenants Tenants
-	Actions *action.Recorder
-	POS     *POSNotifier
-	Clock   clock.Clock
+	DB    ddb.API
+	Table string
+	// UsersTable is the users domain's table: a check-in is written only
+	// while its user's profile exists and is not deleted.
+	UsersTable string
+	Users      Profiles
+	Places     Places
+	Tenants    Tenants
+	Actions    *action.Recorder
+	POS        *POSNotifier
+	Clock      clock.Clock
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -133,7 +137,11 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 			}
 			items = append(items, out)
 		}
+		items = append(items, userLiveItem(s.UsersTable, t.ID, userID))
 		err = st.transact(ctx, items)
+		if slices.Contains(ddb.FailedConditions(err), len(items)-1) {
+			return Checkin{}, fmt.Errorf("check in %s: %w", userID, user.ErrNotFound)
+		}
 		if conditionFailed(err) {
 			continue // another request changed the slot: read it again
 		}
@@ -205,17 +213,17 @@ func (s *Service) Remove(ctx context.Context, tenantID, userID string) error {
 	return s.st().remove(ctx, tenantID, userID)
 }
 
-// Current returns the user's live check-in, or nil when there is none. It
-// is the include=checkin extra of GET /users/{userId}.
-func (s *Service) Current(ctx context.Context, tenantID, userID string) (*Checkin, error) {
+// Current returns the user's live check-in; none is ErrNotCheckedIn. It is
+// the include=checkin extra of GET /users/{userId}.
+func (s *Service) Current(ctx context.Context, tenantID, userID string) (Checkin, error) {
 	c, held, err := s.st().slot(ctx, tenantID, userID)
 	if err != nil {
-		return nil, err
+		return Checkin{}, err
 	}
 	if !held || !c.live(s.Clock.Now()) {
-		return nil, nil
+		return Checkin{}, fmt.Errorf("current check-in of %s: %w", userID, ErrNotCheckedIn)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // ListByUser returns page q of a user's check-ins (GET
@@ -228,13 +236,13 @@ func (s *Service) ListByUser(ctx context.Context, caller web.Caller, userID stri
 	if _, err := s.Users.Profile(ctx, caller.TenantID, userID); err != nil {
 		return List{}, fmt.Errorf("list check-ins of %s: %w", userID, err)
 	}
-	c, err := s.Current(ctx, caller.TenantID, userID)
-	if err != nil {
-		return List{}, fmt.Errorf("list check-ins of %s: %w", userID, err)
-	}
 	all := []Checkin{}
-	if c != nil {
-		all = append(all, *c)
+	c, err := s.Current(ctx, caller.TenantID, userID)
+	switch {
+	case err == nil:
+		all = append(all, c)
+	case !errors.Is(err, ErrNotCheckedIn):
+		return List{}, fmt.Errorf("list check-ins of %s: %w", userID, err)
 	}
 	page := []Checkin{}
 	if q.offset() < len(all) {

@@ -150,10 +150,13 @@ func (s *Service) prepareReplace(old record, next Location, now string) (ImportW
 // locations of the tenant, so lists see them at once.
 func (s *Service) ImportCommitted(ctx context.Context, tenantID string) { s.bump(ctx, tenantID) }
 
-// same reports whether two locations are equal as the API shows them.
+// same reports whether two locations are equal as the API shows them,
+// taking an empty list or object as absent: CSV has no notation for an
+// empty one (an empty cell is absent), so an exported location whose
+// `tags` are [] re-imports as unchanged.
 func same(a, b Location) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
+	ja, err1 := json.Marshal(withoutEmpties(a))
+	jb, err2 := json.Marshal(withoutEmpties(b))
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
@@ -205,4 +208,40 @@ func attrBytes(v types.AttributeValue) int {
 	default:
 		return 1
 	}
+}
+
+// withoutEmpties returns l with its empty top-level lists and objects
+// absent (nil).
+func withoutEmpties(l Location) Location {
+	if len(l.OpeningHours) == 0 {
+		l.OpeningHours = nil
+	}
+	if len(l.Facilities) == 0 {
+		l.Facilities = nil
+	}
+	if len(l.Services) == 0 {
+		l.Services = nil
+	}
+	if len(l.Buttons) == 0 {
+		l.Buttons = nil
+	}
+	if len(l.Links) == 0 {
+		l.Links = nil
+	}
+	if len(l.Beacons) == 0 {
+		l.Beacons = nil
+	}
+	if len(l.Regions) == 0 {
+		l.Regions = nil
+	}
+	if len(l.Tags) == 0 {
+		l.Tags = nil
+	}
+	if len(l.Zones) == 0 {
+		l.Zones = nil
+	}
+	if len(l.Extended) == 0 {
+		l.Extended = nil
+	}
+	return l
 }

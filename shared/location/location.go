@@ -77,12 +77,15 @@ var (
 	ErrTagGroupNotFound = apierr.New(apierr.NotFound, "tag group not found")
 	ErrConcurrentUpdate = apierr.New(apierr.Conflict, "the location was changed by another request; retry")
 	ErrTooManyTagGroups = apierr.New(apierr.ValidationFailed, "a tenant has at most 100 tag groups")
+	ErrTagGroupConflict = apierr.New(apierr.Conflict, "the tag group was changed by other requests; retry")
 )
 
 // Location is a tenant's store or restaurant, as the API returns it and as
 // it is stored. Every field of the spec's Location is here, plus `extended`
 // (tenant extensions) and `deliveryBoundaries` (free JSON), which the CSV
-// import and export carry. Empty optional fields are omitted from responses.
+// import and export carry. Absent optional fields and empty strings are
+// omitted from responses; an empty list or object the client sent is kept
+// and returned (json omitzero, dynamodbav omitempty omit only nil).
 type Location struct {
 	ID       string `json:"_id" dynamodbav:"id"`
 	TenantID string `json:"tenantId" dynamodbav:"tenantId"`
@@ -95,25 +98,25 @@ type Location struct {
 	MainImageURL                string            `json:"mainImageUrl,omitempty" dynamodbav:"mainImageUrl,omitempty"`
 	ListingImageURL             string            `json:"listingImageUrl,omitempty" dynamodbav:"listingImageUrl,omitempty"`
 	MapPinImageURL              string            `json:"mapPinImageUrl,omitempty" dynamodbav:"mapPinImageUrl,omitempty"`
-	OpeningHours                map[string]string `json:"openingHours,omitempty" dynamodbav:"openingHours,omitempty"`
+	OpeningHours                map[string]string `json:"openingHours,omitzero" dynamodbav:"openingHours,omitempty"`
 	AlternativeOpeningHoursText string            `json:"alternativeOpeningHoursText,omitempty" dynamodbav:"alternativeOpeningHoursText,omitempty"`
-	Facilities                  []string          `json:"facilities,omitempty" dynamodbav:"facilities,omitempty"`
-	Services                    map[string]bool   `json:"services,omitempty" dynamodbav:"services,omitempty"`
-	Buttons                     []Button          `json:"buttons,omitempty" dynamodbav:"buttons,omitempty"`
-	Links                       map[string]Link   `json:"links,omitempty" dynamodbav:"links,omitempty"`
+	Facilities                  []string          `json:"facilities,omitzero" dynamodbav:"facilities,omitempty"`
+	Services                    map[string]bool   `json:"services,omitzero" dynamodbav:"services,omitempty"`
+	Buttons                     []Button          `json:"buttons,omitzero" dynamodbav:"buttons,omitempty"`
+	Links                       map[string]Link   `json:"links,omitzero" dynamodbav:"links,omitempty"`
 	VATNumber                   string            `json:"VATnumber,omitempty" dynamodbav:"VATnumber,omitempty"`
 	Address                     *Address          `json:"address,omitempty" dynamodbav:"address,omitempty"`
 	Contacts                    *Contacts         `json:"contacts,omitempty" dynamodbav:"contacts,omitempty"`
-	Beacons                     []Beacon          `json:"beacons,omitempty" dynamodbav:"beacons,omitempty"`
+	Beacons                     []Beacon          `json:"beacons,omitzero" dynamodbav:"beacons,omitempty"`
 	Ordering                    *Ordering         `json:"ordering,omitempty" dynamodbav:"ordering,omitempty"`
 	// Geo is [longitude, latitude].
 	Geo      []float64       `json:"geo" dynamodbav:"geo"`
-	Regions  []string        `json:"regions,omitempty" dynamodbav:"regions,omitempty"`
-	Tags     []string        `json:"tags,omitempty" dynamodbav:"tags,omitempty"`
+	Regions  []string        `json:"regions,omitzero" dynamodbav:"regions,omitempty"`
+	Tags     []string        `json:"tags,omitzero" dynamodbav:"tags,omitempty"`
 	Timezone string          `json:"timezone,omitempty" dynamodbav:"timezone,omitempty"`
-	Zones    map[string]Zone `json:"zones,omitempty" dynamodbav:"zones,omitempty"`
+	Zones    map[string]Zone `json:"zones,omitzero" dynamodbav:"zones,omitempty"`
 	// Extended holds tenant-specific extensions (a free JSON object).
-	Extended map[string]any `json:"extended,omitempty" dynamodbav:"extended,omitempty"`
+	Extended map[string]any `json:"extended,omitzero" dynamodbav:"extended,omitempty"`
 	// DeliveryBoundaries is free JSON (for example GeoJSON polygons).
 	DeliveryBoundaries RawJSON `json:"deliveryBoundaries,omitempty" dynamodbav:"deliveryBoundaries,omitempty"`
 
@@ -422,8 +425,6 @@ func (l *Location) ValidateAll() []error {
 			add(apierr.Invalid("extended", "must be a JSON object"))
 		case len(b) > MaxExtendedBytes:
 			add(apierr.Invalid("extended", "must be at most %d bytes of JSON", MaxExtendedBytes))
-		case len(l.Extended) == 0:
-			l.Extended = nil
 		}
 	}
 	if len(l.DeliveryBoundaries) > 0 {
@@ -718,10 +719,7 @@ func checkList(field string, list []string) ([]string, error) {
 			out = append(out, v)
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
+	return out, nil // an empty list sent stays empty (not absent)
 }
 
 // checkWebURL accepts "" or an absolute http(s) URL of at most MaxURL bytes.

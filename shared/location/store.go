@@ -2,8 +2,10 @@ package location
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +23,8 @@ import (
 //	pk = <t>#LOC#<locationId>  sk = LOCATION                   the location (record)
 //	pk = <t>#LOCINDEX#<n>      sk = <lower(title)>\x1f<locId>  its summary (d: state, geo, services, tags, regions)
 //	pk = <t>#LOCMETA           sk = META                       `version`: bumped after every location write
-//	pk = <t>#TAGGROUPS         sk = <tagGroupId>               a tag group
+//	pk = <t>#TAGGROUPS         sk = <tagGroupId>               a tag group (`version`: bumped by every write)
+//	pk = <t>#TAGGROUPMETA      sk = META                       `n`: how many tag groups the tenant has
 //
 // A location and its summary are written in one transaction (the record
 // conditional on its version), so the summaries are an exact, strongly
@@ -58,12 +61,16 @@ func indexPK(t, title string) string    { return shardPK(t, shardOf(title)) }
 func shardPK(t string, n int) string    { return t + "#LOCINDEX#" + strconv.Itoa(n) }
 func metaPK(t string) string            { return t + "#LOCMETA" }
 func tagGroupsPK(t string) string       { return t + "#TAGGROUPS" }
+func tagGroupMetaPK(t string) string    { return t + "#TAGGROUPMETA" }
 func indexSK(title, id string) string   { return strings.ToLower(title) + titleSep + id }
 func titlePrefix(title string) string   { return strings.ToLower(strings.TrimSpace(title)) + titleSep }
 func idOfIndexSK(sk string) string      { return sk[strings.LastIndex(sk, titleSep)+1:] }
 func titleOfIndexSK(sk string) string   { return sk[:max(strings.LastIndex(sk, titleSep), 0)] }
 func key(pk, sk string) ddb.Item        { return ddb.Item{"pk": str(pk), "sk": str(sk)} }
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 
 // timeFormat is the fixed-width UTC form of stored and returned timestamps.
 const timeFormat = "2006-01-02T15:04:05.000Z"
@@ -509,41 +516,122 @@ func (s *store) seed(ctx context.Context, recs []record) error {
 
 // --- tag groups ---
 
-// tagGroupRecord is a tag group as stored.
+// tagGroupRecord is a tag group as stored. Version counts its writes: an
+// update is conditional on the version it read (0 is an item written before
+// versions existed, which has no version attribute).
 type tagGroupRecord struct {
-	PK string `dynamodbav:"pk"`
-	SK string `dynamodbav:"sk"`
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	Version int64  `dynamodbav:"version"`
 	TagGroup
 }
 
-func (s *store) putTagGroup(ctx context.Context, tenantID string, g TagGroup, cond string) error {
-	item, err := attributevalue.MarshalMap(tagGroupRecord{PK: tagGroupsPK(tenantID), SK: g.ID, TagGroup: g})
-	if err != nil {
-		return fmt.Errorf("put tag group %s: %w", g.ID, err)
+// errTagGroupChanged is a tag group update that lost a race: the caller
+// reads again and re-applies its change.
+var errTagGroupChanged = errors.New("tag group changed since it was read")
+
+// tagGroupCountItem returns the Update of the tenant's tag group counter
+// (pk <t>#TAGGROUPMETA, sk META, attribute n) by delta; an increment is
+// conditional on the count staying under MaxTagGroups.
+func (s *store) tagGroupCountItem(tenantID string, delta int) types.TransactWriteItem {
+	u := &types.Update{
+		TableName:                 aws.String(s.table),
+		Key:                       key(tagGroupMetaPK(tenantID), skMeta),
+		UpdateExpression:          aws.String("ADD n :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": num(int64(delta))},
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String(cond)})
-	if ddb.IsConditionFailed(err) {
-		return fmt.Errorf("put tag group %s: %w", g.ID, ErrTagGroupNotFound)
+	if delta > 0 {
+		u.ConditionExpression = aws.String("attribute_not_exists(n) OR n < :max")
+		u.ExpressionAttributeValues[":max"] = num(int64(MaxTagGroups - delta + 1))
 	}
+	return types.TransactWriteItem{Update: u}
+}
+
+// ensureTagGroupCount creates the tenant's tag group counter from the
+// groups stored when it does not exist yet (groups written before the
+// counter existed).
+func (s *store) ensureTagGroupCount(ctx context.Context, tenantID string) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(tagGroupMetaPK(tenantID), skMeta), ConsistentRead: aws.Bool(true),
+	})
 	if err != nil {
-		return fmt.Errorf("put tag group %s: %w", g.ID, err)
+		return fmt.Errorf("read tag group count: %w", err)
+	}
+	if out.Item != nil {
+		return nil
+	}
+	groups, err := s.tagGroups(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	item := key(tagGroupMetaPK(tenantID), skMeta)
+	item["n"] = num(int64(len(groups)))
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		return fmt.Errorf("create tag group count: %w", err)
 	}
 	return nil
 }
 
-func (s *store) getTagGroup(ctx context.Context, tenantID, id string) (TagGroup, error) {
+// createTagGroup writes a new tag group and increments the tenant's counter
+// in one transaction; a full tenant is ErrTooManyTagGroups.
+func (s *store) createTagGroup(ctx context.Context, tenantID string, g TagGroup) error {
+	if err := s.ensureTagGroupCount(ctx, tenantID); err != nil {
+		return err
+	}
+	put, err := s.putItem(tagGroupRecord{PK: tagGroupsPK(tenantID), SK: g.ID, Version: 1, TagGroup: g}, "attribute_not_exists(pk)")
+	if err != nil {
+		return fmt.Errorf("create tag group %s: %w", g.ID, err)
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{s.tagGroupCountItem(tenantID, 1), put})
+	if slices.Contains(ddb.FailedConditions(err), 0) {
+		return fmt.Errorf("create tag group %s: %w", g.ID, ErrTooManyTagGroups)
+	}
+	if err != nil {
+		return fmt.Errorf("create tag group %s: %w", g.ID, err)
+	}
+	return nil
+}
+
+// replaceTagGroup overwrites a tag group read at version (its version
+// becomes version + 1) if nobody changed or deleted it since; otherwise
+// errTagGroupChanged.
+func (s *store) replaceTagGroup(ctx context.Context, tenantID string, g TagGroup, version int64) error {
+	item, err := attributevalue.MarshalMap(tagGroupRecord{PK: tagGroupsPK(tenantID), SK: g.ID, Version: version + 1, TagGroup: g})
+	if err != nil {
+		return fmt.Errorf("update tag group %s: %w", g.ID, err)
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression:       aws.String("attribute_exists(pk) AND version = :v"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(version)},
+	}
+	if version == 0 {
+		in.ConditionExpression, in.ExpressionAttributeValues = aws.String("attribute_exists(pk) AND attribute_not_exists(version)"), nil
+	}
+	_, err = s.db.PutItem(ctx, in)
+	if ddb.IsConditionFailed(err) {
+		return fmt.Errorf("update tag group %s: %w", g.ID, errTagGroupChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("update tag group %s: %w", g.ID, err)
+	}
+	return nil
+}
+
+// getTagGroup reads one tag group and its version.
+func (s *store) getTagGroup(ctx context.Context, tenantID, id string) (tagGroupRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(tagGroupsPK(tenantID), id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return TagGroup{}, fmt.Errorf("get tag group %s: %w", id, err)
+		return tagGroupRecord{}, fmt.Errorf("get tag group %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return TagGroup{}, fmt.Errorf("get tag group %s: %w", id, ErrTagGroupNotFound)
+		return tagGroupRecord{}, fmt.Errorf("get tag group %s: %w", id, ErrTagGroupNotFound)
 	}
 	var r tagGroupRecord
 	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
-		return TagGroup{}, fmt.Errorf("get tag group %s: %w", id, err)
+		return tagGroupRecord{}, fmt.Errorf("get tag group %s: %w", id, err)
 	}
-	return r.TagGroup, nil
+	return r, nil
 }
 
 func (s *store) tagGroups(ctx context.Context, tenantID string) ([]TagGroup, error) {
@@ -573,12 +661,18 @@ func (s *store) tagGroups(ctx context.Context, tenantID string) ([]TagGroup, err
 	}
 }
 
+// deleteTagGroup removes a tag group and decrements the tenant's counter in
+// one transaction; an unknown group is ErrTagGroupNotFound.
 func (s *store) deleteTagGroup(ctx context.Context, tenantID, id string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	if err := s.ensureTagGroupCount(ctx, tenantID); err != nil {
+		return err
+	}
+	del := types.TransactWriteItem{Delete: &types.Delete{
 		TableName: aws.String(s.table), Key: key(tagGroupsPK(tenantID), id),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
-	})
-	if ddb.IsConditionFailed(err) {
+	}}
+	err := s.transact(ctx, []types.TransactWriteItem{del, s.tagGroupCountItem(tenantID, -1)})
+	if slices.Contains(ddb.FailedConditions(err), 0) {
 		return fmt.Errorf("delete tag group %s: %w", id, ErrTagGroupNotFound)
 	}
 	if err != nil {

@@ -2,11 +2,13 @@ package location
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // MaxTagGroups is how many tag groups a tenant may have.
@@ -89,7 +91,9 @@ func (s *Service) TagGroups(ctx context.Context, tenantID string) ([]TagGroup, e
 	return groups, nil
 }
 
-// CreateTagGroup adds a tag group; a tenant has at most MaxTagGroups.
+// CreateTagGroup adds a tag group; a tenant has at most MaxTagGroups (a
+// counter written in the same transaction as the group, so parallel
+// creates cannot exceed it).
 func (s *Service) CreateTagGroup(ctx context.Context, tenantID string, in TagGroupInput) (TagGroup, error) {
 	if in.Title == nil {
 		return TagGroup{}, apierr.Invalid("title", "is required")
@@ -99,36 +103,49 @@ func (s *Service) CreateTagGroup(ctx context.Context, tenantID string, in TagGro
 	if err := in.apply(&g); err != nil {
 		return TagGroup{}, err
 	}
-	existing, err := s.st().tagGroups(ctx, tenantID)
+	var err error
+	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
+		backoff(attempt)
+		// ddb.Transact already retried conflicts on the counter; many
+		// parallel creates may still collide, so retry a little more.
+		if err = s.st().createTagGroup(ctx, tenantID, g); !ddb.IsTransactionConflict(err) {
+			break
+		}
+	}
 	if err != nil {
-		return TagGroup{}, err
-	}
-	if len(existing) >= MaxTagGroups {
-		return TagGroup{}, ErrTooManyTagGroups
-	}
-	if err := s.st().putTagGroup(ctx, tenantID, g, "attribute_not_exists(pk)"); err != nil {
 		return TagGroup{}, err
 	}
 	return g, nil
 }
 
-// UpdateTagGroup changes the fields of a tag group that in sets.
+// UpdateTagGroup changes the fields of a tag group that in sets. The write
+// is conditional on the version read; a concurrent change makes it read
+// again and re-apply in (a few times, then ErrTagGroupConflict), so parallel
+// updates of different fields all persist.
 func (s *Service) UpdateTagGroup(ctx context.Context, tenantID, id string, in TagGroupInput) (TagGroup, error) {
 	if !validID(id) {
 		return TagGroup{}, fmt.Errorf("update tag group: %w", ErrTagGroupNotFound)
 	}
-	g, err := s.st().getTagGroup(ctx, tenantID, id)
-	if err != nil {
-		return TagGroup{}, err
+	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
+		backoff(attempt)
+		r, err := s.st().getTagGroup(ctx, tenantID, id)
+		if err != nil {
+			return TagGroup{}, err
+		}
+		g := r.TagGroup
+		if err := in.apply(&g); err != nil {
+			return TagGroup{}, err
+		}
+		g.Updated = stamp(s.Clock.Now())
+		err = s.st().replaceTagGroup(ctx, tenantID, g, r.Version)
+		if !errors.Is(err, errTagGroupChanged) {
+			if err != nil {
+				return TagGroup{}, err
+			}
+			return g, nil
+		}
 	}
-	if err := in.apply(&g); err != nil {
-		return TagGroup{}, err
-	}
-	g.Updated = stamp(s.Clock.Now())
-	if err := s.st().putTagGroup(ctx, tenantID, g, "attribute_exists(pk)"); err != nil {
-		return TagGroup{}, err
-	}
-	return g, nil
+	return TagGroup{}, fmt.Errorf("update tag group %s: %w", id, ErrTagGroupConflict)
 }
 
 // DeleteTagGroup removes a tag group (the locations' tags stay).

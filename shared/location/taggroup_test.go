@@ -1,9 +1,15 @@
 package location_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -130,4 +136,110 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+func TestTagGroupsConcurrent(t *testing.T) {
+	t.Run("ParallelUpdatesOfDifferentFieldsAllPersist", func(t *testing.T) {
+		h := ts.New(t)
+		for round := 0; round < 3; round++ {
+			g := h.Do("POST", "/locations/taggroups", map[string]any{"title": "Before", "sort": 0, "tags": []string{"old"}}, h.Admin()).Expect(t, 201, "").Map(t)
+			id := g["id"].(string)
+			var wg sync.WaitGroup
+			for _, body := range []map[string]any{{"title": "After"}, {"sort": 7}, {"tags": []string{"new"}}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if r := h.Do("PUT", "/locations/taggroups/"+id, body, h.Admin()); r.Status != 200 {
+						t.Errorf("PUT %v: status %d: %s", body, r.Status, r.Body)
+					}
+				}()
+			}
+			wg.Wait()
+			var list struct {
+				Items []map[string]any `json:"items"`
+			}
+			h.Do("GET", "/locations/taggroups", nil, h.Anon()).Expect(t, 200, "").JSON(t, &list)
+			for _, got := range list.Items {
+				if got["id"] == id && (got["title"] != "After" || got["sort"] != 7.0 || strings.Join(toStrings(got["tags"]), ",") != "new") {
+					t.Errorf("round %d: lost an update: %v", round, got)
+				}
+			}
+		}
+	})
+	t.Run("ParallelCreatesStopAt100", func(t *testing.T) {
+		h := ts.New(t)
+		var ids []string
+		for i := 0; i < 95; i++ {
+			g := h.Do("POST", "/locations/taggroups", map[string]any{"title": "g"}, h.Admin()).Expect(t, 201, "").Map(t)
+			ids = append(ids, g["id"].(string))
+		}
+		var (
+			wg           sync.WaitGroup
+			mu           sync.Mutex
+			created, too int
+		)
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := h.Do("POST", "/locations/taggroups", map[string]any{"title": "p"}, h.Admin())
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.Status == 201:
+					created++
+				case r.Status == 422:
+					too++
+				default:
+					t.Errorf("status %d: %s", r.Status, r.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		var list struct {
+			Items []map[string]any `json:"items"`
+		}
+		h.Do("GET", "/locations/taggroups", nil, h.Anon()).Expect(t, 200, "").JSON(t, &list)
+		if len(list.Items) != 100 || created != 5 || too != 15 {
+			t.Errorf("groups = %d, created %d, rejected %d; want 100, 5, 15", len(list.Items), created, too)
+		}
+		// Deleting frees a place.
+		h.Do("DELETE", "/locations/taggroups/"+ids[0], nil, h.Admin()).Expect(t, 204, "")
+		h.Do("POST", "/locations/taggroups", map[string]any{"title": "again"}, h.Admin()).Expect(t, 201, "")
+		h.Do("POST", "/locations/taggroups", map[string]any{"title": "full"}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	})
+}
+
+// TestTagGroupsWrittenBeforeVersions checks groups stored before tag groups
+// had a version and a counter: they update, and count toward the limit.
+func TestTagGroupsWrittenBeforeVersions(t *testing.T) {
+	h := ts.New(t)
+	ctx := context.Background()
+	for i := 0; i < 99; i++ {
+		id := fmt.Sprintf("legacy%018d", i)
+		_, err := h.Deps.DB.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(h.Deps.Config.Tables.Locations),
+			Item: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: h.Tenant.ID + "#TAGGROUPS"}, "sk": &types.AttributeValueMemberS{Value: id},
+				"id": &types.AttributeValueMemberS{Value: id}, "title": &types.AttributeValueMemberS{Value: "Legacy"},
+				"sort": &types.AttributeValueMemberN{Value: "0"}, "tags": &types.AttributeValueMemberL{},
+				"created": &types.AttributeValueMemberS{Value: "2026-01-01T00:00:00.000Z"}, "updated": &types.AttributeValueMemberS{Value: "2026-01-01T00:00:00.000Z"},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("Update", func(t *testing.T) {
+		for _, title := range []string{"Renamed", "Renamed again"} {
+			g := h.Do("PUT", "/locations/taggroups/legacy000000000000000000", map[string]any{"title": title}, h.Admin()).Expect(t, 200, "").Map(t)
+			if g["title"] != title {
+				t.Errorf("updated %v", g)
+			}
+		}
+	})
+	t.Run("CountedTowardTheLimit", func(t *testing.T) {
+		h.Do("POST", "/locations/taggroups", map[string]any{"title": "hundredth"}, h.Admin()).Expect(t, 201, "")
+		h.Do("POST", "/locations/taggroups", map[string]any{"title": "too many"}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
-	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -23,23 +22,25 @@ const MaxAddresses = 50
 // ErrAddressNotFound is an unknown address id.
 var ErrAddressNotFound = apierr.New(apierr.NotFound, "address not found")
 
-// PostalAddress is the postal part of an Address.
+// PostalAddress is the postal part of an Address. Every key is returned,
+// "" when not given.
 type PostalAddress struct {
 	Line1      string `json:"line1" dynamodbav:"line1"`
-	Line2      string `json:"line2,omitempty" dynamodbav:"line2,omitempty"`
-	City       string `json:"city,omitempty" dynamodbav:"city,omitempty"`
-	Region     string `json:"region,omitempty" dynamodbav:"region,omitempty"`
-	PostalCode string `json:"postalCode,omitempty" dynamodbav:"postalCode,omitempty"`
-	Country    string `json:"country,omitempty" dynamodbav:"country,omitempty"`
+	Line2      string `json:"line2" dynamodbav:"line2,omitempty"`
+	City       string `json:"city" dynamodbav:"city,omitempty"`
+	Region     string `json:"region" dynamodbav:"region,omitempty"`
+	PostalCode string `json:"postalCode" dynamodbav:"postalCode,omitempty"`
+	Country    string `json:"country" dynamodbav:"country,omitempty"`
 }
 
-// Address is a user's delivery address.
+// Address is a user's delivery address; `name` and `note` are returned as
+// sent ("" when not sent).
 type Address struct {
 	ID          string         `json:"_id"`
-	Name        string         `json:"name,omitempty"`
+	Name        string         `json:"name"`
 	Address     *PostalAddress `json:"address"`
 	Coordinates []float64      `json:"coordinates"`
-	Note        string         `json:"note,omitempty"`
+	Note        string         `json:"note"`
 }
 
 // Validate checks an address body: `address` (with line1) and
@@ -142,6 +143,9 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
+	if id != "" && !web.ValidID(id) {
+		return nil, fmt.Errorf("update address: %w", ErrAddressNotFound)
+	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
@@ -153,8 +157,10 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if r.Deleted {
 		return nil, fmt.Errorf("save address: %w", ErrNotFound)
 	}
+	st := s.st()
 	cond := aws.String("attribute_exists(pk)")
 	created := stamp(now)
+	userItem := st.userIsLive(caller.TenantID, userID)
 	if id == "" {
 		list, err := s.addresses(ctx, caller.TenantID, userID)
 		if err != nil {
@@ -164,6 +170,12 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 			return nil, apierr.Invalid("address", "a user may keep at most %d addresses", MaxAddresses)
 		}
 		id, cond = newID(), aws.String("attribute_not_exists(pk)")
+		// The limit is enforced by a counter on the user record, so parallel
+		// adds cannot pass it.
+		userItem, err = st.userCounted(r, []counterStep{{Name: "addressCount", Read: len(list), Delta: 1, Max: MaxAddresses}}, expression.UpdateBuilder{}, nil)
+		if err != nil {
+			return nil, err
+		}
 	} else {
 		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: key(r.PK, addressSK(id)), ConsistentRead: aws.Bool(true)})
 		if err != nil {
@@ -182,14 +194,13 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if err != nil {
 		return nil, fmt.Errorf("save address: %w", err)
 	}
-	st := s.st()
 	err = st.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.Tables.Users), Item: item, ConditionExpression: cond}},
-		st.userIsLive(caller.TenantID, userID),
+		userItem,
 	})
 	if failed := failedAt(err); len(failed) > 0 {
 		if failed[0] == 1 {
-			return nil, fmt.Errorf("save address: %w", ErrNotFound)
+			return nil, s.addressLimitOrGone(ctx, caller.TenantID, userID)
 		}
 		return nil, fmt.Errorf("save address %s: %w", id, ErrAddressNotFound)
 	}
@@ -199,16 +210,45 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	return s.addresses(ctx, caller.TenantID, userID)
 }
 
+// addressLimitOrGone explains a failed condition on the user record when
+// adding an address: the user is gone (not found) or the limit is reached.
+func (s *Service) addressLimitOrGone(ctx context.Context, tenantID, userID string) error {
+	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	if err != nil {
+		return fmt.Errorf("save address: %w", err)
+	}
+	if r.Deleted {
+		return fmt.Errorf("save address: %w", ErrNotFound)
+	}
+	return apierr.Invalid("address", "a user may keep at most %d addresses", MaxAddresses)
+}
+
 // DeleteAddress removes an address and returns the remaining ones.
 func (s *Service) DeleteAddress(ctx context.Context, caller web.Caller, userID, id string) ([]Address, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.Tables.Users), Key: key(userPK(caller.TenantID, userID), addressSK(id)),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
+	if !web.ValidID(id) {
+		return nil, fmt.Errorf("delete address: %w", ErrAddressNotFound)
+	}
+	list, err := s.addresses(ctx, caller.TenantID, userID)
+	if err != nil {
+		return nil, err
+	}
+	st := s.st()
+	pk := userPK(caller.TenantID, userID)
+	count, err := st.userCounted(record{PK: pk, SK: skProfile, ID: userID}, []counterStep{{Name: "addressCount", Read: len(list), Delta: -1}}, expression.UpdateBuilder{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	err = st.transact(ctx, []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: key(pk, addressSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		count,
 	})
-	if ddb.IsConditionFailed(err) {
+	if failed := failedAt(err); len(failed) > 0 {
+		if failed[0] == 1 {
+			return nil, fmt.Errorf("delete address %s: %w", id, ErrNotFound)
+		}
 		return nil, fmt.Errorf("delete address %s: %w", id, ErrAddressNotFound)
 	}
 	if err != nil {

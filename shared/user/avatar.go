@@ -3,6 +3,7 @@ package user
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/jpeg"
 	"net/http"
@@ -63,6 +64,17 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 	}
 	if err := s.updateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(true)),
 		expression.Name("deleted").Equal(expression.Value(false))); err != nil {
+		// The user was deleted (or changed) meanwhile: the photo must not
+		// outlive the redaction. Best effort; the error answered is the
+		// update's.
+		if _, derr := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); derr != nil {
+			web.Logger(ctx).Warn("remove orphaned avatar failed", "userId", userID, "error", derr.Error())
+		}
+		if errors.Is(err, ErrConcurrentUpdate) {
+			if cur, gerr := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); gerr != nil || cur.Deleted {
+				return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
+			}
+		}
 		return User{}, err
 	}
 	return s.Get(ctx, caller, userID, nil)

@@ -23,6 +23,9 @@ import (
 var (
 	ErrCredentialNotFound = apierr.New(apierr.NotFound, "credential not found")
 	ErrLastPrimary        = apierr.New(apierr.ValidationFailed, "credentialId: the user's last primary credential cannot be deleted")
+	// ErrGuestCredential refuses a secondary credential for a guest: each
+	// new guest could otherwise send verification codes to any number.
+	ErrGuestCredential = apierr.New(apierr.ValidationFailed, "a guest cannot add credentials; register first")
 )
 
 // MaxCredentials is how many credentials one user may hold.
@@ -77,6 +80,9 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if r.Deleted {
 		return Credential{}, fmt.Errorf("add credential: %w", ErrNotFound)
 	}
+	if r.IsGuest {
+		return Credential{}, ErrGuestCredential
+	}
 	existing, err := st.credentials(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return Credential{}, err
@@ -106,14 +112,23 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, err
 	}
-	// The user check also counts the code send (MaxCodeSends an hour, shared
-	// with activation and reset codes), so re-adding an identifier cannot
-	// be used to guess codes or to send unlimited messages.
-	userItem := st.userIsLive(caller.TenantID, userID)
+	// The user update counts the credential (so parallel adds cannot pass
+	// MaxCredentials) and the code send (MaxCodeSends an hour, shared with
+	// activation and reset codes), so re-adding an identifier cannot be
+	// used to guess codes or to send unlimited messages.
+	var upd expression.UpdateBuilder
+	var cond *expression.ConditionBuilder
 	if c.VerifyCode != "" {
-		if userItem, err = st.codeSendCounted(r, now); err != nil {
+		if upd, err = countCodeSend(r, now); err != nil {
 			return Credential{}, err
 		}
+		sent := expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends))).
+			And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
+		cond = &sent
+	}
+	userItem, err := st.userCounted(r, []counterStep{{Name: "credentialCount", Read: len(existing), Delta: 1, Max: MaxCredentials}}, upd, cond)
+	if err != nil {
+		return Credential{}, err
 	}
 	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
 		failed := failedAt(err)
@@ -195,6 +210,9 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 	if err := caller.RequireUser(userID); err != nil {
 		return Credential{}, err
 	}
+	if !web.ValidID(credID) {
+		return Credential{}, fmt.Errorf("verify credential: %w", ErrCredentialNotFound)
+	}
 	if strings.TrimSpace(code) == "" {
 		return Credential{}, apierr.Invalid("verificationCode", "is required")
 	}
@@ -253,6 +271,9 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
+	if !web.ValidID(credID) {
+		return fmt.Errorf("delete credential: %w", ErrCredentialNotFound)
+	}
 	creds, err := s.st().credentials(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return err
@@ -273,6 +294,17 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	if target.IsPrimary && primaries <= 1 {
 		return ErrLastPrimary
 	}
+	// The user's counters go down in the same transaction; deleting a
+	// primary needs another primary to remain, so two parallel deletes of
+	// a user's last two primaries cannot both succeed.
+	steps := []counterStep{{Name: "credentialCount", Read: len(creds), Delta: -1}}
+	if target.IsPrimary {
+		steps = append(steps, counterStep{Name: "primaryCount", Read: primaries, Delta: -1, Min: 1})
+	}
+	userItem, err := s.st().userCounted(record{PK: userPK(caller.TenantID, userID), SK: skProfile, ID: userID}, steps, expression.UpdateBuilder{}, nil)
+	if err != nil {
+		return err
+	}
 	err = s.st().transact(ctx, []types.TransactWriteItem{
 		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: key(target.PK, target.SK), ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Delete: &types.Delete{
@@ -280,8 +312,19 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 		}},
+		userItem,
 	})
-	if len(failedAt(err)) > 0 {
+	if failed := failedAt(err); len(failed) > 0 {
+		if slices.Contains(failed, 2) && !slices.Contains(failed, 0) {
+			// Unless the user is gone, the primary count refused the delete.
+			err := s.userChanged(ctx, caller.TenantID, userID, "delete credential")
+			if errors.Is(err, ErrConcurrentUpdate) && target.IsPrimary {
+				return ErrLastPrimary
+			}
+			if !errors.Is(err, ErrConcurrentUpdate) {
+				return err
+			}
+		}
 		return fmt.Errorf("delete credential %s: %w", credID, ErrCredentialNotFound)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -63,6 +64,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		"resetCode", "resetExpiresAt", "nameWords", "deviceKey"} {
 		upd = upd.Remove(expression.Name(name))
 	}
+	upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (putSessionAtEpoch)
 	if err := s.updateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
 		return fmt.Errorf("delete user %s: %w", userID, err)
 	}
@@ -73,16 +75,18 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		return err
 	}
 	for _, it := range items {
-		sk := it["sk"].(*types.AttributeValueMemberS).Value
-		if sk == skProfile {
+		skv, ok := it["sk"].(*types.AttributeValueMemberS)
+		if !ok || skv.Value == skProfile {
 			continue
 		}
+		sk := skv.Value
 		var batch []types.TransactWriteItem
 		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, sk)}})
-		if p, ok := it["provider"].(*types.AttributeValueMemberS); ok && len(sk) > 5 && sk[:5] == "CRED#" {
-			ident := it["identifier"].(*types.AttributeValueMemberS).Value
+		p, okP := it["provider"].(*types.AttributeValueMemberS)
+		ident, okI := it["identifier"].(*types.AttributeValueMemberS)
+		if okP && okI && strings.HasPrefix(sk, "CRED#") {
 			batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, p.Value, ident), skCredID),
+				TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, p.Value, ident.Value), skCredID),
 				ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 			}})

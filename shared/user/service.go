@@ -162,10 +162,18 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		if err != nil {
 			return User{}, fmt.Errorf("convert guest: %w", err)
 		}
+		if !g.IsGuest {
+			// Another request converted this guest meanwhile: the guest's
+			// token must not register a second user.
+			return User{}, fmt.Errorf("convert guest: %w", ErrConcurrentUpdate)
+		}
 		if g.IsGuest {
 			guest = &g
 			r.ID, r.Created, r.Version = g.ID, g.Created, g.Version+1
 			r.Points = g.Points
+			if r.PrimaryPlatform == PlatformUnknown {
+				r.PrimaryPlatform = g.PrimaryPlatform
+			}
 			for i := range creds {
 				creds[i].PK, creds[i].UserID = userPK(r.TenantID, r.ID), r.ID
 			}

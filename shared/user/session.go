@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -41,8 +44,16 @@ type Session struct {
 // tenant service key.
 const ServiceUserID = "service"
 
+// ErrSessionRaced answers a login whose user changed (roles, password,
+// deletion) between reading the user and storing the session.
+var ErrSessionRaced = apierr.New(apierr.Unauthorized, "the account changed while signing in; sign in again")
+
 // newSession stores a session for user r and returns it with the user
-// (credentials included). A zero expiry makes a permanent session.
+// (credentials included). A zero expiry makes a permanent session. The
+// session is stored only while the user's sessionEpoch is still the one
+// read into r, so a change that ends sessions (and bumps the epoch) cannot
+// be outlived by a session made from the user as it was before; otherwise
+// it is ErrSessionRaced.
 func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
@@ -53,7 +64,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
 	}
-	if err := s.st().putSession(ctx, rec); err != nil {
+	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch); err != nil {
 		return Session{}, err
 	}
 	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
@@ -90,15 +101,31 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if caller.Service && caller.SessionKey != "" {
 		return Session{}, apierr.New(apierr.Unauthorized, "use the service key (not a session made from it) to create admin sessions")
 	}
-	t, err := s.Tenants.Get(ctx, caller.TenantID)
+	t, err := s.tenant(ctx, caller.TenantID, "admin session")
 	if err != nil {
-		return Session{}, fmt.Errorf("admin session: %w", err)
+		return Session{}, err
 	}
 	userID := caller.UserID
 	if caller.Service {
 		userID = ServiceUserID
 	}
 	now := s.Clock.Now()
+	// A user's admin session is made only while the user is still an admin
+	// at the epoch read here: a demotion racing this request ends it.
+	epoch := -1
+	if !caller.Service {
+		r, err := s.st().getUser(ctx, caller.TenantID, userID, now)
+		if errors.Is(err, ErrNotFound) {
+			return Session{}, ErrBadSession
+		}
+		if err != nil {
+			return Session{}, fmt.Errorf("admin session: %w", err)
+		}
+		if r.Deleted || !slices.Contains(r.Roles, web.RoleAdmin) {
+			return Session{}, ErrBadSession
+		}
+		epoch = r.SessionEpoch
+	}
 	token := newToken(caller.TenantID)
 	hash := tokenHash(token)
 	exp := now.Add(AdminSessionLifetime)
@@ -107,7 +134,12 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
 		Created: stamp(now), ExpiresAt: exp.Unix(),
 	}
-	if err := s.st().putSession(ctx, rec); err != nil {
+	if epoch >= 0 {
+		err = s.st().putSessionAtEpoch(ctx, rec, epoch)
+	} else {
+		err = s.st().putSession(ctx, rec)
+	}
+	if err != nil {
 		return Session{}, err
 	}
 	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: stamp(exp), Roles: []string{web.RoleAdmin}}, nil
@@ -129,6 +161,9 @@ func (s *Service) DeleteSessions(ctx context.Context, caller web.Caller, userID 
 		if _, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
 			return err
 		}
+		if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
+			return err
+		}
 	}
 	_, err := s.st().deleteSessions(ctx, caller.TenantID, userID)
 	return err
@@ -144,6 +179,9 @@ func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) 
 		return s.st().deleteSession(ctx, caller.TenantID, caller.SessionKey)
 	}
 	if _, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+		return err
+	}
+	if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
 		return err
 	}
 	_, err := s.st().deleteSessions(ctx, caller.TenantID, userID)
@@ -162,9 +200,9 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	if !socialProviders[provider] && provider != ProviderEmail && provider != ProviderMobile {
 		return Session{}, web.InvalidHeader("AuthProvider", "must be MOBILE, EMAIL or a social-login provider")
 	}
-	t, err := s.Tenants.Get(ctx, tenantID)
+	t, err := s.tenant(ctx, tenantID, "login")
 	if err != nil {
-		return Session{}, fmt.Errorf("login: %w", ErrUnknownTenant)
+		return Session{}, err
 	}
 	if socialProviders[provider] {
 		return s.socialLogin(ctx, t, provider, username, password)
@@ -173,10 +211,33 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	if err != nil {
 		return Session{}, ErrBadLogin
 	}
+	// A change to the user while its password was being checked (a
+	// demotion, a reset, a deletion) voids the session about to be stored;
+	// the login is tried once more against the changed user.
+	sess, err := s.passwordLogin(ctx, t, provider, id, password)
+	if errors.Is(err, ErrSessionRaced) {
+		sess, err = s.passwordLogin(ctx, t, provider, id, password)
+	}
+	if errors.Is(err, ErrSessionRaced) {
+		return Session{}, ErrBadLogin
+	}
+	return sess, err
+}
+
+// dummyHash is a password hash no password is checked against except for
+// unknown credentials, so that a login for an unknown user costs as much as
+// one for a known user.
+var dummyHash = sync.OnceValue(func() string { return HashPassword(newToken("dummy")) })
+
+// passwordLogin reads the owner of a normalized primary credential, checks
+// the password and opens a session.
+func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string) (Session, error) {
+	tenantID := t.ID
 	now := s.Clock.Now()
 	st := s.st()
 	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
 	if errors.Is(err, ErrNotFound) {
+		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
@@ -184,6 +245,7 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	}
 	r, err := st.getUser(ctx, tenantID, uid, now)
 	if errors.Is(err, ErrNotFound) {
+		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
@@ -199,7 +261,11 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 			primary = true
 		}
 	}
-	if r.PasswordHash == "" || !primary || r.Deleted || r.IsGuest || !CheckPassword(r.PasswordHash, password) {
+	hash := r.PasswordHash
+	if hash == "" || !primary || r.Deleted || r.IsGuest {
+		hash = dummyHash()
+	}
+	if !CheckPassword(hash, password) || hash != r.PasswordHash {
 		return Session{}, ErrBadLogin
 	}
 	if r.State != StateActive {
@@ -230,12 +296,82 @@ func countCodeSend(r record, now time.Time) (expression.UpdateBuilder, error) {
 		Set(expression.Name("codeWindow"), expression.Value(window)), nil
 }
 
+// tenant reads a tenant for op: an unknown one is ErrUnknownTenant (401),
+// any other failure is wrapped (500).
+func (s *Service) tenant(ctx context.Context, tenantID, op string) (tenant.Tenant, error) {
+	t, err := s.Tenants.Get(ctx, tenantID)
+	if errors.Is(err, tenant.ErrNotFound) {
+		return tenant.Tenant{}, fmt.Errorf("%s: %w", op, ErrUnknownTenant)
+	}
+	if err != nil {
+		return tenant.Tenant{}, fmt.Errorf("%s: get tenant %s: %w", op, tenantID, err)
+	}
+	return t, nil
+}
+
+// codeSendTries bounds the re-reads of a code request that lost the race to
+// count its send: every lost race means another send was counted, so after
+// MaxCodeSends of them the hour's cap answers.
+const codeSendTries = MaxCodeSends + 2
+
+// countedSend counts one more code sent to user uid: it reads the user,
+// vets it with check, and applies change(r, count) — count is the update
+// that counts the send (see countCodeSend) — under cond(r) and the
+// condition that no other request counted a send since the read. A lost
+// race re-reads the user and tries again, so the hourly cap holds for
+// parallel requests.
+func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check func(record) error,
+	change func(r record, count expression.UpdateBuilder) expression.UpdateBuilder, cond func(record) expression.ConditionBuilder) error {
+	for try := 1; ; try++ {
+		now := s.Clock.Now()
+		r, err := s.st().getUser(ctx, tenantID, uid, now)
+		if err != nil {
+			return err
+		}
+		if err := check(r); err != nil {
+			return err
+		}
+		count, err := countCodeSend(r, now)
+		if err != nil {
+			return err
+		}
+		err = s.updateUser(ctx, r, change(r, count), cond(r).And(codeSendUnchanged(r)))
+		if err == nil || !errors.Is(err, ErrConcurrentUpdate) || try >= codeSendTries {
+			return err
+		}
+	}
+}
+
+// countAttempt counts one wrong guess of a code in the user's counter
+// attribute, only while fewer than MaxCodeAttempts were counted: a guess
+// that finds the code voided (by the guesses counted before it, possibly
+// in parallel) is ErrTokenVoided, otherwise ErrInvalidToken.
+func (s *Service) countAttempt(ctx context.Context, r record, attr string) error {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
+		UpdateExpression:         aws.String("ADD #n :one"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :max)"),
+		ExpressionAttributeNames: map[string]string{"#n": attr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": &types.AttributeValueMemberN{Value: "1"},
+			":max": &types.AttributeValueMemberN{Value: fmt.Sprint(MaxCodeAttempts)},
+		},
+	})
+	if ddb.IsConditionFailed(err) {
+		return ErrTokenVoided
+	}
+	if err != nil {
+		return fmt.Errorf("count %s of %s: %w", attr, r.ID, err)
+	}
+	return ErrInvalidToken
+}
+
 // Activate checks an activation code (POST /users/activate). With no code
 // it sends a new one and returns a nil session.
 func (s *Service) Activate(ctx context.Context, tenantID, credential, code string) (*Session, error) {
-	t, err := s.Tenants.Get(ctx, tenantID)
+	t, err := s.tenant(ctx, tenantID, "activate")
 	if err != nil {
-		return nil, fmt.Errorf("activate: %w", ErrUnknownTenant)
+		return nil, err
 	}
 	provider := ProviderFor(credential)
 	id, err := NormalizeCredential(provider, credential)
@@ -248,46 +384,42 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
-	if r.State == StateActive {
-		return nil, ErrAlreadyActive
-	}
-	if r.Deleted {
-		return nil, fmt.Errorf("activate: %w", ErrNotFound)
+	pending := func(r record) error {
+		if r.State == StateActive {
+			return ErrAlreadyActive
+		}
+		if r.Deleted {
+			return fmt.Errorf("activate: %w", ErrNotFound)
+		}
+		return nil
 	}
 	if code == "" {
 		newCodeValue := newCode(4)
-		upd, err := countCodeSend(r, now)
-		if err != nil {
-			return nil, err
-		}
-		err = s.updateUser(ctx, r, upd.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
-			Set(expression.Name("activationAttempts"), expression.Value(0)),
-			expression.Name("state").Equal(expression.Value(StatePending)).And(expression.Name("version").Equal(expression.Value(r.Version))))
+		err := s.countedSend(ctx, tenantID, uid, pending, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
+			return count.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
+				Set(expression.Name("activationAttempts"), expression.Value(0))
+		}, func(record) expression.ConditionBuilder {
+			return expression.Name("state").Equal(expression.Value(StatePending))
+		})
 		if err != nil {
 			return nil, fmt.Errorf("resend activation: %w", err)
 		}
 		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
+	r, err := st.getUser(ctx, tenantID, uid, now)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	if err := pending(r); err != nil {
+		return nil, err
+	}
 	if r.ActivationAttempts >= MaxCodeAttempts || r.ActivationCode == "" {
 		return nil, ErrTokenVoided
 	}
 	if !equalCode(r.ActivationCode, code) {
 		// Count the wrong attempt atomically; five void the code.
-		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
-			UpdateExpression:          aws.String("ADD activationAttempts :one"),
-			ConditionExpression:       aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count activation attempt: %w", err)
-		}
-		return nil, ErrInvalidToken
+		return nil, s.countAttempt(ctx, r, "activationAttempts")
 	}
 	now = s.Clock.Now()
 	upd := expression.Set(expression.Name("state"), expression.Value(StateActive)).
@@ -303,12 +435,9 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		return nil, fmt.Errorf("activate: %w", err)
 	}
 	// The credential the code went to is now verified.
-	_, _ = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: key(r.PK, credSK(provider, id)),
-		UpdateExpression:          aws.String("SET isVerified = :t"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}},
-	})
+	if err := s.markVerified(ctx, r, provider, id); err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
 	r, err = st.getUser(ctx, tenantID, uid, now)
 	if err != nil {
 		return nil, err
@@ -320,40 +449,72 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	return &sess, nil
 }
 
+// markVerified marks the credential (provider, id) of r verified, as
+// VerifyCredential does: updatedAt and its list key move with it. A
+// credential removed meanwhile is left alone.
+func (s *Service) markVerified(ctx context.Context, r record, provider, id string) error {
+	k := key(r.PK, credSK(provider, id))
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("get credential of %s: %w", r.ID, err)
+	}
+	if out.Item == nil {
+		return nil
+	}
+	var c credRecord
+	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+		return fmt.Errorf("get credential of %s: %w", r.ID, err)
+	}
+	now := stamp(s.Clock.Now())
+	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).
+		Remove(expression.Name("verifyCode"))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(expression.Name("pk").AttributeExists()).Build()
+	if err != nil {
+		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
+	}
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Tables.Users), Key: k, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
+	}
+	return nil
+}
+
 // RequestReset sends a password reset code (POST /users/reset {id}).
 func (s *Service) RequestReset(ctx context.Context, tenantID, credential string) error {
-	if _, err := s.Tenants.Get(ctx, tenantID); err != nil {
-		return fmt.Errorf("reset: %w", ErrUnknownTenant)
+	if _, err := s.tenant(ctx, tenantID, "reset"); err != nil {
+		return err
 	}
 	provider := ProviderFor(credential)
 	id, err := NormalizeCredential(provider, credential)
 	if err != nil {
 		return apierr.Invalid("id", "must be an e-mail address or mobile number")
 	}
-	now := s.Clock.Now()
-	uid, err := s.st().primaryOwner(ctx, tenantID, provider, id, now)
+	uid, err := s.st().primaryOwner(ctx, tenantID, provider, id, s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
-	}
-	r, err := s.st().getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return fmt.Errorf("reset: %w", err)
-	}
-	if r.Deleted || r.IsGuest {
-		return fmt.Errorf("reset: %w", ErrNotFound)
-	}
-	if r.State == StatePending {
-		return ErrUserPending
 	}
 	code := newCode(6)
-	upd, err := countCodeSend(r, now)
+	err = s.countedSend(ctx, tenantID, uid, func(r record) error {
+		if r.Deleted || r.IsGuest {
+			return fmt.Errorf("reset: %w", ErrNotFound)
+		}
+		if r.State == StatePending {
+			return ErrUserPending
+		}
+		return nil
+	}, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
+		return count.Set(expression.Name("resetCode"), expression.Value(code)).
+			Set(expression.Name("resetAttempts"), expression.Value(0)).
+			Set(expression.Name("resetExpiresAt"), expression.Value(s.Clock.Now().Add(ResetLifetime).Unix()))
+	}, func(record) expression.ConditionBuilder {
+		return expression.Name("state").Equal(expression.Value(StateActive)).And(expression.Name("deleted").Equal(expression.Value(false)))
+	})
 	if err != nil {
-		return err
-	}
-	upd = upd.Set(expression.Name("resetCode"), expression.Value(code)).
-		Set(expression.Name("resetAttempts"), expression.Value(0)).
-		Set(expression.Name("resetExpiresAt"), expression.Value(now.Add(ResetLifetime).Unix()))
-	if err := s.updateUser(ctx, r, upd, expression.Name("state").Equal(expression.Value(StateActive))); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
 	s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)
@@ -361,13 +522,15 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 }
 
 // CompleteReset sets a new password with a reset code (POST /users/reset
-// {username, token, password}) and ends every session of the user.
+// {username, token, password}) and ends every session of the user: the
+// same write bumps sessionEpoch, so a login racing the reset cannot store
+// a session either.
 func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, password string) error {
 	if err := checkPassword(password); err != nil {
 		return err
 	}
-	if _, err := s.Tenants.Get(ctx, tenantID); err != nil {
-		return fmt.Errorf("reset: %w", ErrUnknownTenant)
+	if _, err := s.tenant(ctx, tenantID, "reset"); err != nil {
+		return err
 	}
 	provider := ProviderFor(username)
 	id, err := NormalizeCredential(provider, username)
@@ -391,23 +554,22 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 		return ErrTokenVoided
 	}
 	if !equalCode(r.ResetCode, code) {
-		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
-			UpdateExpression:          aws.String("ADD resetAttempts :one"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
-		})
-		if err != nil {
-			return fmt.Errorf("count reset attempt: %w", err)
-		}
-		return ErrInvalidToken
+		// Count the wrong attempt atomically; five void the code.
+		return s.countAttempt(ctx, r, "resetAttempts")
 	}
 	upd := expression.Set(expression.Name("passwordHash"), expression.Value(HashPassword(password))).
 		Remove(expression.Name("resetCode")).Remove(expression.Name("resetExpiresAt")).
-		Set(expression.Name("resetAttempts"), expression.Value(0))
-	cond := expression.Name("resetCode").Equal(expression.Value(code))
+		Set(expression.Name("resetAttempts"), expression.Value(0)).
+		Add(expression.Name("sessionEpoch"), expression.Value(1))
+	// Checked at the write: wrong guesses counted in parallel since the
+	// read void the code, and so does its expiry during the hashing.
+	cond := expression.Name("resetCode").Equal(expression.Value(code)).
+		And(expression.Name("resetAttempts").LessThan(expression.Value(MaxCodeAttempts))).
+		And(expression.Name("resetExpiresAt").GreaterThan(expression.Value(s.Clock.Now().Unix()))).
+		And(expression.Name("deleted").Equal(expression.Value(false)))
 	if err := s.updateUser(ctx, r, upd, cond); err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
-			return ErrInvalidToken
+			return ErrTokenVoided
 		}
 		return fmt.Errorf("reset: %w", err)
 	}

@@ -3,6 +3,7 @@ package user_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,8 +268,8 @@ func TestGuests(t *testing.T) {
 		if u["id"] != id {
 			t.Fatalf("converted user id = %v, want the guest's %s", u["id"], id)
 		}
-		if u["isGuest"] != false || u["state"] != "PENDING" {
-			t.Errorf("converted user = %v", u)
+		if u["isGuest"] != false || u["state"] != "PENDING" || u["primaryPlatform"] != "ANDROID" {
+			t.Errorf("converted user = %v (the guest's platform must be kept)", u)
 		}
 		code := lastCode(t, h, email)
 		h.Do("POST", "/users/activate", map[string]any{"id": email, "token": code}, h.Anon()).Expect(t, 200, "")
@@ -279,6 +280,31 @@ func TestGuests(t *testing.T) {
 			t.Errorf("converted user expired or still a guest: %v", got)
 		}
 	})
+}
+
+func TestGuestConvertsOnce(t *testing.T) {
+	h := ts.New(t)
+	g := h.Do("POST", "/guests", nil, h.Anon()).Expect(t, 201, "").Map(t)
+	token := g["_id"].(string)
+	statuses := make([]int, 6)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = h.Do("POST", "/users", createBody("Once", "Only", "EMAIL", uniqueEmail("once"), "correct-horse-9"), ts.Token(token)).Status
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, got := range statuses {
+		if got == 201 {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Errorf("statuses = %v: one guest token made %d users, want 1", statuses, created)
+	}
 }
 
 func TestAdminSessions(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -120,6 +121,10 @@ type record struct {
 	Deleted                     bool              `dynamodbav:"deleted"`
 	Version                     int               `dynamodbav:"version"`
 	ExpiresAt                   int64             `dynamodbav:"expiresAt,omitempty"`
+	// SessionEpoch counts the changes that ended the user's sessions (role
+	// change, password reset, deletion); a session is stored only while it
+	// is unchanged since the login read the user (see putSessionAtEpoch).
+	SessionEpoch int `dynamodbav:"sessionEpoch,omitempty"`
 }
 
 func (r *record) setKeys() {
@@ -329,6 +334,13 @@ func (s *store) codeSendCounted(r record, now time.Time) (types.TransactWriteIte
 	}}, nil
 }
 
+// codeSendUnchanged is the condition that no other request counted a code
+// sent to r since r was read.
+func codeSendUnchanged(r record) expression.ConditionBuilder {
+	return expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends))).
+		And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
+}
+
 // primaryOwner returns the owner of a credential identifier only when it is
 // one of that user's primary credentials: secondary credentials cannot log
 // in, activate a user or reset a password.
@@ -398,6 +410,56 @@ func (s *store) putSession(ctx context.Context, rec sessionRecord) error {
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.sessions), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
 		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
+	}
+	return nil
+}
+
+// putSessionAtEpoch stores a session of a user only while that user is
+// live and its sessionEpoch (absent = 0) is still epoch, in one
+// transaction: a change that ends the user's sessions bumps the epoch in
+// its own write before it lists and deletes them, so a session made from
+// the user as read before the change fails here (ErrSessionRaced) rather
+// than outlive it.
+func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int) error {
+	put, err := s.put(s.sessions, rec, aws.String("attribute_not_exists(pk)"))
+	if err != nil {
+		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
+	}
+	cond := "attribute_exists(pk) AND deleted = :false AND (attribute_not_exists(sessionEpoch) OR sessionEpoch = :e)"
+	check := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(s.users), Key: key(userPK(rec.TenantID, rec.UserID), skProfile),
+		ConditionExpression: aws.String(cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":false": &types.AttributeValueMemberBOOL{Value: false},
+			":e":     &types.AttributeValueMemberN{Value: fmt.Sprint(epoch)},
+		},
+	}}
+	err = s.transact(ctx, []types.TransactWriteItem{put, check})
+	if slices.Contains(failedAt(err), 1) {
+		return fmt.Errorf("put session of %s: %w", rec.UserID, ErrSessionRaced)
+	}
+	if err != nil {
+		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
+	}
+	return nil
+}
+
+// bumpSessionEpoch voids the sessions of a user being made by logins in
+// flight (see putSessionAtEpoch); it is called before the user's sessions
+// are listed and deleted. It changes nothing the API shows, so it leaves
+// version and updatedAt alone.
+func (s *store) bumpSessionEpoch(ctx context.Context, tenantID, userID string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.users), Key: key(userPK(tenantID, userID), skProfile),
+		UpdateExpression:          aws.String("ADD sessionEpoch :one"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
+	})
+	if ddb.IsConditionFailed(err) {
+		return fmt.Errorf("end sessions of %s: %w", userID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("end sessions of %s: %w", userID, err)
 	}
 	return nil
 }
@@ -499,3 +561,48 @@ func (s *store) batchGetUsers(ctx context.Context, tenantID string, ids []string
 }
 
 var errStop = errors.New("stop")
+
+// counterStep changes one of the counters kept on a user's profile item
+// (addressCount, credentialCount, primaryCount) so that limits hold under
+// concurrent requests. A counter that is still missing (users written
+// before it existed, or a record replaced by a guest conversion) starts
+// from Read, the count the request just read.
+type counterStep struct {
+	Name  string
+	Read  int
+	Delta int
+	// Max, when above zero, is the most the counter may reach.
+	Max int
+	// Min, when above zero, is the least the counter may drop to.
+	Min int
+}
+
+// userCounted is a transaction update that applies steps to the live user
+// r's counters, with upd and cond (optional) merged in since a transaction
+// may touch the user item only once. Its condition fails when the user is
+// gone or deleted, or when a step would pass its Max or Min.
+func (s *store) userCounted(r record, steps []counterStep, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	c := expression.Name("pk").AttributeExists().And(expression.Name("deleted").Equal(expression.Value(false)))
+	if cond != nil {
+		c = c.And(*cond)
+	}
+	for _, st := range steps {
+		n := expression.Name(st.Name)
+		upd = upd.Set(n, expression.Plus(expression.IfNotExists(n, expression.Value(st.Read)), expression.Value(st.Delta)))
+		switch {
+		case st.Max > 0:
+			c = c.And(expression.Or(n.AttributeNotExists(), n.LessThanEqual(expression.Value(st.Max-st.Delta))))
+		case st.Min > 0:
+			c = c.And(expression.Or(n.AttributeNotExists(), n.GreaterThanEqual(expression.Value(st.Min-st.Delta))))
+		}
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(c).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("count for user %s: %w", r.ID, err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.users), Key: key(r.PK, r.SK),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}

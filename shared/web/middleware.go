@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"os"
+	"path"
 	"runtime/debug"
 	"time"
 
