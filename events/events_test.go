@@ -23,14 +23,10 @@ package events_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -345,7 +341,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 	var cred entity
 	h.Do("POST", "/users/"+u.ID+"/credentials", map[string]any{"provider": "EMAIL", "id": workEmail}, admin).
 		Expect(t, 201, "").JSON(t, &cred)
-	verification := lastCode(t, h, workEmail)
+	verification := h.LastCode(t, workEmail)
 	var session entity
 	h.Do("GET", "/users/login", nil, h.Basic(userEmail, userPassword, "EMAIL")).Expect(t, 200, "").JSON(t, &session)
 
@@ -372,10 +368,10 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 	// finished (results file written).
 	var imp, exp entity
 	h.Do("POST", "/locations/imports?dryRun=true", sampleBody(t, "locations-imports-create.json"), admin,
-		testsupport.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", newNonce(t)}).
+		testsupport.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testsupport.Nonce()}).
 		Expect(t, 202, "").JSON(t, &imp)
 	h.Do("POST", "/locations/exports", map[string]any{"limit": 10}, admin,
-		testsupport.Headers{"x-platform-req-nonce", newNonce(t)}).Expect(t, 202, "").JSON(t, &exp)
+		testsupport.Headers{"x-platform-req-nonce", testsupport.Nonce()}).Expect(t, 202, "").JSON(t, &exp)
 	for _, id := range []string{imp.ID, exp.ID} {
 		if op := h.WaitOperation(id); op["status"] != "DONE" {
 			t.Fatalf("operation %s = %v, want DONE", id, op)
@@ -419,34 +415,6 @@ func sampleBody(t *testing.T, file string) []byte {
 		t.Fatalf("%s: body: %v", file, err)
 	}
 	return body
-}
-
-var codeRe = regexp.MustCompile(`\b\d{4}\b`)
-
-// lastCode returns the code of the newest message sent to recipient.
-func lastCode(t *testing.T, h *testsupport.Harness, to string) string {
-	t.Helper()
-	m, ok := h.Outbox.Last(to)
-	if !ok {
-		t.Fatalf("no message sent to %s", to)
-	}
-	code := codeRe.FindString(m.Text)
-	if code == "" {
-		t.Fatalf("no code in %q", m.Text)
-	}
-	return code
-}
-
-// newNonce returns a new request nonce (a random GUID), so that every run
-// starts its own operations.
-func newNonce(t *testing.T) string {
-	t.Helper()
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	s := hex.EncodeToString(b[:])
-	return fmt.Sprintf("%s-%s-%s-%s-%s", s[:8], s[8:12], s[12:16], s[16:20], s[20:])
 }
 
 // runS3Sample checks that an S3 sample is an ObjectCreated event that one

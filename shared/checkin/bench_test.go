@@ -60,14 +60,13 @@ func benchLocation(b *testing.B, h *ts.Harness, title string) string {
 }
 
 func benchUser(b *testing.B, h *ts.Harness) string {
-	body := map[string]any{"firstName": "Ben", "lastName": "Mark", "credentials": []map[string]any{{"provider": "EMAIL", "id": uniqueEmail("bench")}}}
+	body := map[string]any{"firstName": "Ben", "lastName": "Mark", "credentials": []map[string]any{{"provider": "EMAIL", "id": ts.UniqueEmail("bench")}}}
 	r := h.Do("POST", "/users?autoActivate=true", body, h.Admin())
 	if r.Status != 201 {
 		b.Fatalf("create user: %d %s", r.Status, r.Body)
 	}
 	id := r.Map(b)["id"].(string)
-	jpegOnce.Do(makeJPEG)
-	if r := h.Do("PUT", "/users/"+id+"/avatar", jpegBytes, h.Admin(), ts.Headers{"Content-Type", "image/jpeg"}); r.Status != 200 {
+	if r := h.Do("PUT", "/users/"+id+"/avatar", ts.JPEG(), h.Admin(), ts.Headers{"Content-Type", "image/jpeg"}); r.Status != 200 {
 		b.Fatalf("avatar: %d %s", r.Status, r.Body)
 	}
 	return id

@@ -1,16 +1,10 @@
 package checkin_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,31 +13,12 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
-var seq atomic.Int64
-
-// uniqueEmail returns an e-mail address no other test uses.
-func uniqueEmail(name string) string {
-	return fmt.Sprintf("%s.%d@checkin.example.com", name, seq.Add(1))
-}
-
-var codeRe = regexp.MustCompile(`\d{4,6}`)
-
 // activeUser registers and activates a user (no profile photo yet) and
 // returns its id and a session token.
 func activeUser(t *testing.T, h *ts.Harness, first, last string) (id, token string) {
 	t.Helper()
-	email := uniqueEmail(first)
-	body := map[string]any{
-		"firstName": first, "lastName": last, "password": "correct-horse-9",
-		"credentials": []map[string]any{{"provider": "EMAIL", "id": email}},
-	}
-	u := h.Do("POST", "/users", body, h.Anon()).Expect(t, 201, "").Map(t)
-	m, ok := h.Outbox.Last(email)
-	if !ok {
-		t.Fatalf("no activation code sent to %s", email)
-	}
-	s := h.Do("POST", "/users/activate", map[string]any{"id": email, "token": codeRe.FindString(m.Text)}, h.Anon()).Expect(t, 200, "").Map(t)
-	return u["id"].(string), s["_id"].(string)
+	id, token, _ = h.ActiveUser(t, first, last)
+	return id, token
 }
 
 // adminUser creates an ACTIVE user as the tenant's admin (no session) and
@@ -52,35 +27,16 @@ func adminUser(t *testing.T, h *ts.Harness, first, last string) string {
 	t.Helper()
 	body := map[string]any{
 		"firstName": first, "lastName": last,
-		"credentials": []map[string]any{{"provider": "EMAIL", "id": uniqueEmail(first)}},
+		"credentials": []map[string]any{{"provider": "EMAIL", "id": ts.UniqueEmail(first)}},
 	}
 	return h.Do("POST", "/users?autoActivate=true", body, h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
-}
-
-var (
-	jpegOnce  sync.Once
-	jpegBytes []byte
-)
-
-// makeJPEG makes the small JPEG image the tests upload as profile photos.
-func makeJPEG() {
-	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
-	for x := 0; x < 8; x++ {
-		img.Set(x, x, color.RGBA{G: 200, A: 255})
-	}
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, img, nil); err != nil {
-		panic(err)
-	}
-	jpegBytes = b.Bytes()
 }
 
 // givePhoto uploads a profile photo for the user through PUT
 // /users/{userId}/avatar (as the tenant's admin).
 func givePhoto(t *testing.T, h *ts.Harness, userID string) {
 	t.Helper()
-	jpegOnce.Do(makeJPEG)
-	u := h.Do("PUT", "/users/"+userID+"/avatar", jpegBytes, h.Admin(), ts.Headers{"Content-Type", "image/jpeg"}).Expect(t, 200, "").Map(t)
+	u := h.Do("PUT", "/users/"+userID+"/avatar", ts.JPEG(), h.Admin(), ts.Headers{"Content-Type", "image/jpeg"}).Expect(t, 200, "").Map(t)
 	if u["hasProfilePhoto"] != true {
 		t.Fatalf("avatar upload did not set hasProfilePhoto: %v", u)
 	}

@@ -3,7 +3,6 @@ package job_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,15 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) { ts.Main(m) }
-
-// nonce returns a new GUID.
-func nonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
 
 // rowsFile returns an import file of n new locations.
 func rowsFile(prefix string, n int) string {
@@ -55,7 +45,7 @@ func startImport(t *testing.T, h *ts.Harness, c *ts.S3Capture, file string) (str
 	_, _ = part.Write([]byte(file))
 	_ = w.Close()
 	op := h.Do("POST", "/locations/imports?dryRun=false", buf.Bytes(), h.Admin(),
-		ts.Headers{"Content-Type", w.FormDataContentType(), "x-platform-req-nonce", nonce()}).Expect(t, 202, "").Map(t)
+		ts.Headers{"Content-Type", w.FormDataContentType(), "x-platform-req-nonce", ts.Nonce()}).Expect(t, 202, "").Map(t)
 	id := op["_id"].(string)
 	ev := c.Next(t)
 	if k := ev.Records[0].S3.Object.Key; !strings.HasSuffix(k, id+"/input.csv") {

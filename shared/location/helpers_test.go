@@ -1,8 +1,6 @@
 package location_test
 
 import (
-	"fmt"
-	"regexp"
 	"sync/atomic"
 	"testing"
 
@@ -87,27 +85,12 @@ func createAt(t *testing.T, h *ts.Harness, title string, geo []float64, extra ma
 	return create(t, h, b)["_id"].(string)
 }
 
-func uniqueEmail(name string) string { return fmt.Sprintf("%s.loc%d@example.com", name, seq.Add(1)) }
-
-var codeRe = regexp.MustCompile(`\d{4,6}`)
-
 // activeUser creates and activates a user and returns its id and a session
 // token.
 func activeUser(t *testing.T, h *ts.Harness) (id, token string) {
 	t.Helper()
-	email := uniqueEmail("ada")
-	body := map[string]any{
-		"firstName": "Ada", "lastName": "Tester", "password": "correct-horse-9",
-		"credentials": []map[string]any{{"provider": "EMAIL", "id": email}},
-	}
-	u := h.Do("POST", "/users", body, h.Anon()).Expect(t, 201, "").Map(t)
-	m, ok := h.Outbox.Last(email)
-	if !ok {
-		t.Fatalf("no message sent to %s", email)
-	}
-	code := codeRe.FindString(m.Text)
-	s := h.Do("POST", "/users/activate", map[string]any{"id": email, "token": code}, h.Anon()).Expect(t, 200, "").Map(t)
-	return u["id"].(string), s["_id"].(string)
+	id, token, _ = h.ActiveUser(t, "Ada", "Tester")
+	return id, token
 }
 
 // locList is the body of GET /locations.

@@ -2,7 +2,6 @@ package locationcsv_test
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/csv"
 	"fmt"
 	"mime/multipart"
@@ -15,13 +14,7 @@ import (
 func TestMain(m *testing.M) { ts.Main(m) }
 
 // nonce returns a new GUID.
-func nonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func nonce() string { return ts.Nonce() }
 
 // multipartBody returns a multipart/form-data body with one file part
 // named field, and its content type.

@@ -2,11 +2,9 @@ package locationcsv_test
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/job"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
-	"github.com/loyalty-platform/platform/shared/user"
 )
 
 const goodFile = header + "\nA,1,2\n"
@@ -124,25 +121,12 @@ func TestJobAccess(t *testing.T) {
 	}
 }
 
-// activeUser registers an ACTIVE user and logs in, returning the session
-// token.
+// activeUser registers an ACTIVE user and returns its session token.
 func activeUser(t *testing.T, h *ts.Harness) string {
 	t.Helper()
-	email := fmt.Sprintf("user%d@example.com", titleSeqNext())
-	h.Do("POST", "/users", map[string]any{
-		"firstName": "Ada", "lastName": "Tester", "password": "correct-horse-9",
-		"credentials": []map[string]any{{"provider": user.ProviderEmail, "id": email}},
-	}, h.Anon()).Expect(t, 201, "")
-	m, ok := h.Outbox.Last(email)
-	if !ok {
-		t.Fatalf("no activation code sent to %s", email)
-	}
-	code := regexp.MustCompile(`\d{4,6}`).FindString(m.Text)
-	s := h.Do("POST", "/users/activate", map[string]any{"id": email, "token": code}, h.Anon()).Expect(t, 200, "").Map(t)
-	return s["_id"].(string)
+	_, token, _ := h.ActiveUser(t, "Ada", "Tester")
+	return token
 }
-
-func titleSeqNext() int { titleSeq++; return titleSeq }
 
 // TestNonce: a repeated nonce answers the same operation and starts
 // nothing, also when the calls arrive together; a nonce of another request
