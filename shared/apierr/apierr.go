@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Code is an UPPER_SNAKE error code returned to clients.
@@ -29,6 +30,7 @@ const (
 	DeviceTaken          Code = "DEVICE_ALREADY_REGISTERED"
 	PayloadTooLarge      Code = "PAYLOAD_TOO_LARGE"
 	UnsupportedMedia     Code = "UNSUPPORTED_MEDIA_TYPE"
+	TooManyAttempts      Code = "TOO_MANY_ATTEMPTS"
 	Internal             Code = "INTERNAL"
 )
 
@@ -49,6 +51,7 @@ var statuses = map[Code]int{
 	DeviceTaken:          http.StatusUnprocessableEntity,
 	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	UnsupportedMedia:     http.StatusUnsupportedMediaType,
+	TooManyAttempts:      http.StatusTooManyRequests,
 	Internal:             http.StatusInternalServerError,
 }
 
@@ -77,6 +80,9 @@ type Error struct {
 	Message string
 	// Field names the offending input field of a validation error, if any.
 	Field string
+	// RetryAfter, when positive, is how long the client should wait before
+	// trying again; the web layer sends it as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 // Error returns the message with its code.

@@ -178,7 +178,7 @@ func TestErrorCodes(t *testing.T) {
 	// of that status.
 	byStatus := map[int]string{
 		401: "Unauthorized", 404: "NotFound", 409: "Conflict",
-		413: "PayloadTooLarge", 415: "UnsupportedMediaType", 422: "Unprocessable", 500: "Internal",
+		413: "PayloadTooLarge", 415: "UnsupportedMediaType", 422: "Unprocessable", 429: "TooManyAttempts", 500: "Internal",
 	}
 	listed := map[string]int{} // code -> status of the response listing it
 	for status, name := range byStatus {

@@ -214,14 +214,16 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	// A change to the user while its password was being checked (a
 	// demotion, a reset, a deletion) voids the session about to be stored;
 	// the login is tried once more against the changed user.
-	sess, err := s.passwordLogin(ctx, t, provider, id, password)
-	if errors.Is(err, ErrSessionRaced) {
-		sess, err = s.passwordLogin(ctx, t, provider, id, password)
-	}
-	if errors.Is(err, ErrSessionRaced) {
-		return Session{}, ErrBadLogin
-	}
-	return sess, err
+	return s.throttledLogin(ctx, t.ID, provider, id, func() (Session, error) {
+		sess, err := s.passwordLogin(ctx, t, provider, id, password)
+		if errors.Is(err, ErrSessionRaced) {
+			sess, err = s.passwordLogin(ctx, t, provider, id, password)
+		}
+		if errors.Is(err, ErrSessionRaced) {
+			return Session{}, ErrBadLogin
+		}
+		return sess, err
+	})
 }
 
 // dummyHash is a password hash no password is checked against except for
@@ -573,8 +575,11 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 		}
 		return fmt.Errorf("reset: %w", err)
 	}
-	_, err = st.deleteSessions(ctx, tenantID, uid)
-	return err
+	if _, err := st.deleteSessions(ctx, tenantID, uid); err != nil {
+		return err
+	}
+	// The code proved the owner: a login lock of the credential ends.
+	return st.clearLoginAttempts(ctx, tenantID, provider, id)
 }
 
 // updateUser applies upd to the user record under cond, bumping updatedAt,

@@ -35,6 +35,7 @@ import (
 //
 //	pk = <t>#SESSION#<sha256(token)>  sk = SESSION
 //	gsi1: gsi1pk = <t>#USER#<userId>  gsi1sk = SESSION#<sha256(token)>
+//	pk = <t>#LOGIN#<sha256(provider#id)>  sk = LOGIN   password login attempts
 //
 // Guests, their credentials and sessions carry expiresAt (epoch seconds) for
 // DynamoDB TTL; since TTL deletion is lazy every read also treats an item
@@ -45,6 +46,8 @@ const (
 	skSession = "SESSION"
 	skCredID  = "CREDID"
 	skDevice  = "DEVICE"
+
+	skLoginAttempt = "LOGIN"
 )
 
 // timeFormat is the fixed-width UTC form used for stored and returned
@@ -62,6 +65,12 @@ func usersPK(t string) string                   { return t + "#USERS" }
 func credsPK(t string) string                   { return t + "#CREDS" }
 func devicePK(t, platform, id string) string    { return t + "#DEVICE#" + platform + "#" + id }
 func sessionPK(t, hash string) string           { return t + "#SESSION#" + hash }
+
+// loginAttemptPK keys an identifier's login attempts by a hash, so that the
+// Sessions table holds no credential in clear.
+func loginAttemptPK(t, provider, id string) string {
+	return t + "#LOGIN#" + tokenHash(provider+"#"+id)
+}
 
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -208,6 +210,9 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e.Code.Status() == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Token realm="platform"`)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	JSON(w, e.Code.Status(), ErrorBody{Code: string(e.Code), Message: e.Message})
 }
