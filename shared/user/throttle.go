@@ -73,9 +73,17 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 		if cerr := st.clearLoginAttempts(ctx, tenantID, provider, id); cerr != nil {
 			return Session{}, cerr
 		}
-	case errors.Is(err, ErrBadLogin) && n >= MaxLoginAttempts:
-		if lerr := st.lockLogin(ctx, tenantID, provider, id, now.Add(LoginLock), now); lerr != nil {
-			return Session{}, lerr
+	case errors.Is(err, ErrBadLogin):
+		if n >= MaxLoginAttempts {
+			if lerr := st.lockLogin(ctx, tenantID, provider, id, now.Add(LoginLock), now); lerr != nil {
+				return Session{}, lerr
+			}
+		}
+	default:
+		// A failure of ours, not a wrong password: the attempt does not
+		// count (else the limit could be reached with no lock set).
+		if uerr := st.uncountLoginAttempt(ctx, tenantID, provider, id); uerr != nil {
+			return Session{}, errors.Join(err, uerr)
 		}
 	}
 	return sess, err
@@ -157,6 +165,23 @@ func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, u
 	})
 	if err != nil && !ddb.IsConditionFailed(err) {
 		return fmt.Errorf("lock login: %w", err)
+	}
+	return nil
+}
+
+// uncountLoginAttempt takes back one counted attempt of an identifier.
+func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.sessions), Key: key(loginAttemptPK(tenantID, provider, id), skLoginAttempt),
+		UpdateExpression:    aws.String("ADD attempts :minus"),
+		ConditionExpression: aws.String("attempts > :zero"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":minus": &types.AttributeValueMemberN{Value: "-1"},
+			":zero":  &types.AttributeValueMemberN{Value: "0"},
+		},
+	})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		return fmt.Errorf("uncount login attempt: %w", err)
 	}
 	return nil
 }

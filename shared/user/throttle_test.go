@@ -67,9 +67,15 @@ func TestLoginThrottle(t *testing.T) {
 	})
 
 	t.Run("UnknownIdentifierLocksAlike", func(t *testing.T) {
-		email := ts.UniqueEmail("nobody")
-		fail(t, email, user.MaxLoginAttempts)
-		locked(t, login(email, "wrong-password-1"))
+		_, _, known := h.ActiveUser(t, "Kno", "Wn")
+		unknown := ts.UniqueEmail("nobody")
+		for i := range user.MaxLoginAttempts + 1 {
+			k, u := login(known, "wrong-password-1"), login(unknown, "wrong-password-1")
+			if k.Status != u.Status || string(k.Body) != string(u.Body) {
+				t.Fatalf("attempt %d: known %d %s, unknown %d %s", i+1, k.Status, k.Body, u.Status, u.Body)
+			}
+		}
+		locked(t, login(unknown, "wrong-password-1"))
 	})
 
 	t.Run("OtherIdentifiersAndTenantsUnaffected", func(t *testing.T) {
