@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -224,7 +225,10 @@ func Event(r *http.Request, routeKey string, params map[string]string, stage str
 		},
 	}
 	if len(body) > 0 {
-		if isText(r.Header.Get("Content-Type")) {
+		// A Lambda event is JSON text: a body that is not valid UTF-8
+		// (even one labelled as text) travels base64-encoded, so that the
+		// handler sees its real bytes and can refuse it.
+		if isText(r.Header.Get("Content-Type")) && utf8.Valid(body) {
 			ev.Body = string(body)
 		} else {
 			ev.Body = base64.StdEncoding.EncodeToString(body)

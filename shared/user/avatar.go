@@ -90,6 +90,9 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 	if err != nil {
 		return err
 	}
+	if r.Deleted {
+		return fmt.Errorf("delete avatar: %w", ErrNotFound)
+	}
 	if _, err := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}

@@ -23,7 +23,8 @@ func TestCreateUserRejectsBadInput(t *testing.T) {
 	}{
 		{"MalformedJSON", `{"firstName": "Ada",`, 422, "VALIDATION_FAILED"},
 		{"DeeplyNested", `{"firstName":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 422, "VALIDATION_FAILED"},
-		{"InvalidUTF8", "{\"firstName\":\"\xff\xfe\",\"lastName\":\"X\",\"credentials\":[]}", 422, "VALIDATION_FAILED"},
+		// Valid but for its UTF-8: the gateway passes the raw bytes (base64).
+		{"InvalidUTF8", "{\"firstName\":\"\xff\xfe\",\"lastName\":\"X\",\"credentials\":[{\"provider\":\"EMAIL\",\"id\":\"utf8@example.com\"}]}", 422, "VALIDATION_FAILED"},
 		{"NotAnObject", `[1,2]`, 422, "VALIDATION_FAILED"},
 		{"EmptyBody", ``, 422, "VALIDATION_FAILED"},
 		{"WrongType", with("firstName", 42), 422, "VALIDATION_FAILED"},

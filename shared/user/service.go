@@ -155,6 +155,10 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	}
 	if r.State == StatePending {
 		r.ActivationCode = newCode(4)
+		if first := creds[0]; codeSentOnCreate(first, caller) {
+			// The sign-up code counts toward the hour's MaxCodeSends.
+			r.CodeSends, r.CodeWindow = 1, now.Unix()
+		}
 	}
 	var guest *record
 	if caller.Guest && caller.UserID != "" {
@@ -191,12 +195,18 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	// MOBILE codes go by SMS unless an admin created the user; EMAIL codes
 	// always go by e-mail.
 	if r.ActivationCode != "" {
-		first := creds[0]
-		if oidcProviders[first.Provider] == "" && (first.Provider == ProviderEmail || !caller.IsAdmin()) {
+		if first := creds[0]; codeSentOnCreate(first, caller) {
 			s.sendCode(ctx, r.TenantID, first, "Your activation code", "Your activation code is "+r.ActivationCode)
 		}
 	}
 	return s.view(ctx, r, caller, nil)
+}
+
+// codeSentOnCreate reports whether creating a PENDING user with first as
+// its first credential sends the activation code: MOBILE codes go by SMS
+// unless an admin created the user, EMAIL codes always go by e-mail.
+func codeSentOnCreate(first credRecord, caller web.Caller) bool {
+	return oidcProviders[first.Provider] == "" && (first.Provider == ProviderEmail || !caller.IsAdmin())
 }
 
 // newRecord builds a new PENDING user and its primary credentials from a
