@@ -205,8 +205,18 @@ func (s *Service) handleUpdateTagGroup(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	body, err := web.ReadBody(r, web.MaxBodyBytes)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	var in TagGroupInput
-	if err := web.Decode(r, &in); err != nil {
+	if len(bytes.TrimSpace(body)) == 0 {
+		err = apierr.Invalid("", "a JSON body is required")
+	} else if err = web.DecodeBytes(body, &in); err == nil {
+		err = noNulls(body)
+	}
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
