@@ -72,6 +72,11 @@ func loginAttemptPK(t, provider, id string) string {
 	return t + "#LOGIN#" + tokenHash(provider+"#"+id)
 }
 
+// loginAttemptKey is the key of an identifier's login attempts item.
+func loginAttemptKey(t, provider, id string) map[string]types.AttributeValue {
+	return key(loginAttemptPK(t, provider, id), skLoginAttempt)
+}
+
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: pk},

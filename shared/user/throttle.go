@@ -95,7 +95,7 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 // keep the count exact under concurrent attempts: one counts within a live
 // window, the other starts a new window when the last one has ended.
 func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
-	k := key(loginAttemptPK(tenantID, provider, id), skLoginAttempt)
+	k := loginAttemptKey(tenantID, provider, id)
 	vals := map[string]types.AttributeValue{
 		":one":   &types.AttributeValueMemberN{Value: "1"},
 		":now":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
@@ -154,7 +154,7 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 // already.
 func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, until, now time.Time) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.sessions), Key: key(loginAttemptPK(tenantID, provider, id), skLoginAttempt),
+		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("SET lockedUntil = :until, expiresAt = :exp"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND (attribute_not_exists(lockedUntil) OR lockedUntil <= :now)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -172,7 +172,7 @@ func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, u
 // uncountLoginAttempt takes back one counted attempt of an identifier.
 func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.sessions), Key: key(loginAttemptPK(tenantID, provider, id), skLoginAttempt),
+		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("ADD attempts :minus"),
 		ConditionExpression: aws.String("attempts > :zero"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -189,7 +189,7 @@ func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id
 // clearLoginAttempts forgets an identifier's attempts.
 func (st *store) clearLoginAttempts(ctx context.Context, tenantID, provider, id string) error {
 	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(st.sessions), Key: key(loginAttemptPK(tenantID, provider, id), skLoginAttempt),
+		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
 	})
 	if err != nil {
 		return fmt.Errorf("clear login attempts: %w", err)
