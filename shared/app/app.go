@@ -34,6 +34,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/locationcsv"
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/operation"
+	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/user"
@@ -112,6 +113,8 @@ type Deps struct {
 	Operations   *operation.Service
 	Jobs         *job.Service
 	LocationJobs *locationcsv.Service
+	// Perks are the loyalty programme definitions (loyalty function).
+	Perks *perk.Service
 }
 
 // New builds the dependencies from cfg with the real clock and, unless cfg
@@ -181,6 +184,12 @@ func (d *Deps) Wire() {
 	d.Tenants.OnRotate = append(d.Tenants.OnRotate, d.Users.EndServiceSessions)
 	d.wireCheckins(tenants)
 	d.wireJobs(tenants)
+	d.wireLoyalty()
+}
+
+// wireLoyalty builds the loyalty domains: perks.
+func (d *Deps) wireLoyalty() {
+	d.Perks = &perk.Service{DB: d.DB, Table: d.Config.Tables.Loyalty, Clock: d.Clock, Cursor: d.Cursor}
 }
 
 // wireLocations builds the locations domain; a user's favourites come
@@ -287,6 +296,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"checkins":   d.Checkins.Routes(),
 		"locations":  append(d.Locations.Routes(), d.LocationJobs.Routes()...),
 		"operations": d.Operations.Routes(),
+		"loyalty":    d.Perks.Routes(),
 	}
 }
 

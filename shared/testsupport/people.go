@@ -83,3 +83,15 @@ var JPEG = sync.OnceValue(func() []byte {
 	}
 	return b.Bytes()
 })
+
+// AdminUser creates an ACTIVE user as the tenant's admin (POST
+// /users?autoActivate=true with the service key; no password, no session)
+// and returns its id.
+func (h *Harness) AdminUser(t testing.TB, first, last string) string {
+	t.Helper()
+	body := map[string]any{
+		"firstName": first, "lastName": last,
+		"credentials": []map[string]any{{"provider": "EMAIL", "id": UniqueEmail(first)}},
+	}
+	return h.Do("POST", "/users?autoActivate=true", body, h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
+}

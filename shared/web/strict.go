@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -208,6 +209,11 @@ func sameFields(path, field string) bool {
 	i := 0
 	for _, f := range strings.Split(field, ".") {
 		if f == "" {
+			continue
+		}
+		// encoding/json names a field of an embedded struct with the
+		// struct's type name first (Definition.points.initial).
+		if !slices.Contains(segs[i:], f) && f[0] >= 'A' && f[0] <= 'Z' {
 			continue
 		}
 		for i < len(segs) && segs[i] != f {
