@@ -32,6 +32,14 @@ const (
 	UnsupportedMedia     Code = "UNSUPPORTED_MEDIA_TYPE"
 	TooManyAttempts      Code = "TOO_MANY_ATTEMPTS"
 	Internal             Code = "INTERNAL"
+
+	// Loyalty (awards).
+	PerkDisabled           Code = "PERK_DISABLED"
+	AwardNotHeld           Code = "AWARD_NOT_HELD"
+	OutsideWindow          Code = "OUTSIDE_REDEMPTION_WINDOW"
+	LocationNotAllowed     Code = "LOCATION_NOT_ALLOWED"
+	RedemptionLimitReached Code = "REDEMPTION_LIMIT_REACHED"
+	RefundExceedsRedeemed  Code = "REFUND_EXCEEDS_REDEEMED"
 )
 
 // statuses is the single table from error code to HTTP status.
@@ -53,6 +61,13 @@ var statuses = map[Code]int{
 	UnsupportedMedia:     http.StatusUnsupportedMediaType,
 	TooManyAttempts:      http.StatusTooManyRequests,
 	Internal:             http.StatusInternalServerError,
+
+	PerkDisabled:           http.StatusUnprocessableEntity,
+	AwardNotHeld:           http.StatusUnprocessableEntity,
+	OutsideWindow:          http.StatusUnprocessableEntity,
+	LocationNotAllowed:     http.StatusUnprocessableEntity,
+	RedemptionLimitReached: http.StatusUnprocessableEntity,
+	RefundExceedsRedeemed:  http.StatusUnprocessableEntity,
 }
 
 // Codes returns every known code; the contract test compares it with the

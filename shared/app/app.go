@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,9 +25,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/enrichment"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/job"
@@ -115,6 +118,10 @@ type Deps struct {
 	LocationJobs *locationcsv.Service
 	// Perks are the loyalty programme definitions (loyalty function).
 	Perks *perk.Service
+	// Enrichments are the award enrichments (loyalty function).
+	Enrichments *enrichment.Service
+	// Awards are users' awards and their points (loyalty function).
+	Awards *award.Service
 }
 
 // New builds the dependencies from cfg with the real clock and, unless cfg
@@ -190,6 +197,13 @@ func (d *Deps) Wire() {
 // wireLoyalty builds the loyalty domains: perks.
 func (d *Deps) wireLoyalty() {
 	d.Perks = &perk.Service{DB: d.DB, Table: d.Config.Tables.Loyalty, Clock: d.Clock, Cursor: d.Cursor}
+	d.Enrichments = &enrichment.Service{DB: d.DB, Table: d.Config.Tables.Loyalty, Clock: d.Clock, Cursor: d.Cursor, Perks: d.Perks}
+	d.Awards = &award.Service{
+		DB: d.DB, Table: d.Config.Tables.Loyalty, Clock: d.Clock, Cursor: d.Cursor,
+		Perks: d.Perks, Users: awardUsers{d.Users}, Places: awardPlaces{d.Locations},
+		Tenants: tenantTitles{&tenant.Store{DB: d.DB, Table: d.Config.Tables.Tenants}}, Actions: d.Actions,
+		Enrichments: awardOverlays{d.Enrichments},
+	}
 }
 
 // wireLocations builds the locations domain; a user's favourites come
@@ -296,7 +310,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"checkins":   d.Checkins.Routes(),
 		"locations":  append(d.Locations.Routes(), d.LocationJobs.Routes()...),
 		"operations": d.Operations.Routes(),
-		"loyalty":    d.Perks.Routes(),
+		"loyalty":    slices.Concat(d.Perks.Routes(), d.Awards.Routes(), d.Enrichments.Routes()),
 	}
 }
 

@@ -2,6 +2,8 @@ package user
 
 import (
 	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Profile is what other domains need to know about a user.
@@ -42,4 +44,11 @@ type Extras struct {
 	// OnDelete runs when a user is deleted, to remove what other domains
 	// keep about them (their current check-in, ...).
 	OnDelete []func(ctx context.Context, tenantID, userID string) error
+}
+
+// LiveCheck is a ConditionCheck, for another domain's transaction, that a
+// user exists and is not deleted: what it writes about the user commits
+// only while the user is live.
+func (s *Service) LiveCheck(tenantID, userID string) types.TransactWriteItem {
+	return s.st().userIsLive(tenantID, userID)
 }

@@ -1,0 +1,660 @@
+package award
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Person is who a user is, as actions name them.
+type Person struct {
+	ID              string
+	Name            string
+	PrimaryPlatform string
+}
+
+// Place is a location as a redemption or grant needs it: for the action's
+// context and for the time zone of a dateTimeRestriction.
+type Place struct {
+	Ref      action.LocationRef
+	Timezone string
+}
+
+// Perks reads perks (the perk domain).
+type Perks interface {
+	Find(ctx context.Context, tenantID, id string) (perk.Perk, error)
+	All(ctx context.Context, tenantID string) ([]perk.Perk, error)
+}
+
+// Users reads users and checks, inside a transaction, that a user is live
+// (the users domain).
+type Users interface {
+	Person(ctx context.Context, tenantID, userID string) (Person, error)
+	LiveCheck(tenantID, userID string) types.TransactWriteItem
+}
+
+// Memberships are the segment memberships that decide who holds a CLUB or
+// LEVEL perk (the audiences domain).
+type Memberships interface {
+	// SegmentsOf returns the segments a user is a live member of.
+	SegmentsOf(ctx context.Context, tenantID, userID string) ([]string, error)
+	// MemberCheck is a ConditionCheck that the user is a live member of
+	// the segment at now.
+	MemberCheck(tenantID, segmentID, userID string, now time.Time) types.TransactWriteItem
+	// Members returns up to max live members of a segment; more is an
+	// error.
+	Members(ctx context.Context, tenantID, segmentID string, max int) ([]string, error)
+}
+
+// Places reads locations (the locations domain).
+type Places interface {
+	Place(ctx context.Context, tenantID, locationID string) (Place, error)
+}
+
+// Tenants names tenants (for actions).
+type Tenants interface {
+	Title(ctx context.Context, tenantID string) (string, error)
+}
+
+// Overlay is an INTERNAL award enrichment as awards show it: its fields
+// replace the perk's presentation fields.
+type Overlay struct {
+	ID                          string
+	Title                       *string
+	Token                       *string
+	Template                    *string
+	BasketQualification         *perk.BasketQualification
+	DateTimeRestriction         *perk.DateTimeRestriction
+	Points                      *perk.Points
+	Discount                    *perk.Discount
+	Visualisation               *perk.Visualisation
+	VisualisationOnCurrentStamp map[string]any
+	ExcludeDiscountIDs          []string
+}
+
+// Enrichments returns a tenant's INTERNAL enrichments by perk id (the
+// enrichment domain).
+type Enrichments interface {
+	Internal(ctx context.Context, tenantID string) (map[string]Overlay, error)
+}
+
+// Service runs the award domain's operations.
+type Service struct {
+	DB          ddb.API
+	Table       string
+	Clock       clock.Clock
+	Cursor      ddb.Cursor
+	Perks       Perks
+	Users       Users
+	Memberships Memberships
+	Places      Places
+	Tenants     Tenants
+	Enrichments Enrichments
+	Actions     *action.Recorder
+}
+
+func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
+
+// maxAttempts bounds the retries of one award write that lost a race (a
+// concurrent change of the same award, or a transaction conflict).
+const maxAttempts = 12
+
+// backoff waits a little, growing with the attempt, with jitter so that
+// racing writers spread out.
+func backoff(ctx context.Context, attempt int) {
+	d := time.Duration(5+rand.IntN(10*(attempt+1))) * time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// parallel runs fns at once and returns the first error.
+func parallel(fns ...func() error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(fns))
+	for i, f := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// subject is what one write of an award needs to know: the tenant, the
+// perk, the user and, when given, the location.
+type subject struct {
+	tenantID    string
+	tenantTitle string
+	perk        perk.Perk
+	person      Person
+	place       *Place
+}
+
+// load reads what a write needs, at once: the perk, the user, the location
+// (when locationID is set) and the tenant's title. The perk must exist.
+func (s *Service) load(ctx context.Context, caller web.Caller, perkID, userID, locationID string) (subject, error) {
+	sub := subject{tenantID: caller.TenantID, tenantTitle: caller.TenantTitle}
+	fns := []func() error{
+		func() (err error) {
+			sub.perk, err = s.Perks.Find(ctx, caller.TenantID, perkID)
+			if errors.Is(err, perk.ErrNotFound) {
+				return ErrPerkNotFound
+			}
+			return err
+		},
+		func() (err error) {
+			sub.person, err = s.Users.Person(ctx, caller.TenantID, userID)
+			return err
+		},
+	}
+	if locationID != "" {
+		fns = append(fns, func() error {
+			p, err := s.Places.Place(ctx, caller.TenantID, locationID)
+			if apierr.CodeOf(err) == apierr.NotFound {
+				return ErrUnknownLocation
+			}
+			sub.place = &p
+			return err
+		})
+	}
+	if sub.tenantTitle == "" && s.Tenants != nil {
+		fns = append(fns, func() (err error) {
+			sub.tenantTitle, err = s.Tenants.Title(ctx, caller.TenantID)
+			return err
+		})
+	}
+	if err := parallel(fns...); err != nil {
+		// A missing perk is reported before a missing user.
+		for _, e := range []error{ErrPerkNotFound, ErrUnknownLocation} {
+			if errors.Is(err, e) {
+				return subject{}, e
+			}
+		}
+		if e, ok := apierr.As(err); ok {
+			return subject{}, e
+		}
+		return subject{}, err
+	}
+	return sub, nil
+}
+
+// act returns the action of a change of an award.
+func (s *Service) act(sub subject, typ string, now time.Time, meta map[string]any) action.Action {
+	a := action.Action{
+		Type: typ, TenantID: sub.tenantID, Metadata: meta,
+		Context: action.Context{
+			Tenant: action.TenantRef{ID: sub.tenantID, Title: sub.tenantTitle},
+			User:   &action.UserRef{ID: sub.person.ID, Name: sub.person.Name, PrimaryPlatform: sub.person.PrimaryPlatform},
+		},
+	}
+	zone := time.UTC
+	if sub.place != nil {
+		ref := sub.place.Ref
+		a.Context.Location = &ref
+		zone = action.Zone(sub.place.Timezone)
+	}
+	a.When = action.WhenAt(now, zone)
+	return a
+}
+
+// writeTx runs a transaction of an award write built by build, retrying
+// when it lost a race: build is called again for each attempt. It returns
+// the failing condition's cause through classify (nil means retry).
+func (s *Service) writeTx(ctx context.Context, build func(now time.Time) (*ddb.Tx, error), classify func(err error) (retry bool, out error)) error {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if attempt > 0 {
+			backoff(ctx, attempt)
+		}
+		tx, err := build(s.Clock.Now())
+		if err != nil {
+			return err
+		}
+		err = tx.Run(ctx, s.DB)
+		if err == nil {
+			return nil
+		}
+		if ddb.IsTransactionConflict(err) {
+			continue
+		}
+		if ddb.CanceledReasons(err) == nil {
+			return err
+		}
+		retry, out := classify(err)
+		if !retry {
+			return out
+		}
+	}
+	return ErrConcurrent
+}
+
+// GrantInput is the body of the grant operations.
+type GrantInput struct {
+	UserID string `json:"userId"`
+	// Points defaults to the perk's points.initial.
+	Points     *int   `json:"points"`
+	LocationID string `json:"locationId"`
+}
+
+// Validate checks a grant body.
+func (in *GrantInput) Validate() error {
+	if in.UserID == "" {
+		return apierr.Invalid("userId", "is required")
+	}
+	if !web.ValidID(in.UserID) {
+		return ErrUserNotFound
+	}
+	if in.Points != nil && (*in.Points < 0 || *in.Points > perk.MaxPoints) {
+		return apierr.Invalid("points", "must be an integer from 0 to %d", perk.MaxPoints)
+	}
+	if in.LocationID != "" && !web.ValidID(in.LocationID) {
+		return ErrUnknownLocation
+	}
+	return nil
+}
+
+// GrantOptions say where a grant comes from and whether it records its
+// action.
+type GrantOptions struct {
+	Source      string
+	OperationID string
+	// Silent records no AWARD_GRANTED action (imports with
+	// suppressEvents).
+	Silent bool
+}
+
+// Grant grants points of a perk to a user (POST /pointperks/{perkId}/awards
+// and POST /perks/{perkId}/awards, admin): a user who holds an award of the
+// perk gets its points increased, never a second award; a new award holds
+// the points granted (a virtual award starts from points.initial, which it
+// showed). The result is clamped to the perk's points.max. The
+// award and its AWARD_GRANTED action are one transaction, conditional on
+// the award being unchanged since it was read (a lost race re-reads), on
+// the user being live and, for a CLUB or LEVEL perk, on the user being a
+// member of its segment.
+func (s *Service) Grant(ctx context.Context, caller web.Caller, perkID string, in GrantInput, opt GrantOptions) (Award, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Award{}, err
+	}
+	if !web.ValidID(perkID) {
+		return Award{}, ErrPerkNotFound
+	}
+	if err := in.Validate(); err != nil {
+		return Award{}, err
+	}
+	sub, err := s.load(ctx, caller, perkID, in.UserID, in.LocationID)
+	if err != nil {
+		return Award{}, fmt.Errorf("grant %s to %s: %w", perkID, in.UserID, err)
+	}
+	if !sub.perk.Enabled {
+		return Award{}, ErrPerkDisabled
+	}
+	points := sub.perk.Points.InitialOr()
+	if in.Points != nil {
+		points = *in.Points
+	}
+	if opt.Source == "" {
+		opt.Source = SourceAPI
+	}
+	rec, err := s.grant(ctx, sub, points, opt)
+	if err != nil {
+		return Award{}, fmt.Errorf("grant %s to %s: %w", perkID, in.UserID, err)
+	}
+	return s.present(ctx, sub.tenantID, sub.perk, rec, true)
+}
+
+// grant applies one grant (see Grant) and returns the award as stored.
+func (s *Service) grant(ctx context.Context, sub subject, points int, opt GrantOptions) (record, error) {
+	st := s.st()
+	uid, p := sub.person.ID, sub.perk
+	var out record
+	var awardAt, userAt, memberAt int
+	err := s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
+		cur, found, err := st.get(ctx, sub.tenantID, uid, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		// A new award holds what it is granted; a virtual one (a global
+		// perk's, a CLUB or LEVEL perk's) already showed points.initial.
+		base := 0
+		switch {
+		case found:
+			base = cur.Available
+		case p.IsGlobal || p.HeldThroughSegment():
+			base = p.Points.InitialOr()
+		}
+		next := base + points
+		if p.Points.Max != nil && next > *p.Points.Max {
+			next = max(*p.Points.Max, base)
+		}
+		delta := next - base
+		c := change{set: "available = :avail", add: "granted :delta", values: map[string]types.AttributeValue{":avail": num(next), ":delta": num(delta)}}
+		if found {
+			c.condition = "available = :cur"
+			c.values[":cur"] = num(base)
+		} else {
+			c.condition = "attribute_not_exists(pk)"
+			cur = record{ID: ID(uid, p.ID), TenantID: sub.tenantID, UserID: uid, PerkID: p.ID, Created: stamp(now)}
+		}
+		tx := &ddb.Tx{}
+		awardAt = tx.Add("award", st.item(sub.tenantID, uid, p.ID, stamp(now), c))
+		userAt = tx.Add("user", s.Users.LiveCheck(sub.tenantID, uid))
+		memberAt = -1
+		if p.HeldThroughSegment() {
+			memberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.tenantID, p.SegmentID, uid, now))
+		}
+		if !opt.Silent {
+			meta := map[string]any{"awardId": cur.ID, "perkId": p.ID, "points": points, "pointsGranted": delta, "pointsAvailable": next, "source": opt.Source}
+			if opt.OperationID != "" {
+				meta["operationId"] = opt.OperationID
+			}
+			if sub.place != nil {
+				meta["locationId"] = sub.place.Ref.ID
+			}
+			it, err := s.Actions.TransactItem(s.act(sub, ActionGranted, now, meta))
+			if err != nil {
+				return nil, err
+			}
+			tx.Add("action", it)
+		}
+		out = cur
+		out.Available, out.Granted, out.UpdatedAt = next, cur.Granted+delta, stamp(now)
+		return tx, nil
+	}, func(err error) (bool, error) {
+		switch {
+		case ddb.Failed(err, userAt):
+			return false, ErrUserNotFound
+		case memberAt >= 0 && ddb.Failed(err, memberAt):
+			return false, ErrNotHeld
+		case ddb.Failed(err, awardAt):
+			return true, nil
+		}
+		return false, err
+	})
+	return out, err
+}
+
+// RedeemInput is the body of the redeem operations.
+type RedeemInput struct {
+	// ValueToRedeem is the points to take off (required, at least 1).
+	ValueToRedeem *int   `json:"valueToRedeem"`
+	LocationID    string `json:"locationId"`
+}
+
+// Redeem takes points off an award (POST
+// /users/{userId}/awards/{awardId}/redeem and the pointawards path; the
+// user or an admin). One conditional write: the award must hold at least
+// the perk's points.min plus the value, and have had fewer than
+// maxTotalRedemptions redemptions; the perk must be enabled, allow the
+// location (locationIds) and the time (dateTimeRestriction, in the
+// location's time zone); the user must hold the award. The AWARD_REDEEMED
+// action is in the same transaction.
+func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID string, in RedeemInput) (Award, error) {
+	if err := caller.RequireUser(userID); err != nil {
+		return Award{}, err
+	}
+	uid, perkID, ok := ParseID(awardID)
+	if !ok || uid != userID {
+		return Award{}, ErrNotFound
+	}
+	if in.ValueToRedeem == nil {
+		return Award{}, apierr.Invalid("valueToRedeem", "is required")
+	}
+	v := *in.ValueToRedeem
+	if v < 1 || v > perk.MaxPoints {
+		return Award{}, apierr.Invalid("valueToRedeem", "must be an integer from 1 to %d", perk.MaxPoints)
+	}
+	if in.LocationID != "" && !web.ValidID(in.LocationID) {
+		return Award{}, ErrUnknownLocation
+	}
+	sub, err := s.load(ctx, caller, perkID, uid, in.LocationID)
+	if errors.Is(err, ErrPerkNotFound) {
+		return Award{}, ErrNotFound
+	}
+	if err != nil {
+		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
+	}
+	p := sub.perk
+	if !p.Enabled {
+		return Award{}, ErrPerkDisabled
+	}
+	if len(p.LocationIDs) > 0 {
+		if in.LocationID == "" {
+			return Award{}, ErrLocationRequired
+		}
+		if !contains(p.LocationIDs, in.LocationID) {
+			return Award{}, ErrLocationNotValid
+		}
+	}
+	zone := time.UTC
+	if sub.place != nil {
+		zone = action.Zone(sub.place.Timezone)
+	}
+	if !p.DateTimeRestriction.Allows(s.Clock.Now().In(zone)) {
+		return Award{}, ErrOutsideWindow
+	}
+	floor, initial := p.Points.MinOr(), p.Points.InitialOr()
+	maxR := 0
+	if p.Points.MaxTotalRedemptions != nil {
+		maxR = *p.Points.MaxTotalRedemptions
+	}
+	virtual := p.IsGlobal || p.HeldThroughSegment()
+	st := s.st()
+	var awardAt, userAt, memberAt int
+	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
+		cond := "attribute_exists(pk) AND available >= :need"
+		values := map[string]types.AttributeValue{":need": num(floor + v), ":init": num(initial), ":v": num(v), ":one": num(1)}
+		if maxR > 0 {
+			cond += " AND redemptions < :maxr"
+			values[":maxr"] = num(maxR)
+		}
+		if virtual && initial-v >= floor {
+			cond = "(" + cond + ") OR attribute_not_exists(pk)"
+		}
+		c := change{
+			set:       "available = if_not_exists(available, :init) - :v, refundable = if_not_exists(refundable, :zero) + :v",
+			add:       "redeemed :v, redemptions :one",
+			condition: cond, values: values,
+		}
+		tx := &ddb.Tx{}
+		awardAt = tx.Add("award", st.item(sub.tenantID, uid, p.ID, stamp(now), c))
+		userAt = tx.Add("user", s.Users.LiveCheck(sub.tenantID, uid))
+		memberAt = -1
+		if p.HeldThroughSegment() {
+			memberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.tenantID, p.SegmentID, uid, now))
+		}
+		meta := map[string]any{"awardId": awardID, "perkId": p.ID, "points": v}
+		if sub.place != nil {
+			meta["locationId"] = sub.place.Ref.ID
+		}
+		it, err := s.Actions.TransactItem(s.act(sub, ActionRedeemed, now, meta))
+		if err != nil {
+			return nil, err
+		}
+		tx.Add("action", it)
+		return tx, nil
+	}, func(err error) (bool, error) {
+		switch {
+		case ddb.Failed(err, userAt):
+			return false, ErrUserNotFound
+		case memberAt >= 0 && ddb.Failed(err, memberAt):
+			return false, ErrNotHeld
+		case ddb.Failed(err, awardAt):
+			old, found := oldItem(err, awardAt)
+			switch {
+			case !found && !virtual:
+				return false, ErrNotFound
+			case found && maxR > 0 && old.Redemptions >= maxR:
+				return false, ErrRedemptionLimit
+			}
+			return false, ErrInsufficient
+		}
+		return false, err
+	})
+	if err != nil {
+		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
+	}
+	return s.current(ctx, sub.tenantID, p, uid)
+}
+
+// RefundInput is the body of the refund operations.
+type RefundInput struct {
+	// Value is the points to give back (required, at least 1).
+	Value      *int   `json:"value"`
+	LocationID string `json:"locationId"`
+}
+
+// Refund gives redeemed points back to an award (POST
+// /users/{userId}/awards/{awardId}/refund and the pointawards path,
+// admin): never more in total than was redeemed (REFUND_EXCEEDS_REDEEMED
+// beyond). The points come back even beyond the perk's max (they were
+// the award's). One conditional write with its AWARD_REFUNDED action.
+func (s *Service) Refund(ctx context.Context, caller web.Caller, userID, awardID string, in RefundInput) (Award, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Award{}, err
+	}
+	uid, perkID, ok := ParseID(awardID)
+	if !ok || uid != userID {
+		return Award{}, ErrNotFound
+	}
+	if in.Value == nil {
+		return Award{}, apierr.Invalid("value", "is required")
+	}
+	v := *in.Value
+	if v < 1 || v > perk.MaxPoints {
+		return Award{}, apierr.Invalid("value", "must be an integer from 1 to %d", perk.MaxPoints)
+	}
+	if in.LocationID != "" && !web.ValidID(in.LocationID) {
+		return Award{}, ErrUnknownLocation
+	}
+	sub, err := s.load(ctx, caller, perkID, uid, in.LocationID)
+	if errors.Is(err, ErrPerkNotFound) {
+		return Award{}, ErrNotFound
+	}
+	if err != nil {
+		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)
+	}
+	st := s.st()
+	var awardAt int
+	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
+		c := change{
+			set:       "available = available + :v, refundable = refundable - :v",
+			add:       "refunded :v",
+			condition: "attribute_exists(pk) AND refundable >= :v",
+			values:    map[string]types.AttributeValue{":v": num(v)},
+		}
+		tx := &ddb.Tx{}
+		awardAt = tx.Add("award", st.item(sub.tenantID, uid, perkID, stamp(now), c))
+		meta := map[string]any{"awardId": awardID, "perkId": perkID, "points": v}
+		if sub.place != nil {
+			meta["locationId"] = sub.place.Ref.ID
+		}
+		it, err := s.Actions.TransactItem(s.act(sub, ActionRefunded, now, meta))
+		if err != nil {
+			return nil, err
+		}
+		tx.Add("action", it)
+		return tx, nil
+	}, func(err error) (bool, error) {
+		if ddb.Failed(err, awardAt) {
+			if _, found := oldItem(err, awardAt); !found {
+				return false, ErrNotFound
+			}
+			return false, ErrRefundTooLarge
+		}
+		return false, err
+	})
+	if err != nil {
+		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)
+	}
+	return s.current(ctx, sub.tenantID, sub.perk, uid)
+}
+
+// SetInput is the body of PUT /pointawards/{awardId}.
+type SetInput struct {
+	Points *struct {
+		Available *int `json:"available"`
+	} `json:"points"`
+}
+
+// Set sets an award's available points (PUT /pointawards/{awardId},
+// admin), within 0 and the perk's max. It records no action (spec). The
+// user must hold the award (a granted award, a global perk's, or a CLUB or
+// LEVEL perk's while a member).
+func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in SetInput) error {
+	if err := caller.RequireAdmin(); err != nil {
+		return err
+	}
+	uid, perkID, ok := ParseID(awardID)
+	if !ok {
+		return ErrNotFound
+	}
+	if in.Points == nil {
+		return apierr.Invalid("points", "is required: {\"points\": {\"available\": <number>}}")
+	}
+	if in.Points.Available == nil {
+		return apierr.Invalid("points.available", "is required")
+	}
+	v := *in.Points.Available
+	if v < 0 || v > perk.MaxPoints {
+		return apierr.Invalid("points.available", "must be an integer from 0 to %d", perk.MaxPoints)
+	}
+	p, err := s.Perks.Find(ctx, caller.TenantID, perkID)
+	if errors.Is(err, perk.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("set award %s: %w", awardID, err)
+	}
+	if p.Points.Max != nil && v > *p.Points.Max {
+		return apierr.Invalid("points.available", "must be at most the perk's points.max (%d)", *p.Points.Max)
+	}
+	virtual := p.IsGlobal || p.HeldThroughSegment()
+	st := s.st()
+	var awardAt, userAt, memberAt int
+	return s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
+		c := change{set: "available = :v", values: map[string]types.AttributeValue{":v": num(v)}}
+		if !virtual {
+			c.condition = "attribute_exists(pk)"
+		}
+		tx := &ddb.Tx{}
+		awardAt = tx.Add("award", st.item(caller.TenantID, uid, perkID, stamp(now), c))
+		userAt = tx.Add("user", s.Users.LiveCheck(caller.TenantID, uid))
+		memberAt = -1
+		if p.HeldThroughSegment() {
+			memberAt = tx.Add("membership", s.Memberships.MemberCheck(caller.TenantID, p.SegmentID, uid, now))
+		}
+		return tx, nil
+	}, func(err error) (bool, error) {
+		switch {
+		case ddb.Failed(err, awardAt), ddb.Failed(err, userAt):
+			return false, ErrNotFound
+		case memberAt >= 0 && ddb.Failed(err, memberAt):
+			return false, ErrNotHeld
+		}
+		return false, err
+	})
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,190 @@
+package award
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ddb"
+)
+
+// Item layout of the Loyalty table for awards (every key starts with the
+// tenant id):
+//
+//	pk = <t>#USER#<userId>   sk = AWARD#<perkId>   a user's award of a perk
+//	gsi1: gsi1pk = <t>#AWARDS   gsi1sk = <updatedAt>#<awardId>   the tenant's awards by last change
+//
+// One item per (user, perk) is what makes "one award per user and perk"
+// hold under any concurrency; a user's awards are one Query. Only awards
+// that changed at least once are stored (virtual ones are derived from the
+// perks and memberships). Every write keeps the counters: available,
+// granted, redeemed, refunded, refundable (redeemed and not yet refunded)
+// and redemptions (how many).
+
+const skAwardPrefix = "AWARD#"
+
+func userPK(t, uid string) string  { return t + "#USER#" + uid }
+func awardSK(perkID string) string { return skAwardPrefix + perkID }
+func tenantPK(t string) string     { return t + "#AWARDS" }
+func indexSK(ts, id string) string { return ts + "#" + id }
+func num(n int) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
+}
+func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }
+
+func awardKey(t, uid, perkID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": str(userPK(t, uid)), "sk": str(awardSK(perkID))}
+}
+
+// record is an award as stored.
+type record struct {
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	GSI1PK      string `dynamodbav:"gsi1pk"`
+	GSI1SK      string `dynamodbav:"gsi1sk"`
+	ID          string `dynamodbav:"id"`
+	TenantID    string `dynamodbav:"tenantId"`
+	UserID      string `dynamodbav:"userId"`
+	PerkID      string `dynamodbav:"perkId"`
+	Available   int    `dynamodbav:"available"`
+	Granted     int    `dynamodbav:"granted"`
+	Redeemed    int    `dynamodbav:"redeemed"`
+	Refunded    int    `dynamodbav:"refunded"`
+	Refundable  int    `dynamodbav:"refundable"`
+	Redemptions int    `dynamodbav:"redemptions"`
+	Created     string `dynamodbav:"created"`
+	UpdatedAt   string `dynamodbav:"updatedAt"`
+}
+
+// store is the award domain's access to DynamoDB.
+type store struct {
+	db    ddb.API
+	table string
+}
+
+// get reads an award; found is false when it was never stored.
+func (s *store) get(ctx context.Context, t, uid, perkID string) (rec record, found bool, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: awardKey(t, uid, perkID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return record{}, false, fmt.Errorf("get award %s: %w", ID(uid, perkID), err)
+	}
+	if out.Item == nil {
+		return record{}, false, nil
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return record{}, false, fmt.Errorf("get award %s: %w", ID(uid, perkID), err)
+	}
+	return rec, true, nil
+}
+
+// ofUser returns every stored award of a user.
+func (s *store) ofUser(ctx context.Context, t, uid string) ([]record, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(userPK(t, uid)), ":sk": str(skAwardPrefix),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	var out []record
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list awards of %s: %w", uid, err)
+		}
+		var recs []record
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &recs); err != nil {
+			return nil, fmt.Errorf("list awards of %s: %w", uid, err)
+		}
+		out = append(out, recs...)
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// change is one write of an award: the SET and ADD clauses beyond the
+// keys and timestamps every write sets, its condition and their values.
+type change struct {
+	set       string
+	add       string
+	condition string
+	values    map[string]types.AttributeValue
+}
+
+// item returns the Update of an award for a transaction. Every write sets
+// the identity attributes, the index keys (so the tenant index lists it
+// by this change) and the timestamps, and creates the counters it does not
+// touch, so that a materialising write stores a whole award.
+func (s *store) item(t, uid, perkID string, now string, c change) types.TransactWriteItem {
+	id := ID(uid, perkID)
+	set := "id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), " +
+		"gsi1pk = :gpk, gsi1sk = :gsk"
+	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions"} {
+		if !mentions(c.set, counter) && !mentions(c.add, counter) {
+			set += ", " + counter + " = if_not_exists(" + counter + ", :zero)"
+		}
+	}
+	if c.set != "" {
+		set += ", " + c.set
+	}
+	expr := "SET " + set
+	if c.add != "" {
+		expr += " ADD " + c.add
+	}
+	values := map[string]types.AttributeValue{
+		":id": str(id), ":t": str(t), ":u": str(uid), ":p": str(perkID), ":now": str(now),
+		":gpk": str(tenantPK(t)), ":gsk": str(indexSK(now, id)), ":zero": num(0),
+	}
+	for k, v := range c.values {
+		values[k] = v
+	}
+	u := &types.Update{
+		TableName: aws.String(s.table), Key: awardKey(t, uid, perkID),
+		UpdateExpression: aws.String(expr), ExpressionAttributeValues: values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	if c.condition != "" {
+		u.ConditionExpression = aws.String(c.condition)
+	}
+	return types.TransactWriteItem{Update: u}
+}
+
+// mentions reports whether an update clause names attribute a as a target.
+func mentions(clause, a string) bool {
+	for i := 0; i+len(a) <= len(clause); i++ {
+		if clause[i:i+len(a)] == a && (i == 0 || clause[i-1] == ' ' || clause[i-1] == ',') {
+			rest := clause[i+len(a):]
+			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '=' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// oldItem returns the award as it was when the condition of transaction
+// item i failed in err (ReturnValuesOnConditionCheckFailure), if DynamoDB
+// returned it.
+func oldItem(err error, i int) (record, bool) {
+	item := ddb.CanceledItem(err, i)
+	if item == nil {
+		return record{}, false
+	}
+	var rec record
+	if attributevalue.UnmarshalMap(item, &rec) != nil {
+		return record{}, false
+	}
+	return rec, true
+}
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
