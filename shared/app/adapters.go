@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/enrichment"
 	"github.com/loyalty-platform/platform/shared/location"
@@ -76,6 +77,21 @@ func (a awardOverlays) Internal(ctx context.Context, tenantID string) (map[strin
 			o.ExcludeDiscountIDs = *e.ExcludeDiscountIDs
 		}
 		out[perkID] = o
+	}
+	return out, nil
+}
+
+// audienceUsers is what the audience domain needs of the users domain.
+type audienceUsers struct{ u *user.Service }
+
+func (a audienceUsers) People(ctx context.Context, tenantID string, ids []string) (map[string]audience.Person, error) {
+	profiles, err := a.u.Profiles(ctx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]audience.Person, len(profiles))
+	for id, p := range profiles {
+		out[id] = audience.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}
 	}
 	return out, nil
 }

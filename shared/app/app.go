@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/checkin"
@@ -32,6 +33,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/enrichment"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/geo"
+	"github.com/loyalty-platform/platform/shared/hook"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/location"
 	"github.com/loyalty-platform/platform/shared/locationcsv"
@@ -122,6 +124,9 @@ type Deps struct {
 	Enrichments *enrichment.Service
 	// Awards are users' awards and their points (loyalty function).
 	Awards *award.Service
+	// Audiences are the segments and their members (audiences function;
+	// the expiry function runs their daily expiry).
+	Audiences *audience.Service
 }
 
 // New builds the dependencies from cfg with the real clock and, unless cfg
@@ -192,6 +197,43 @@ func (d *Deps) Wire() {
 	d.wireCheckins(tenants)
 	d.wireJobs(tenants)
 	d.wireLoyalty()
+	d.wireAudiences()
+}
+
+// wireAudiences builds segments and joins them to the loyalty domains:
+// perks check their segment, awards read memberships, and joining or
+// leaving records the actions of the CLUB and LEVEL perks held through
+// the segment (in the membership's transaction).
+func (d *Deps) wireAudiences() {
+	d.Audiences = &audience.Service{
+		DB: d.DB, Table: d.Config.Tables.Audiences, Clock: d.Clock, Cursor: d.Cursor, Log: d.Log,
+		Users: audienceUsers{d.Users}, Perks: d.Perks, Actions: d.Actions,
+		Tenants: tenantTitles{&tenant.Store{DB: d.DB, Table: d.Config.Tables.Tenants}},
+	}
+	d.Perks.Segments = d.Audiences
+	d.Awards.Memberships = d.Audiences
+	awards := d.Awards
+	react := func(joined bool) hook.Func[audience.Change] {
+		return func(ctx context.Context, tx *ddb.Tx, c audience.Change) error {
+			return awards.OnSegment(ctx, tx, award.SegmentEvent{
+				TenantID: c.TenantID, TenantTitle: c.TenantTitle, SegmentID: c.Segment.ID, Joined: joined, Reason: c.Reason,
+				User: award.Person{ID: c.User.ID, Name: c.User.Name, PrimaryPlatform: c.User.PrimaryPlatform}, When: c.Actor.When,
+			})
+		}
+	}
+	d.Audiences.OnJoin.Add(react(true))
+	d.Audiences.OnLeave.Add(react(false))
+	audiences := d.Audiences
+	d.Users.Extras.Points = awards.Total
+	d.Users.Extras.SegmentIDs = audiences.SegmentsOf
+	d.Users.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {
+		refs, err := audiences.UserSegments(ctx, tenantID, userID)
+		out := make([]user.SegmentRef, 0, len(refs))
+		for _, r := range refs {
+			out = append(out, user.SegmentRef{ID: r.ID, Title: r.Title, Included: r.Included})
+		}
+		return out, err
+	}
 }
 
 // wireLoyalty builds the loyalty domains: perks.
@@ -287,6 +329,15 @@ func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage)
 	return nil, fmt.Errorf("no event-triggered function %q", name)
 }
 
+// ScheduleHandler returns the handler of a function run by an EventBridge
+// schedule: the expiry function.
+func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error), error) {
+	if name == "expiry" {
+		return d.Audiences.HandleSchedule, nil
+	}
+	return nil, fmt.Errorf("no scheduled function %q", name)
+}
+
 // placesOf adapts the locations domain to what a check-in needs of a
 // location.
 func placesOf(locations *location.Service) checkin.Places {
@@ -311,6 +362,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"locations":  append(d.Locations.Routes(), d.LocationJobs.Routes()...),
 		"operations": d.Operations.Routes(),
 		"loyalty":    slices.Concat(d.Perks.Routes(), d.Awards.Routes(), d.Enrichments.Routes()),
+		"audiences":  d.Audiences.Routes(),
 	}
 }
 

@@ -347,3 +347,19 @@ func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) err
 	}
 	return ErrConcurrent
 }
+
+// TiedTo counts the enabled CLUB and LEVEL perks tied to a segment (for
+// the audiences domain: such a segment cannot be deleted).
+func (s *Service) TiedTo(ctx context.Context, tenantID, segmentID string) (int, error) {
+	perks, err := s.st().all(ctx, tenantID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range perks {
+		if p.Enabled && p.HeldThroughSegment() && p.SegmentID == segmentID {
+			n++
+		}
+	}
+	return n, nil
+}

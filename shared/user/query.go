@@ -94,6 +94,13 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["points"] {
 		v := r.Points
+		if s.Extras.Points != nil {
+			held, err := s.Extras.Points(ctx, r.TenantID, r.ID)
+			if err != nil {
+				return User{}, err
+			}
+			v += held
+		}
 		u.Points = &v
 	}
 	if include["credentials"] {
@@ -121,10 +128,24 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["segmentIds"] {
 		v := []string{}
+		if s.Extras.SegmentIDs != nil {
+			ids, err := s.Extras.SegmentIDs(ctx, r.TenantID, r.ID)
+			if err != nil {
+				return User{}, err
+			}
+			v = append(v, ids...)
+		}
 		u.SegmentIDs = &v
 	}
 	if include["segments"] {
 		v := []SegmentRef{}
+		if s.Extras.Segments != nil {
+			refs, err := s.Extras.Segments(ctx, r.TenantID, r.ID)
+			if err != nil {
+				return User{}, err
+			}
+			v = append(v, refs...)
+		}
 		u.Segments = &v
 	}
 	return u, nil
