@@ -210,6 +210,10 @@ func (s *Service) tenantQuery(tenantID string, conds []TimeCond) dynamodb.QueryI
 		cond += " AND begins_with(gsi1sk, :eq)"
 		values[":eq"] = str(eq)
 	case lo != "" && hi != "":
+		// BETWEEN refuses a lower bound above the upper one (a
+		// ValidationException); such a range holds no award, and BETWEEN
+		// :lo AND :lo matches none (no key ends in '$'; keeps re-checks).
+		hi = max(hi, lo)
 		cond += " AND gsi1sk BETWEEN :lo AND :hi"
 		values[":lo"], values[":hi"] = str(lo), str(hi)
 	case lo != "":
