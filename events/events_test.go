@@ -46,6 +46,8 @@ const (
 	phCredential = "0a1b2c3d4e5f60718293a4b5" // an unverified secondary credential of the user
 	phImport     = "6b8e4f2a1c3d5e7f9a0b2c4d" // a finished (dry-run) import's operation
 	phExport     = "6c1f7a3e9b5d2c8f4a6e0b1d" // a finished export's operation
+	phPerk       = "7a3e5c1b9d2f4a6e8b0c2d4f" // a STAMP_CARD perk (its awards are <user>-<perk>)
+	phSegment    = "7b4f6d2c0e3a5b7f9c1d3e5a" // a ROLLING segment
 	// phSession is a session token of the user (users-logout.json).
 	phSession = "local.Vq3cX9mR2tLw8yKb5nJ0hFz4pGd7sAe1uCo6iTkQxM0"
 	// phActivation is the activation code of the PENDING user
@@ -122,6 +124,25 @@ var samples = []struct {
 	{"checkins-list-user.json", "checkins", 200},
 	{"checkins-list-location.json", "checkins", 200},
 	{"checkins-delete.json", "checkins", 204},
+	{"perks-create.json", "loyalty", 201},
+	{"perks-list.json", "loyalty", 200},
+	{"perks-get.json", "loyalty", 200},
+	{"perks-update.json", "loyalty", 200},
+	{"enrichments-create.json", "loyalty", 201},
+	{"awards-grant.json", "loyalty", 200},
+	{"awards-list.json", "loyalty", 200},
+	{"awards-user-point.json", "loyalty", 200},
+	{"awards-redeem.json", "loyalty", 200},
+	{"awards-refund.json", "loyalty", 200},
+	{"awards-set.json", "loyalty", 200},
+	{"segments-create.json", "audiences", 201},
+	{"segments-members-add.json", "audiences", 200},
+	{"segments-members-list.json", "audiences", 200},
+	{"segments-members-remove.json", "audiences", 204},
+	// EventBridge's daily event: the run removes the ended memberships of
+	// every tenant (real expiry is tested in shared/audience).
+	{"expiry-scheduled.json", "expiry", 0},
+	{"perks-delete.json", "loyalty", 204},
 	// Retires the location, so after the check-ins.
 	{"locations-update.json", "locations", 200},
 	{"users-avatar-delete.json", "users", 204},
@@ -201,6 +222,20 @@ func TestSampleEvents(t *testing.T) {
 					runFailureSample(t, h, raw, s.function)
 				} else {
 					runS3Sample(t, h, raw, s.function)
+				}
+				return
+			}
+			if s.function == "expiry" {
+				var ev events.EventBridgeEvent
+				if err := json.Unmarshal(raw, &ev); err != nil || ev.DetailType != "Scheduled Event" || ev.Source != "aws.events" {
+					t.Fatalf("%s is not an EventBridge scheduled event (%v)", s.file, err)
+				}
+				handler, err := h.Deps.ScheduleHandler(s.function)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := handler(ctx, ev); err != nil {
+					t.Fatalf("run: %v", err)
 				}
 				return
 			}
@@ -378,7 +413,16 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 		}
 	}
 
+	// A perk and a segment of the loyalty samples.
+	var perk, seg entity
+	h.Do("POST", "/perks", map[string]any{"title": "Coffee card", "template": "STAMP_CARD", "points": map[string]any{"max": 10}}, admin).
+		Expect(t, 201, "").JSON(t, &perk)
+	h.Do("POST", "/segments", map[string]any{"title": "Regulars", "type": "ROLLING", "expiryHorizon": "P30D"}, admin).
+		Expect(t, 201, "").JSON(t, &seg)
+
 	return map[string]string{
+		phPerk:         perk.ID,
+		phSegment:      seg.ID,
 		phUser:         u.ID,
 		phLocation:     loc.ID,
 		phAddress:      addrs[0].ID,

@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"log/slog"
@@ -171,6 +172,7 @@ func (l *local) handler() (http.Handler, error) {
 	mux.Handle("/", gw)
 	mux.HandleFunc("GET "+adminPrefix+"/health", l.health)
 	mux.HandleFunc("GET "+adminPrefix+"/media/{key...}", l.media)
+	mux.HandleFunc("POST "+adminPrefix+"/schedules/{function}", l.schedule)
 	return mux, nil
 }
 
@@ -262,6 +264,40 @@ func (l *local) subscribe() error {
 	return nil
 }
 
+// schedule runs a function of the template that an EventBridge schedule
+// invokes (the daily expiry), now, with a scheduled event as EventBridge
+// sends it, and answers what the run reported: POST
+// /_local/schedules/expiry.
+func (l *local) schedule(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("function")
+	f, ok := l.template.Function(name)
+	w.Header().Set("Content-Type", "application/json")
+	if !ok || len(f.Schedules) == 0 {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"code":"NOT_FOUND","message":"no scheduled function of that name"}`)
+		return
+	}
+	h, err := l.deps.ScheduleHandler(name)
+	if err != nil {
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(web.ErrorBody{Code: "NOT_FOUND", Message: err.Error()})
+		return
+	}
+	now := time.Now().UTC()
+	ev := events.EventBridgeEvent{
+		Version: "0", ID: fmt.Sprintf("local-%d", now.UnixNano()), DetailType: "Scheduled Event", Source: "aws.events",
+		AccountID: "000000000000", Time: now, Region: "us-east-1",
+		Resources: []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + f.LogicalID}, Detail: json.RawMessage("{}"),
+	}
+	rep, err := h(r.Context(), ev)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "report": rep})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(rep)
+}
+
 // health reports that the stack is up and where its storage is.
 func (l *local) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
@@ -288,6 +324,11 @@ func (l *local) printBanner(set settings) {
 	})
 	for _, r := range routes {
 		fmt.Fprintf(&b, "    %-7s %s\n", r.Method, r.Path)
+	}
+	for _, f := range l.template.Functions {
+		if len(f.Schedules) > 0 {
+			fmt.Fprintf(&b, "  Scheduled: curl -X POST %s%s/schedules/%s   (%s)\n", base, adminPrefix, f.Name, strings.Join(f.Schedules, ", "))
+		}
 	}
 	fmt.Fprintf(&b, "\nTry:\n  curl -s -X POST %s/users -H '%s: %s' -H 'content-type: application/json' \\\n"+
 		"    -d '{\"firstName\":\"Ada\",\"lastName\":\"Tester\",\"credentials\":[{\"provider\":\"EMAIL\",\"id\":\"ada@example.com\"}],\"password\":\"correct-horse-9\"}'\n\n",
