@@ -38,6 +38,7 @@ import (
 	"github.com/loyalty-platform/platform/localstack/stack"
 	"github.com/loyalty-platform/platform/shared/apigw"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/platform"
 	"github.com/loyalty-platform/platform/shared/sam"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -103,7 +104,7 @@ func run() error {
 		}
 	}
 
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	deps, err := platform.New(ctx, app.ConfigFromEnv())
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
 	}
@@ -152,7 +153,7 @@ func run() error {
 type local struct {
 	template *sam.Template
 	stack    *stack.Stack
-	deps     *app.Deps
+	deps     *platform.Deps
 	routes   []sam.Route
 }
 

@@ -1,5 +1,5 @@
 // Command audiences is the Lambda function for segments (audiences) and
-// their members. It builds its dependencies once per cold start and serves
+// their members. It builds what it serves once per cold start and serves
 // API Gateway HTTP API (payload 2.0) events through the api-proxy adapter.
 package main
 
@@ -9,17 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/rewards"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("audiences: %v", err)
 	}
-	handler, err := deps.LambdaHandler("audiences")
-	if err != nil {
-		log.Fatalf("audiences: %v", err)
-	}
-	lambda.Start(handler)
+	lambda.Start(b.Lambda(rewards.New(b, b.Actions()).AudienceRoutes()))
 }

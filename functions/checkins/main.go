@@ -1,6 +1,6 @@
 // Command checkins is the Lambda function for check-ins: a user's check-in
-// (create, list, checkout) and the check-ins at a location. It builds its
-// dependencies once per cold start and serves API Gateway HTTP API (payload
+// (create, list, checkout) and the check-ins at a location. It builds what
+// it serves once per cold start and serves API Gateway HTTP API (payload
 // 2.0) events through the api-proxy adapter.
 package main
 
@@ -10,17 +10,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/places"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("checkins: %v", err)
 	}
-	handler, err := deps.LambdaHandler("checkins")
-	if err != nil {
-		log.Fatalf("checkins: %v", err)
-	}
-	lambda.Start(handler)
+	checkins := places.Checkins(b, places.Locations(b), b.Actions())
+	lambda.Start(b.Lambda(checkins.Routes()))
 }

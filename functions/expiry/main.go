@@ -1,6 +1,6 @@
 // Command expiry is the Lambda function EventBridge runs daily (00:00 UTC)
 // to remove the members of SCHEDULED and ROLLING segments whose horizon has
-// passed. It builds its dependencies once per cold start.
+// passed. It builds what it needs once per cold start.
 package main
 
 import (
@@ -9,17 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/rewards"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("expiry: %v", err)
 	}
-	handler, err := deps.ScheduleHandler("expiry")
-	if err != nil {
-		log.Fatalf("expiry: %v", err)
-	}
-	lambda.Start(handler)
+	lambda.Start(rewards.New(b, b.Actions()).ExpiryHandler())
 }

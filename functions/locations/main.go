@@ -1,6 +1,7 @@
-// Command locations is the Lambda function for locations and their tag
-// groups. It builds its dependencies once per cold start and serves API
-// Gateway HTTP API (payload 2.0) events through the api-proxy adapter.
+// Command locations is the Lambda function for locations, their tag groups
+// and their CSV import and export. It builds what it serves once per cold
+// start and serves API Gateway HTTP API (payload 2.0) events through the
+// api-proxy adapter.
 package main
 
 import (
@@ -9,17 +10,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/places"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("locations: %v", err)
 	}
-	handler, err := deps.LambdaHandler("locations")
-	if err != nil {
-		log.Fatalf("locations: %v", err)
-	}
-	lambda.Start(handler)
+	locations := places.Locations(b)
+	jobs := places.LocationJobs(b, locations, b.Jobs(), b.Actions())
+	lambda.Start(b.Lambda(places.LocationRoutes(locations, jobs)))
 }

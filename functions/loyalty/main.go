@@ -1,5 +1,5 @@
 // Command loyalty is the Lambda function for perks, awards and their points,
-// award enrichments and award imports. It builds its dependencies once per
+// award enrichments and award imports. It builds what it serves once per
 // cold start and serves API Gateway HTTP API (payload 2.0) events through
 // the api-proxy adapter.
 package main
@@ -10,17 +10,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/rewards"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("loyalty: %v", err)
 	}
-	handler, err := deps.LambdaHandler("loyalty")
-	if err != nil {
-		log.Fatalf("loyalty: %v", err)
-	}
-	lambda.Start(handler)
+	loyalty := rewards.New(b, b.Actions())
+	imports := loyalty.Imports(b, b.Jobs())
+	lambda.Start(b.Lambda(loyalty.LoyaltyRoutes(imports)))
 }

@@ -1,7 +1,7 @@
 // Command operations is the Lambda function that serves GET
-// /operations/{operationId}: polling an asynchronous job. It builds its
-// dependencies once per cold start and serves API Gateway HTTP API (payload
-// 2.0) events through the api-proxy adapter.
+// /operations/{operationId}: polling an asynchronous job. It builds what it
+// serves once per cold start and serves API Gateway HTTP API (payload 2.0)
+// events through the api-proxy adapter.
 package main
 
 import (
@@ -13,14 +13,9 @@ import (
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("operations: %v", err)
 	}
-	handler, err := deps.LambdaHandler("operations")
-	if err != nil {
-		log.Fatalf("operations: %v", err)
-	}
-	lambda.Start(handler)
+	lambda.Start(b.Lambda(b.Operations().Routes()))
 }

@@ -11,10 +11,9 @@ import (
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("tenants: %v", err)
 	}
-	lambda.Start(deps.Tenants.Handle)
+	lambda.Start(b.TenantService().Handle)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // Buckets holds the physical bucket names that template.yaml sets; locally
@@ -33,9 +34,12 @@ func BucketsFromEnv() Buckets {
 // NewClient returns an S3 client for cfg. With a custom endpoint (a local S3
 // server or LocalStack) it uses path-style addressing.
 func NewClient(cfg aws.Config) *s3.Client {
-	local := os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
+	endpoint := ddb.Endpoint("S3")
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = local
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+		o.UsePathStyle = endpoint != ""
 		// Validate response checksums only when an operation requires it:
 		// objects are written by this service, and local S3 stand-ins send
 		// none.

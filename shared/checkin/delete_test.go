@@ -40,7 +40,7 @@ func TestDeletedUserLeavesLocation(t *testing.T) {
 // /users/{userId} ran.
 type staleProfiles map[string]user.Profile
 
-func (p staleProfiles) Profile(_ context.Context, _, userID string) (user.Profile, error) {
+func (p staleProfiles) Get(_ context.Context, _, userID string) (user.Profile, error) {
 	return p[userID], nil
 }
 

@@ -14,14 +14,14 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/tenant"
-	"github.com/loyalty-platform/platform/shared/user"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// Profiles finds users (the identity domain's user.Service).
+// Profiles finds users (the users domain's profiles).
 type Profiles interface {
-	Profile(ctx context.Context, tenantID, userID string) (user.Profile, error)
+	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
 }
 
 // Tenants finds tenants (tenant.Store).
@@ -69,7 +69,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 	if err := in.Validate(); err != nil {
 		return Checkin{}, err
 	}
-	prof, err := s.Users.Profile(ctx, caller.TenantID, userID)
+	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 	}
@@ -137,10 +137,10 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 			}
 			items = append(items, out)
 		}
-		items = append(items, userLiveItem(s.UsersTable, t.ID, userID))
+		items = append(items, profile.LiveCheck(s.UsersTable, t.ID, userID))
 		err = st.transact(ctx, items)
 		if slices.Contains(ddb.FailedConditions(err), len(items)-1) {
-			return Checkin{}, fmt.Errorf("check in %s: %w", userID, user.ErrNotFound)
+			return Checkin{}, fmt.Errorf("check in %s: %w", userID, profile.ErrNotFound)
 		}
 		if conditionFailed(err) {
 			continue // another request changed the slot: read it again
@@ -166,7 +166,7 @@ func (s *Service) Checkout(ctx context.Context, caller web.Caller, userID string
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
-	prof, err := s.Users.Profile(ctx, caller.TenantID, userID)
+	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return fmt.Errorf("check out %s: %w", userID, err)
 	}
@@ -233,7 +233,7 @@ func (s *Service) ListByUser(ctx context.Context, caller web.Caller, userID stri
 	if err := caller.RequireUser(userID); err != nil {
 		return List{}, err
 	}
-	if _, err := s.Users.Profile(ctx, caller.TenantID, userID); err != nil {
+	if _, err := s.Users.Get(ctx, caller.TenantID, userID); err != nil {
 		return List{}, fmt.Errorf("list check-ins of %s: %w", userID, err)
 	}
 	all := []Checkin{}
@@ -296,7 +296,7 @@ func (s *Service) placeOf(ctx context.Context, c Checkin) (Place, error) {
 }
 
 // action builds an action about user prof at location p.
-func (s *Service) action(typ string, t tenant.Tenant, prof user.Profile, p Place, at time.Time, meta map[string]any) action.Action {
+func (s *Service) action(typ string, t tenant.Tenant, prof profile.Profile, p Place, at time.Time, meta map[string]any) action.Action {
 	return action.Action{
 		Type:     typ,
 		TenantID: t.ID,

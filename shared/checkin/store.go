@@ -133,21 +133,6 @@ func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	return ddb.Transact(ctx, s.db, items)
 }
 
-// userLiveItem returns a transaction check that user userID exists and is
-// not deleted, so a check-in cannot be written after (or while) DELETE
-// /users/{userId} removes the user's check-in. It reads the user's profile
-// item in the Users table, whose layout the users domain owns
-// (shared/user/store.go: pk = <t>#USER#<userId>, sk = skProfile "PROFILE",
-// boolean `deleted`; its userIsLive builds the same check).
-func userLiveItem(usersTable, tenantID, userID string) types.TransactWriteItem {
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                 aws.String(usersTable),
-		Key:                       key(tenantID+"#USER#"+userID, "PROFILE"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND deleted = :false"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":false": &types.AttributeValueMemberBOOL{Value: false}},
-	}}
-}
-
 // conditionFailed reports whether a transaction failed on the condition of
 // its first item (the check-in slot).
 func conditionFailed(err error) bool {

@@ -7,13 +7,11 @@ package ddb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -31,31 +29,30 @@ type API interface {
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
-// LoadAWSConfig loads the SDK configuration once per cold start. The SDK
-// honours AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_DYNAMODB, _S3) itself; the
-// region defaults to us-east-1 when the environment names none.
-func LoadAWSConfig(ctx context.Context) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{}
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		opts = append(opts, config.WithRegion("us-east-1"))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
-	}
-	return cfg, nil
-}
-
-// NewClient returns a DynamoDB client for cfg. Against a local endpoint
-// (AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB: DynamoDB Local) the CRC32
-// check of responses is off: DynamoDB Local's checksum of a cancelled
+// NewClient returns a DynamoDB client for cfg, at the endpoint the
+// environment names (Endpoint). Against such a local endpoint (DynamoDB
+// Local) the CRC32 check of responses is off: DynamoDB Local's checksum of a cancelled
 // transaction that returns the old items does not match its body, and the
 // SDK logs a warning for each.
 func NewClient(cfg aws.Config) *dynamodb.Client {
-	local := os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+	endpoint := Endpoint("DYNAMODB")
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.DisableValidateResponseChecksum = local
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.DisableValidateResponseChecksum = true
+		}
 	})
+}
+
+// Endpoint returns the endpoint the environment names for a service
+// (AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL), or "" for AWS's own.
+// Clients set it themselves, so that it applies however the configuration
+// was loaded.
+func Endpoint(service string) string {
+	if v := os.Getenv("AWS_ENDPOINT_URL_" + service); v != "" {
+		return v
+	}
+	return os.Getenv("AWS_ENDPOINT_URL")
 }
 
 // Tables holds the physical table names, read from the environment that

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
-	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/platform"
 	"github.com/loyalty-platform/platform/shared/openapi"
 	"github.com/loyalty-platform/platform/shared/sam"
 	"github.com/loyalty-platform/platform/shared/user"
@@ -84,10 +84,10 @@ func TestDocumentLoads(t *testing.T) {
 
 // servedRoutes returns the routes each API function serves, by function
 // name. It builds the platform's services without any AWS client (nothing is
-// called), so a new function added to app.Deps.Routes is checked here
+// called), so a new function added to platform.Deps.Routes is checked here
 // without changing this test.
 func servedRoutes() map[string][]web.Route {
-	d := &app.Deps{}
+	d := &platform.Deps{}
 	d.Wire()
 	return d.Routes()
 }

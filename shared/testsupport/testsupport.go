@@ -23,6 +23,7 @@ import (
 	"github.com/loyalty-platform/platform/localstack/stack"
 	"github.com/loyalty-platform/platform/shared/apigw"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/platform"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/openapi"
@@ -74,7 +75,7 @@ func Stack(t testing.TB) *stack.Stack {
 // clock: like a deployed function, they run apart from the test's own
 // dependencies. Tests wait for a job with WaitOperation.
 func subscribeS3(st *stack.Stack) error {
-	deps, err := app.New(context.Background(), app.ConfigFromEnv())
+	deps, err := platform.New(context.Background(), app.ConfigFromEnv())
 	if err != nil {
 		return fmt.Errorf("build the S3-triggered functions: %w", err)
 	}
@@ -95,7 +96,7 @@ func subscribeS3(st *stack.Stack) error {
 // Harness is one test's platform: its own tenant, clock and outbox.
 type Harness struct {
 	T          testing.TB
-	Deps       *app.Deps
+	Deps       *platform.Deps
 	Clock      *clock.Manual
 	Outbox     *notify.Outbox
 	Server     *httptest.Server
@@ -112,7 +113,7 @@ func New(t testing.TB) *Harness {
 	t.Helper()
 	st := Stack(t)
 	ctx := context.Background()
-	deps, err := app.New(ctx, app.ConfigFromEnv())
+	deps, err := platform.New(ctx, app.ConfigFromEnv())
 	if err != nil {
 		t.Fatalf("build deps: %v", err)
 	}

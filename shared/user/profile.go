@@ -2,22 +2,14 @@ package user
 
 import (
 	"context"
+	"github.com/loyalty-platform/platform/shared/profile"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Profile is what other domains need to know about a user.
-type Profile struct {
-	ID                 string
-	TenantID           string
-	FullName           string
-	State              string
-	IsGuest            bool
-	Deleted            bool
-	HasProfilePhoto    bool
-	PrimaryPlatform    string
-	FavouriteLocations []string
-}
+// Profile is what other domains need to know about a user (the profile
+// package's read side of users).
+type Profile = profile.Profile
 
 // Profile returns the profile of a user; a missing, expired or deleted user
 // is ErrNotFound.

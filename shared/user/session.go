@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loyalty-platform/platform/shared/auth"
 	"slices"
 	"strings"
 	"sync"
@@ -42,7 +43,7 @@ type Session struct {
 
 // ServiceUserID is the userId of sessions and callers that act through a
 // tenant service key.
-const ServiceUserID = "service"
+const ServiceUserID = auth.ServiceUserID
 
 // ErrSessionRaced answers a login whose user changed (roles, password,
 // deletion) between reading the user and storing the session.
@@ -58,7 +59,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
 	rec := sessionRecord{
-		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: userPK(r.TenantID, r.ID), GSI1SK: "SESSION#" + hash,
+		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(r.TenantID, r.ID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: stamp(s.Clock.Now()),
 	}
 	if !permanent {
@@ -130,7 +131,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	hash := tokenHash(token)
 	exp := now.Add(AdminSessionLifetime)
 	rec := sessionRecord{
-		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: userPK(caller.TenantID, userID), GSI1SK: "SESSION#" + hash,
+		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(caller.TenantID, userID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
 		Created: stamp(now), ExpiresAt: exp.Unix(),
 	}
@@ -608,50 +609,8 @@ func (s *Service) updateUser(ctx context.Context, r record, upd expression.Updat
 	return nil
 }
 
-// authenticator resolves tokens and keys for the web middleware.
-type authenticator struct{ s *Service }
-
-// Authenticator returns the web.Authenticator backed by this domain's
-// sessions and the tenants' service keys.
-func (s *Service) Authenticator() web.Authenticator { return authenticator{s} }
-
-// Session resolves a session token.
-func (a authenticator) Session(ctx context.Context, token string) (web.Caller, error) {
-	tenantID, _, ok := strings.Cut(token, ".")
-	if !ok || !tenant.ValidID(tenantID) || len(token) > 200 {
-		return web.Caller{}, ErrBadSession
-	}
-	hash := tokenHash(token)
-	rec, err := a.s.st().getSession(ctx, tenantID, hash, a.s.Clock.Now())
-	if err != nil {
-		return web.Caller{}, err
-	}
-	return web.Caller{TenantID: rec.TenantID, UserID: rec.UserID, SessionKey: hash, Roles: rec.Roles, Guest: rec.IsGuest, Service: rec.Service}, nil
-}
-
-// ServiceKey resolves a tenant service key; the caller acts as an ADMIN.
-func (a authenticator) ServiceKey(ctx context.Context, key string) (web.Caller, error) {
-	if len(key) > 200 {
-		return web.Caller{}, ErrBadServiceKey
-	}
-	t, err := a.s.Tenants.ByServiceKey(ctx, key)
-	if errors.Is(err, tenant.ErrNotFound) {
-		return web.Caller{}, ErrBadServiceKey
-	}
-	if err != nil {
-		return web.Caller{}, err
-	}
-	return web.Caller{TenantID: t.ID, TenantTitle: t.Title, Service: true, Roles: []string{web.RoleAdmin}}, nil
-}
-
-// Tenant resolves the x-application-id of an anonymous caller.
-func (a authenticator) Tenant(ctx context.Context, id string) (web.Caller, error) {
-	t, err := a.s.Tenants.Get(ctx, id)
-	if errors.Is(err, tenant.ErrNotFound) {
-		return web.Caller{}, ErrUnknownTenant
-	}
-	if err != nil {
-		return web.Caller{}, err
-	}
-	return web.Caller{TenantID: t.ID, TenantTitle: t.Title}, nil
+// Authenticator returns the web.Authenticator of this domain's sessions
+// and the tenants' service keys.
+func (s *Service) Authenticator() web.Authenticator {
+	return &auth.Authenticator{DB: s.DB, Sessions: s.Tables.Sessions, Tenants: s.Tenants, Clock: s.Clock}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loyalty-platform/platform/shared/auth"
+	"github.com/loyalty-platform/platform/shared/profile"
 	"slices"
 	"time"
 
@@ -42,8 +44,8 @@ import (
 // whose expiresAt has passed as absent.
 
 const (
-	skProfile = "PROFILE"
-	skSession = "SESSION"
+	skProfile = profile.SK
+	skSession = auth.SessionSK
 	skCredID  = "CREDID"
 	skDevice  = "DEVICE"
 
@@ -56,7 +58,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-func userPK(t, uid string) string               { return t + "#USER#" + uid }
+func userPK(t, uid string) string               { return profile.PK(t, uid) }
 func credSK(provider, id string) string         { return "CRED#" + provider + "#" + id }
 func credIndexPK(t, provider, id string) string { return t + "#CREDID#" + provider + "#" + id }
 func nameSK(word string) string                 { return "NAME#" + word }
@@ -64,7 +66,7 @@ func namesPK(t string) string                   { return t + "#NAME" }
 func usersPK(t string) string                   { return t + "#USERS" }
 func credsPK(t string) string                   { return t + "#CREDS" }
 func devicePK(t, platform, id string) string    { return t + "#DEVICE#" + platform + "#" + id }
-func sessionPK(t, hash string) string           { return t + "#SESSION#" + hash }
+func sessionPK(t, hash string) string           { return auth.SessionPK(t, hash) }
 
 // loginAttemptPK keys an identifier's login attempts by a hash, so that the
 // Sessions table holds no credential in clear.
@@ -209,21 +211,9 @@ type deviceEntry struct {
 	UserID string `dynamodbav:"userId"`
 }
 
-// sessionRecord is a session as stored; the token itself is never stored.
-type sessionRecord struct {
-	PK        string   `dynamodbav:"pk"`
-	SK        string   `dynamodbav:"sk"`
-	GSI1PK    string   `dynamodbav:"gsi1pk"`
-	GSI1SK    string   `dynamodbav:"gsi1sk"`
-	TenantID  string   `dynamodbav:"tenantId"`
-	UserID    string   `dynamodbav:"userId"`
-	Roles     []string `dynamodbav:"roles"`
-	IsGuest   bool     `dynamodbav:"isGuest"`
-	Service   bool     `dynamodbav:"service"`
-	Permanent bool     `dynamodbav:"permanent"`
-	Created   string   `dynamodbav:"created"`
-	ExpiresAt int64    `dynamodbav:"expiresAt,omitempty"`
-}
+// sessionRecord is a session as stored (the auth package owns its layout);
+// the token itself is never stored.
+type sessionRecord = auth.Session
 
 // store is the identity domain's access to DynamoDB.
 type store struct {
@@ -316,12 +306,7 @@ func (s *store) ownersOf(ctx context.Context, tenantID, raw string, now time.Tim
 // userIsLive is a transaction check that the user exists and is not
 // deleted, so nothing is added to a user being deleted.
 func (s *store) userIsLive(tenantID, userID string) types.TransactWriteItem {
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                 aws.String(s.users),
-		Key:                       key(userPK(tenantID, userID), skProfile),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND deleted = :false"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":false": &types.AttributeValueMemberBOOL{Value: false}},
-	}}
+	return profile.LiveCheck(s.users, tenantID, userID)
 }
 
 // codeSendCounted is a transaction update that counts one more code sent
@@ -479,21 +464,8 @@ func (s *store) bumpSessionEpoch(ctx context.Context, tenantID, userID string) e
 }
 
 func (s *store) getSession(ctx context.Context, tenantID, hash string, now time.Time) (sessionRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.sessions), Key: key(sessionPK(tenantID, hash), skSession)})
-	if err != nil {
-		return sessionRecord{}, fmt.Errorf("get session: %w", err)
-	}
-	if out.Item == nil {
-		return sessionRecord{}, ErrBadSession
-	}
-	var rec sessionRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return sessionRecord{}, fmt.Errorf("get session: %w", err)
-	}
-	if rec.ExpiresAt > 0 && rec.ExpiresAt <= now.Unix() {
-		return sessionRecord{}, ErrBadSession
-	}
-	return rec, nil
+	a := auth.Authenticator{DB: s.db, Sessions: s.sessions, Clock: fixedClock{now}}
+	return a.Get(ctx, tenantID, hash)
 }
 
 func (s *store) deleteSession(ctx context.Context, tenantID, hash string) error {
@@ -506,31 +478,8 @@ func (s *store) deleteSession(ctx context.Context, tenantID, hash string) error 
 
 // deleteSessions removes every session of a user and returns how many.
 func (s *store) deleteSessions(ctx context.Context, tenantID, userID string) (int, error) {
-	n := 0
-	var start map[string]types.AttributeValue
-	for {
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.sessions),
-			IndexName:                 aws.String("gsi1"),
-			KeyConditionExpression:    aws.String("gsi1pk = :u"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: userPK(tenantID, userID)}},
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return n, fmt.Errorf("list sessions of %s: %w", userID, err)
-		}
-		for _, it := range out.Items {
-			_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.sessions), Key: map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]}})
-			if err != nil {
-				return n, fmt.Errorf("delete session of %s: %w", userID, err)
-			}
-			n++
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return n, nil
-		}
-		start = out.LastEvaluatedKey
-	}
+	a := auth.Authenticator{DB: s.db, Sessions: s.sessions}
+	return a.EndSessions(ctx, tenantID, userID)
 }
 
 // batchGetUsers reads users by id, in the order given, skipping missing and

@@ -7,6 +7,7 @@ package user
 import (
 	"errors"
 	"fmt"
+	"github.com/loyalty-platform/platform/shared/auth"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -46,9 +47,9 @@ var (
 	ErrPointsNotEditable = apierr.New(apierr.PointsNotEditable, "loyalty points cannot be changed through the user")
 	ErrBadLogin          = apierr.New(apierr.Unauthorized, "wrong credential or password")
 	ErrPendingLogin      = apierr.New(apierr.Unauthorized, "the user has not been activated")
-	ErrBadSession        = apierr.New(apierr.Unauthorized, "the session token is invalid or has expired")
-	ErrBadServiceKey     = apierr.New(apierr.Unauthorized, "the service key is invalid")
-	ErrUnknownTenant     = apierr.New(apierr.Unauthorized, "unknown application id")
+	ErrBadSession        = auth.ErrBadSession
+	ErrBadServiceKey     = auth.ErrBadServiceKey
+	ErrUnknownTenant     = auth.ErrUnknownTenant
 	ErrDeviceTaken       = apierr.New(apierr.DeviceTaken, "this device already has an account")
 	ErrSocialUnsupported = apierr.New(apierr.ValidationFailed, "credentials.provider: FACEBOOK and TWITTER sign-in are not supported; use GOOGLE, APPLE, EMAIL or MOBILE")
 	ErrConcurrentUpdate  = apierr.New(apierr.Conflict, "the user was changed by another request; retry")

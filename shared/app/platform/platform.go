@@ -1,0 +1,156 @@
+// Package platform assembles every function of the platform at once, from
+// the same builders their mains use: the local stack (make run) serves all
+// of them on one port and the tests run them in one process. The
+// functions themselves never link it.
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/identity"
+	"github.com/loyalty-platform/platform/shared/app/places"
+	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/audience"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/awardcsv"
+	"github.com/loyalty-platform/platform/shared/checkin"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/enrichment"
+	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/location"
+	"github.com/loyalty-platform/platform/shared/locationcsv"
+	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/operation"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/tenant"
+	"github.com/loyalty-platform/platform/shared/user"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Deps is the whole platform: one base and every domain, shared by all
+// functions (one job runner serves the locations, loyalty and jobs
+// functions, as the tests expect of knobs they set on it).
+type Deps struct {
+	*app.Base
+	Notifier notify.Notifier
+	Pusher   notify.Pusher
+
+	Tenants      *tenant.Service
+	Users        *user.Service
+	Actions      *action.Recorder
+	Checkins     *checkin.Service
+	Locations    *location.Service
+	Operations   *operation.Service
+	Jobs         *job.Service
+	LocationJobs *locationcsv.Service
+	Rewards      *rewards.Rewards
+	Perks        *perk.Service
+	Enrichments  *enrichment.Service
+	Awards       *award.Service
+	Audiences    *audience.Service
+	AwardJobs    *awardcsv.Service
+}
+
+// New builds the whole platform from cfg with the real clock and the
+// configured notifier.
+func New(ctx context.Context, cfg app.Config) (*Deps, error) {
+	b, err := app.NewBase(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.Blob() // the tests and the local stack read the buckets
+	d := &Deps{Base: b}
+	if d.Notifier, d.Pusher, err = identity.Messaging(b); err != nil {
+		return nil, err
+	}
+	d.Wire()
+	return d, nil
+}
+
+// Wire (re)builds the domains from the base, clock and notifier in d.
+// Tests replace the clock or the notifier and call Wire again.
+func (d *Deps) Wire() {
+	if d.Base == nil {
+		d.Base = &app.Base{}
+	}
+	b := d.Base
+	b.Cursor = ddb.NewCursor(b.Config.PagingSecret)
+	d.Actions = b.Actions()
+	d.Tenants = b.TenantService()
+	d.Jobs = b.Jobs()
+	d.Operations = d.Jobs.Ops
+	d.Locations = places.Locations(b)
+	d.LocationJobs = places.LocationJobs(b, d.Locations, d.Jobs, d.Actions)
+	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
+	d.Rewards = rewards.New(b, d.Actions)
+	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
+	d.AwardJobs = d.Rewards.Imports(b, d.Jobs)
+	d.Users = identity.Users(b, d.Notifier, d.Pusher)
+	identity.Attach(d.Users, d.Rewards, d.Checkins, d.Actions)
+}
+
+// Routes returns the HTTP routes of each API function, by function name
+// (the directory under functions/), as the functions' mains assemble them.
+func (d *Deps) Routes() map[string][]web.Route {
+	return map[string][]web.Route{
+		"users":      d.Users.Routes(),
+		"checkins":   d.Checkins.Routes(),
+		"locations":  places.LocationRoutes(d.Locations, d.LocationJobs),
+		"operations": d.Operations.Routes(),
+		"loyalty":    d.Rewards.LoyaltyRoutes(d.AwardJobs),
+		"audiences":  d.Rewards.AudienceRoutes(),
+	}
+}
+
+// FunctionNames lists the API functions in a stable order.
+func (d *Deps) FunctionNames() []string {
+	var out []string
+	for n := range d.Routes() {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LambdaHandler returns the API Gateway (payload 2.0) handler of an API
+// function.
+func (d *Deps) LambdaHandler(name string) (app.LambdaHandler, error) {
+	routes, ok := d.Routes()[name]
+	if !ok {
+		return nil, fmt.Errorf("no API function %q", name)
+	}
+	return d.Base.Lambda(routes), nil
+}
+
+// S3Handler returns the handler of a function triggered by S3 events.
+func (d *Deps) S3Handler(name string) (func(context.Context, events.S3Event) error, error) {
+	if name == "jobs" {
+		return d.Jobs.HandleS3, nil
+	}
+	return nil, fmt.Errorf("no S3-triggered function %q", name)
+}
+
+// EventHandler returns the Lambda handler of a function invoked with events
+// of several sources: the jobs function gets S3 events and the SQS events
+// of its failure queue (job.Service.HandleEvent dispatches them).
+func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage) (*events.SQSEventResponse, error), error) {
+	if name == "jobs" {
+		return d.Jobs.HandleEvent, nil
+	}
+	return nil, fmt.Errorf("no event-triggered function %q", name)
+}
+
+// ScheduleHandler returns the handler of a function run by an EventBridge
+// schedule: the expiry function.
+func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error), error) {
+	if name == "expiry" {
+		return d.Rewards.ExpiryHandler(), nil
+	}
+	return nil, fmt.Errorf("no scheduled function %q", name)
+}

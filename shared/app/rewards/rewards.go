@@ -1,0 +1,188 @@
+// Package rewards builds the loyalty domains (perks, award enrichments,
+// awards, segments) for the functions that serve or use them (loyalty,
+// audiences, expiry, jobs, users) and joins them: perks check their
+// segment, awards read memberships, enrichments show on awards, and
+// joining or leaving a segment records the CLUB and LEVEL perks' actions
+// in the membership's transaction (a hook). It links the small profile and
+// location reads, never the users domain itself.
+package rewards
+
+import (
+	"context"
+	"slices"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/audience"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/awardcsv"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/enrichment"
+	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/location"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/profile"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Rewards are the loyalty domains, wired together.
+type Rewards struct {
+	Perks       *perk.Service
+	Enrichments *enrichment.Service
+	Awards      *award.Service
+	Audiences   *audience.Service
+}
+
+// New builds the loyalty domains on b, recording actions with actions.
+func New(b *app.Base, actions *action.Recorder) *Rewards {
+	tables := b.Config.Tables
+	profiles := b.Profiles()
+	titles := tenantTitles{b}
+	r := &Rewards{}
+	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
+	r.Enrichments = &enrichment.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Perks: r.Perks}
+	r.Audiences = &audience.Service{
+		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
+		Users: people{profiles}, Perks: r.Perks, Actions: actions, Tenants: titles,
+	}
+	r.Awards = &award.Service{
+		DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor,
+		Perks: r.Perks, Users: persons{profiles}, Memberships: r.Audiences,
+		Places:  places{&location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}},
+		Tenants: titles, Actions: actions, Enrichments: overlays{r.Enrichments},
+	}
+	r.Perks.Segments = r.Audiences
+	react := func(joined bool) func(context.Context, *ddb.Tx, audience.Change) error {
+		return func(ctx context.Context, tx *ddb.Tx, c audience.Change) error {
+			return r.Awards.OnSegment(ctx, tx, award.SegmentEvent{
+				TenantID: c.TenantID, TenantTitle: c.TenantTitle, SegmentID: c.Segment.ID, Joined: joined, Reason: c.Reason,
+				User: award.Person{ID: c.User.ID, Name: c.User.Name, PrimaryPlatform: c.User.PrimaryPlatform}, When: c.Actor.When,
+			})
+		}
+	}
+	r.Audiences.OnJoin.Add(react(true))
+	r.Audiences.OnLeave.Add(react(false))
+	return r
+}
+
+// Imports builds the bulk award import on jobs (and registers its job
+// kind with them).
+func (r *Rewards) Imports(b *app.Base, jobs *job.Service) *awardcsv.Service {
+	s := &awardcsv.Service{
+		Awards: r.Awards, Perks: r.Perks, Users: persons{b.Profiles()}, Jobs: jobs, Clock: b.Clock,
+		TenantTitle: b.TenantTitle,
+	}
+	for k, v := range s.Kinds() {
+		jobs.Kinds[k] = v
+	}
+	return s
+}
+
+// LoyaltyRoutes are the routes of the loyalty function.
+func (r *Rewards) LoyaltyRoutes(imports *awardcsv.Service) []web.Route {
+	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes(), imports.Routes())
+}
+
+// AudienceRoutes are the routes of the audiences function.
+func (r *Rewards) AudienceRoutes() []web.Route { return r.Audiences.Routes() }
+
+// ExpiryHandler is the handler of the expiry function.
+func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error) {
+	return r.Audiences.HandleSchedule
+}
+
+// persons is what awards and the award import need of users.
+type persons struct{ p *profile.Reader }
+
+func (a persons) Person(ctx context.Context, tenantID, userID string) (award.Person, error) {
+	p, err := a.p.Get(ctx, tenantID, userID)
+	if err != nil {
+		return award.Person{}, err
+	}
+	return award.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}, nil
+}
+
+func (a persons) LiveCheck(tenantID, userID string) types.TransactWriteItem {
+	return a.p.LiveCheck(tenantID, userID)
+}
+
+func (a persons) People(ctx context.Context, tenantID string, ids []string) (map[string]award.Person, error) {
+	ps, err := a.p.Many(ctx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]award.Person, len(ps))
+	for id, p := range ps {
+		out[id] = award.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}
+	}
+	return out, nil
+}
+
+// people is what segments need of users.
+type people struct{ p *profile.Reader }
+
+func (a people) People(ctx context.Context, tenantID string, ids []string) (map[string]audience.Person, error) {
+	ps, err := a.p.Many(ctx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]audience.Person, len(ps))
+	for id, p := range ps {
+		out[id] = audience.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}
+	}
+	return out, nil
+}
+
+// places is what awards need of locations.
+type places struct{ l *location.Service }
+
+func (a places) Place(ctx context.Context, tenantID, id string) (award.Place, error) {
+	l, err := a.l.Get(ctx, tenantID, id)
+	if err != nil {
+		return award.Place{}, err
+	}
+	return award.Place{
+		Ref:      action.LocationRef{ID: l.ID, Title: l.Title, Geo: l.Geo, Regions: l.Regions, Tags: l.Tags},
+		Timezone: l.Timezone,
+	}, nil
+}
+
+// tenantTitles names tenants for actions.
+type tenantTitles struct{ b *app.Base }
+
+func (t tenantTitles) Title(ctx context.Context, id string) (string, error) {
+	return t.b.TenantTitle(ctx, id)
+}
+
+// overlays shows INTERNAL award enrichments on awards.
+type overlays struct{ e *enrichment.Service }
+
+func (a overlays) Internal(ctx context.Context, tenantID string) (map[string]award.Overlay, error) {
+	all, err := a.e.Internal(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]award.Overlay, len(all))
+	for perkID, e := range all {
+		o := award.Overlay{
+			ID: e.ID, Title: e.Title, Token: e.Token, Template: e.Template, BasketQualification: e.BasketQualification,
+			DateTimeRestriction: e.DateTimeRestriction, Points: e.Points, Discount: e.Discount,
+		}
+		if e.Visualisation != nil {
+			o.Visualisation = e.Visualisation.Perk()
+		}
+		if e.VisualisationOnCurrentStamp != nil {
+			o.VisualisationOnCurrentStamp = map[string]any{}
+			for k, v := range *e.VisualisationOnCurrentStamp {
+				o.VisualisationOnCurrentStamp[k] = v
+			}
+		}
+		if e.ExcludeDiscountIDs != nil {
+			o.ExcludeDiscountIDs = *e.ExcludeDiscountIDs
+		}
+		out[perkID] = o
+	}
+	return out, nil
+}
