@@ -48,6 +48,7 @@ const (
 	phExport     = "6c1f7a3e9b5d2c8f4a6e0b1d" // a finished export's operation
 	phPerk       = "7a3e5c1b9d2f4a6e8b0c2d4f" // a STAMP_CARD perk (its awards are <user>-<perk>)
 	phSegment    = "7b4f6d2c0e3a5b7f9c1d3e5a" // a ROLLING segment
+	phAwardsImp  = "6d2a8c4e0f1b3d5f7a9c1e3b" // a finished (dry-run) award import's operation
 	// phSession is a session token of the user (users-logout.json).
 	phSession = "local.Vq3cX9mR2tLw8yKb5nJ0hFz4pGd7sAe1uCo6iTkQxM0"
 	// phActivation is the activation code of the PENDING user
@@ -135,6 +136,8 @@ var samples = []struct {
 	{"awards-redeem.json", "loyalty", 200},
 	{"awards-refund.json", "loyalty", 200},
 	{"awards-set.json", "loyalty", 200},
+	{"awards-imports-create.json", "loyalty", 202},
+	{"awards-imports-file.json", "loyalty", 200},
 	{"segments-create.json", "audiences", 201},
 	{"segments-members-add.json", "audiences", 200},
 	{"segments-members-list.json", "audiences", 200},
@@ -413,15 +416,23 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 		}
 	}
 
-	// A perk and a segment of the loyalty samples.
-	var perk, seg entity
+	// A perk and a segment of the loyalty samples, and a finished dry-run
+	// award import of the import sample's file.
+	var perk, seg, awardsImp entity
 	h.Do("POST", "/perks", map[string]any{"title": "Coffee card", "template": "STAMP_CARD", "points": map[string]any{"max": 10}}, admin).
 		Expect(t, 201, "").JSON(t, &perk)
 	h.Do("POST", "/segments", map[string]any{"title": "Regulars", "type": "ROLLING", "expiryHorizon": "P30D"}, admin).
 		Expect(t, 201, "").JSON(t, &seg)
+	h.Do("POST", "/awards/imports?dryRun=true", sampleBody(t, "awards-imports-create.json"), admin,
+		testsupport.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testsupport.Nonce()}).
+		Expect(t, 202, "").JSON(t, &awardsImp)
+	if op := h.WaitOperation(awardsImp.ID); op["status"] != "DONE" {
+		t.Fatalf("award import %s = %v, want DONE", awardsImp.ID, op)
+	}
 
 	return map[string]string{
 		phPerk:         perk.ID,
+		phAwardsImp:    awardsImp.ID,
 		phSegment:      seg.ID,
 		phUser:         u.ID,
 		phLocation:     loc.ID,
