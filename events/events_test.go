@@ -49,6 +49,7 @@ const (
 	phPerk       = "7a3e5c1b9d2f4a6e8b0c2d4f" // a STAMP_CARD perk (its awards are <user>-<perk>)
 	phSegment    = "7b4f6d2c0e3a5b7f9c1d3e5a" // a ROLLING segment
 	phAwardsImp  = "6d2a8c4e0f1b3d5f7a9c1e3b" // a finished (dry-run) award import's operation
+	phActionsExp = "6e3b9d5f1a2c4e6a8b0d2f4b" // a finished actions export's operation
 	// phSession is a session token of the user (users-logout.json).
 	phSession = "local.Vq3cX9mR2tLw8yKb5nJ0hFz4pGd7sAe1uCo6iTkQxM0"
 	// phActivation is the activation code of the PENDING user
@@ -138,6 +139,11 @@ var samples = []struct {
 	{"awards-set.json", "loyalty", 200},
 	{"awards-imports-create.json", "loyalty", 202},
 	{"awards-imports-file.json", "loyalty", 200},
+	{"actions-list.json", "actions", 200},
+	{"actions-user.json", "actions", 200},
+	{"actions-location.json", "actions", 200},
+	{"actions-exports-create.json", "actions", 202},
+	{"actions-exports-file.json", "actions", 200},
 	{"segments-create.json", "audiences", 201},
 	{"segments-members-add.json", "audiences", 200},
 	{"segments-members-list.json", "audiences", 200},
@@ -429,10 +435,18 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 	if op := h.WaitOperation(awardsImp.ID); op["status"] != "DONE" {
 		t.Fatalf("award import %s = %v, want DONE", awardsImp.ID, op)
 	}
+	// A finished actions export.
+	var actionsExp entity
+	h.Do("POST", "/actions/exports", map[string]any{"from": "2020-01-01T00:00:00Z", "to": "2099-01-01T00:00:00Z", "types": []string{"CHECKIN_CREATED"}}, admin,
+		testsupport.Headers{"x-platform-req-nonce", testsupport.Nonce()}).Expect(t, 202, "").JSON(t, &actionsExp)
+	if op := h.WaitOperation(actionsExp.ID); op["status"] != "DONE" {
+		t.Fatalf("actions export %s = %v, want DONE", actionsExp.ID, op)
+	}
 
 	return map[string]string{
 		phPerk:         perk.ID,
 		phAwardsImp:    awardsImp.ID,
+		phActionsExp:   actionsExp.ID,
 		phSegment:      seg.ID,
 		phUser:         u.ID,
 		phLocation:     loc.ID,

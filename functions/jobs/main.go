@@ -1,5 +1,5 @@
 // Command jobs is the Lambda function that runs the asynchronous jobs
-// (location import and export, award import): S3 invokes it with
+// (location import and export, award import, actions export): S3 invokes it with
 // ObjectCreated events of jobs/ objects in the files bucket, and its
 // failure queue (the OnFailure destination of those invocations) with SQS
 // events whose messages are Lambda destination records (see shared/job).
@@ -24,5 +24,6 @@ func main() {
 	actions, jobs := b.Actions(), b.Jobs()
 	places.LocationJobs(b, places.Locations(b), jobs, actions)
 	rewards.New(b, actions).Imports(b, jobs)
+	b.ActionLog(jobs)
 	lambda.Start(jobs.HandleEvent)
 }

@@ -209,8 +209,4 @@ func (a *Action) normalize() error {
 	return nil
 }
 
-// month returns the YYYY-MM of the action's timestamp (UTC), the bucket of
-// the tenant-wide index.
-func (a *Action) month() string { return a.When.Timestamp[:7] }
-
 func (a *Action) String() string { return fmt.Sprintf("%s %s", a.Type, a.ID) }

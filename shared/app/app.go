@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/actionlog"
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -141,6 +142,16 @@ func (b *Base) Jobs() *job.Service {
 		Ops: b.Operations(), Bucket: b.Config.Buckets.Files, Clock: b.Clock, Log: b.Log, Kinds: map[string]job.Kind{},
 		S3: s3c, Presign: s3.NewPresignClient(s3c),
 	}
+}
+
+// ActionLog builds the actions log (lists and exports) on jobs, and
+// registers its export kind with them.
+func (b *Base) ActionLog(jobs *job.Service) *actionlog.Service {
+	s := &actionlog.Service{Actions: b.Actions(), Cursor: b.Cursor, Owners: b.Profiles(), Users: b.Profiles(), Jobs: jobs}
+	for k, v := range s.Kinds() {
+		jobs.Kinds[k] = v
+	}
+	return s
 }
 
 // TenantTitle names a tenant (for the actions of jobs and the expiry).

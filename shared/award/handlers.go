@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/timefilter"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -206,7 +207,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	if f.Updated, err = parseTimeConds(r, "updatedAt"); err != nil {
+	if f.Updated, err = timefilter.Parse(r, "updatedAt"); err != nil {
 		web.Error(w, r, err)
 		return
 	}

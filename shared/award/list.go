@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -16,53 +15,9 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/timefilter"
 	"github.com/loyalty-platform/platform/shared/web"
 )
-
-// TimeCond is one condition on updatedAt: Op is gt, lte, eq or neq; Value
-// is the instant in the platform's fixed-width form.
-type TimeCond struct {
-	Op    string
-	Value string
-}
-
-func (c TimeCond) holds(ts string) bool {
-	switch c.Op {
-	case "gt":
-		return ts > c.Value
-	case "lte":
-		return ts <= c.Value
-	case "eq":
-		return ts == c.Value
-	case "neq":
-		return ts != c.Value
-	}
-	return false
-}
-
-// parseTimeConds reads updatedAt, updatedAt.gt, .lte, .eq and .neq
-// (RFC 3339 date-times; updatedAt alone compares eq).
-func parseTimeConds(r *http.Request, name string) ([]TimeCond, error) {
-	var out []TimeCond
-	q := r.URL.Query()
-	for _, op := range []string{"", "gt", "lte", "eq", "neq"} {
-		key := name
-		if op != "" {
-			key += "." + op
-		}
-		for _, v := range q[key] {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return nil, apierr.Invalid(key, "must be an RFC 3339 date-time such as 2024-05-01T12:30:00Z")
-			}
-			if op == "" {
-				op = "eq"
-			}
-			out = append(out, TimeCond{Op: op, Value: stamp(t)})
-		}
-	}
-	return out, nil
-}
 
 // Fields an award list may be narrowed to (the `fields` parameter).
 var Fields = []string{"_id", "tenantId", "userId", "loyaltyProvider", "perkId", "points", "updatedAt"}
@@ -184,44 +139,13 @@ func (s *Service) tenantList(ctx context.Context, tenantID string, q ListQuery) 
 }
 
 // tenantQuery is the Query of the tenant index, newest first, with the
-// updatedAt conditions a key condition can say (gt and lte as bounds, eq
-// as a prefix); keeps checks all of them again.
-func (s *Service) tenantQuery(tenantID string, conds []TimeCond) dynamodb.QueryInput {
-	lo, hi, eq := "", "", ""
-	for _, c := range conds {
-		// Index keys are <updatedAt>#<awardId>; '$' sorts just after '#'.
-		switch c.Op {
-		case "gt":
-			if b := c.Value + "$"; lo == "" || b > lo {
-				lo = b
-			}
-		case "lte":
-			if b := c.Value + "$"; hi == "" || b < hi {
-				hi = b
-			}
-		case "eq":
-			eq = c.Value + "#"
-		}
-	}
+// updatedAt conditions a key condition can say (Filter.keeps checks them
+// all again).
+func (s *Service) tenantQuery(tenantID string, conds []timefilter.Cond) dynamodb.QueryInput {
 	values := map[string]types.AttributeValue{":pk": str(tenantPK(tenantID))}
 	cond := "gsi1pk = :pk"
-	switch {
-	case eq != "":
-		cond += " AND begins_with(gsi1sk, :eq)"
-		values[":eq"] = str(eq)
-	case lo != "" && hi != "":
-		// BETWEEN refuses a lower bound above the upper one (a
-		// ValidationException); such a range holds no award, and BETWEEN
-		// :lo AND :lo matches none (no key ends in '$'; keeps re-checks).
-		hi = max(hi, lo)
-		cond += " AND gsi1sk BETWEEN :lo AND :hi"
-		values[":lo"], values[":hi"] = str(lo), str(hi)
-	case lo != "":
-		cond += " AND gsi1sk > :lo"
-		values[":lo"] = str(lo)
-	case hi != "":
-		cond += " AND gsi1sk < :hi"
-		values[":hi"] = str(hi)
+	if kc := timefilter.KeyCondition("gsi1sk", conds, values); kc != "" {
+		cond += " AND " + kc
 	}
 	return dynamodb.QueryInput{
 		TableName: aws.String(s.Table), IndexName: aws.String("gsi1"),

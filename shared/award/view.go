@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/timefilter"
 )
 
 // virtualRecord is the award a user holds without it ever being stored (a
@@ -121,7 +122,7 @@ type Filter struct {
 	// or locationIds holding it).
 	LocationID string
 	// Updated are conditions on updatedAt.
-	Updated []TimeCond
+	Updated []timefilter.Cond
 }
 
 // keeps reports whether a presented award passes the filter (updatedAt
@@ -136,12 +137,7 @@ func (f Filter) keeps(a Award) bool {
 	if f.LocationID != "" && len(a.LocationIDs) > 0 && !slices.Contains(a.LocationIDs, f.LocationID) {
 		return false
 	}
-	for _, c := range f.Updated {
-		if !c.holds(a.UpdatedAt) {
-			return false
-		}
-	}
-	return true
+	return timefilter.HoldAll(f.Updated, a.UpdatedAt)
 }
 
 // Holdings returns every award a user holds, presented and filtered, in

@@ -118,3 +118,47 @@ func (c Cursor) DecodeOffset(tenant, scope, key string) (int, error) {
 	}
 	return offset, nil
 }
+
+// PlainKey returns a key (string and number attributes) as text, unsigned:
+// for keys a job keeps in its own checkpoint, never handed to a client.
+func PlainKey(k Item) (string, error) {
+	if len(k) == 0 {
+		return "", nil
+	}
+	plain := map[string]string{}
+	for name, v := range k {
+		switch t := v.(type) {
+		case *types.AttributeValueMemberS:
+			plain[name] = "S:" + t.Value
+		case *types.AttributeValueMemberN:
+			plain[name] = "N:" + t.Value
+		default:
+			return "", fmt.Errorf("encode key: unsupported attribute %s", name)
+		}
+	}
+	b, err := json.Marshal(plain)
+	return string(b), err
+}
+
+// ParsePlainKey reads a key written by PlainKey ("" is nil).
+func ParsePlainKey(s string) (Item, error) {
+	if s == "" {
+		return nil, nil
+	}
+	plain := map[string]string{}
+	if err := json.Unmarshal([]byte(s), &plain); err != nil {
+		return nil, fmt.Errorf("decode key: %w", err)
+	}
+	out := Item{}
+	for name, v := range plain {
+		switch {
+		case strings.HasPrefix(v, "S:"):
+			out[name] = &types.AttributeValueMemberS{Value: v[2:]}
+		case strings.HasPrefix(v, "N:"):
+			out[name] = &types.AttributeValueMemberN{Value: v[2:]}
+		default:
+			return nil, fmt.Errorf("decode key: attribute %s", name)
+		}
+	}
+	return out, nil
+}

@@ -46,7 +46,7 @@ import (
 const (
 	skProfile = profile.SK
 	skSession = auth.SessionSK
-	skCredID  = "CREDID"
+	skCredID  = profile.CredentialSK
 	skDevice  = "DEVICE"
 
 	skLoginAttempt = "LOGIN"
@@ -60,7 +60,7 @@ func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 func userPK(t, uid string) string               { return profile.PK(t, uid) }
 func credSK(provider, id string) string         { return "CRED#" + provider + "#" + id }
-func credIndexPK(t, provider, id string) string { return t + "#CREDID#" + provider + "#" + id }
+func credIndexPK(t, provider, id string) string { return profile.CredentialPK(t, provider, id) }
 func nameSK(word string) string                 { return "NAME#" + word }
 func namesPK(t string) string                   { return t + "#NAME" }
 func usersPK(t string) string                   { return t + "#USERS" }

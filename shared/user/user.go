@@ -8,8 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/loyalty-platform/platform/shared/auth"
-	"net/mail"
-	"regexp"
+	"github.com/loyalty-platform/platform/shared/profile"
 	"strings"
 	"time"
 	"unicode"
@@ -25,8 +24,8 @@ const (
 
 // Credential providers.
 const (
-	ProviderEmail  = "EMAIL"
-	ProviderMobile = "MOBILE"
+	ProviderEmail  = profile.ProviderEmail
+	ProviderMobile = profile.ProviderMobile
 )
 
 // Platforms of x-client-platform and User.primaryPlatform.
@@ -170,7 +169,6 @@ type CreateInput struct {
 }
 
 var (
-	mobileRe  = regexp.MustCompile(`^\+?[0-9]{6,15}$`)
 	roleNames = map[string]bool{"USER": true, "ADMIN": true}
 )
 
@@ -186,29 +184,7 @@ var oidcProviders = map[string]string{"GOOGLE": "google", "APPLE": "apple"}
 // e-mail addresses lower-cased, mobile numbers without spaces, dashes, dots
 // or brackets.
 func NormalizeCredential(provider, id string) (string, error) {
-	id = strings.TrimSpace(id)
-	switch provider {
-	case ProviderEmail:
-		a, err := mail.ParseAddress(id)
-		if err != nil || a.Address != id || !strings.Contains(id[strings.LastIndex(id, "@"):], ".") || len(id) > 254 {
-			return "", apierr.Invalid("credentials.id", "must be an e-mail address")
-		}
-		return strings.ToLower(id), nil
-	case ProviderMobile:
-		n := strings.Map(func(r rune) rune {
-			switch r {
-			case ' ', '-', '.', '(', ')':
-				return -1
-			}
-			return r
-		}, id)
-		if !mobileRe.MatchString(n) {
-			return "", apierr.Invalid("credentials.id", "must be a mobile number of 6 to 15 digits, optionally starting with +")
-		}
-		return n, nil
-	default:
-		return "", apierr.Invalid("credentials.provider", "must be EMAIL or MOBILE")
-	}
+	return profile.NormalizeCredential(provider, id)
 }
 
 // credField names field of the i-th credential of a create body.

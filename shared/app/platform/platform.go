@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/actionlog"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/app/identity"
 	"github.com/loyalty-platform/platform/shared/app/places"
@@ -55,6 +56,7 @@ type Deps struct {
 	Awards       *award.Service
 	Audiences    *audience.Service
 	AwardJobs    *awardcsv.Service
+	ActionLog    *actionlog.Service
 }
 
 // New builds the whole platform from cfg with the real clock and the
@@ -91,6 +93,7 @@ func (d *Deps) Wire() {
 	d.Rewards = rewards.New(b, d.Actions)
 	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
 	d.AwardJobs = d.Rewards.Imports(b, d.Jobs)
+	d.ActionLog = b.ActionLog(d.Jobs)
 	d.Users = identity.Users(b, d.Notifier, d.Pusher)
 	identity.Attach(d.Users, d.Rewards, d.Checkins, d.Actions)
 }
@@ -105,6 +108,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"operations": d.Operations.Routes(),
 		"loyalty":    d.Rewards.LoyaltyRoutes(d.AwardJobs),
 		"audiences":  d.Rewards.AudienceRoutes(),
+		"actions":    d.ActionLog.Routes(),
 	}
 }
 
