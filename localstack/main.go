@@ -244,8 +244,21 @@ func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler
 
 // subscribe registers the S3 handler of every function with S3 triggers,
 // so the stack's S3 delivers their ObjectCreated events (and the records
-// of those that failed after the retries).
+// of those that failed after the retries), and the stream handler of every
+// function with DynamoDB events, so the stack polls the tables' streams
+// for them as Lambda's event source mappings do (the rules function runs on
+// new actions).
 func (l *local) subscribe() error {
+	for _, f := range l.template.Functions {
+		if len(f.Streams) == 0 {
+			continue
+		}
+		h, err := l.deps.StreamHandler(f.Name)
+		if err != nil {
+			return fmt.Errorf("function %s (%s) has DynamoDB stream events but no handler: %w", f.Name, f.LogicalID, err)
+		}
+		l.stack.OnStream(f.Name, h)
+	}
 	for _, f := range l.template.Functions {
 		if len(f.S3Events) == 0 {
 			continue

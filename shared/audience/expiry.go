@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
@@ -160,12 +161,14 @@ func (s *Service) expireOne(ctx context.Context, title string, segments map[stri
 	}
 	tx := &ddb.Tx{}
 	tx.Add("membership", s.st().memberDelete(m.TenantID, m.SegmentID, m.UserID, m.EndsAt, now))
+	var left action.Action
 	if seg != nil {
 		p, ok := people[m.UserID]
 		if !ok {
 			p = Person{ID: m.UserID}
 		}
-		if err := s.addChange(ctx, tx, ActionLeft, title, *seg, p, ReasonExpired, now, &s.OnLeave); err != nil {
+		var err error
+		if left, err = s.addChange(ctx, tx, ActionLeft, title, *seg, p, ReasonExpired, nil, now, &s.OnLeave); err != nil {
 			return false, err
 		}
 	}
@@ -173,6 +176,7 @@ func (s *Service) expireOne(ctx context.Context, title string, segments map[stri
 		err := tx.Run(ctx, s.DB)
 		switch {
 		case err == nil:
+			s.react(ctx, left)
 			return seg != nil, nil
 		case ddb.Failed(err, 0):
 			return false, nil

@@ -3,6 +3,7 @@ package audience
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -145,68 +146,152 @@ const (
 // join adds one user to a segment (see AddMembers). m is the membership
 // read before, when had.
 func (s *Service) join(ctx context.Context, tenantTitle string, seg Segment, p Person, m membership, had bool) (joinResult, error) {
-	st := s.st()
-	var horizon Horizon
-	if seg.Expires() {
-		var err error
-		if horizon, err = ParseHorizon(*seg.ExpiryHorizon); err != nil {
-			return 0, err
-		}
+	res, acts, err := s.joinOnce(ctx, tenantTitle, seg, p, m, had)
+	if err == nil {
+		s.react(ctx, acts...)
 	}
+	return res, err
+}
+
+func (s *Service) joinOnce(ctx context.Context, tenantTitle string, seg Segment, p Person, m membership, had bool) (joinResult, []action.Action, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
-			fresh, err := st.getMemberships(ctx, seg.TenantID, seg.ID, []string{p.ID})
+			fresh, err := s.st().getMemberships(ctx, seg.TenantID, seg.ID, []string{p.ID})
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			m, had = fresh[p.ID]
 		}
-		now := s.Clock.Now()
-		var end time.Time
-		if seg.Expires() {
-			end = EndOf(now, horizon)
-		}
 		tx := &ddb.Tx{}
-		var result joinResult
-		switch {
-		case had && m.live(now) && seg.Type == Rolling && m.EndsAt != 0 && end.Unix() > m.EndsAt:
-			next := m
-			next.setEnd(end)
-			tx.Add("membership", st.memberRenew(next, m.EndsAt, now))
-			result = renewed
-		case had && m.live(now):
-			return unchanged, nil
-		default:
-			if had {
-				// Ended, not removed yet: record the leave first.
-				if err := s.addChange(ctx, tx, ActionLeft, tenantTitle, seg, p, ReasonExpired, now, &s.OnLeave); err != nil {
-					return 0, err
-				}
-			}
-			put, err := st.memberPut(newMembership(seg.TenantID, seg.ID, p.ID, now, end), now)
-			if err != nil {
-				return 0, err
-			}
-			tx.Add("membership", put)
-			if err := s.addChange(ctx, tx, ActionJoined, tenantTitle, seg, p, "", now, &s.OnJoin); err != nil {
-				return 0, err
-			}
-			result = joined
+		w, err := s.addJoin(ctx, tx, tenantTitle, seg, p, m, had, s.Clock.Now())
+		if err != nil || w.Result == unchanged {
+			return w.Result, nil, err
 		}
-		err := tx.Run(ctx, s.DB)
+		err = tx.Run(ctx, s.DB)
 		if err == nil {
-			return result, nil
+			return w.Result, w.Actions, nil
 		}
 		if ddb.CanceledReasons(err) == nil && !ddb.IsTransactionConflict(err) {
-			return 0, err
+			return 0, nil, err
 		}
 	}
-	return 0, ErrConcurrent
+	return 0, nil, ErrConcurrent
+}
+
+// JoinWrite is what AddJoin added to a transaction.
+type JoinWrite struct {
+	Result joinResult
+	// At is the index of the membership's write: its failure means the
+	// membership changed since it was read (read again).
+	At int
+	// Actions are the actions recorded (SEGMENT_JOINED, and SEGMENT_LEFT
+	// of an ended membership not removed yet); hooks add theirs.
+	Actions []action.Action
+}
+
+// Changed reports whether AddJoin added anything (false: the user was a
+// member already and nothing changes).
+func (w JoinWrite) Changed() bool { return w.Result != unchanged }
+
+// AddJoin reads a user's membership of a segment and adds to tx what
+// adding them does (see AddMembers): a join with its actions and hooks, a
+// ROLLING renewal, or nothing for a member whose membership does not move.
+func (s *Service) AddJoin(ctx context.Context, tx *ddb.Tx, tenantTitle string, seg Segment, p Person, meta map[string]any, now time.Time) (JoinWrite, error) {
+	cur, err := s.st().getMemberships(ctx, seg.TenantID, seg.ID, []string{p.ID})
+	if err != nil {
+		return JoinWrite{}, err
+	}
+	m, had := cur[p.ID]
+	return s.addJoinMeta(ctx, tx, tenantTitle, seg, p, m, had, meta, now)
+}
+
+func (s *Service) addJoin(ctx context.Context, tx *ddb.Tx, tenantTitle string, seg Segment, p Person, m membership, had bool, now time.Time) (JoinWrite, error) {
+	return s.addJoinMeta(ctx, tx, tenantTitle, seg, p, m, had, nil, now)
+}
+
+func (s *Service) addJoinMeta(ctx context.Context, tx *ddb.Tx, tenantTitle string, seg Segment, p Person, m membership, had bool, meta map[string]any, now time.Time) (JoinWrite, error) {
+	st := s.st()
+	var end time.Time
+	if seg.Expires() {
+		horizon, err := ParseHorizon(*seg.ExpiryHorizon)
+		if err != nil {
+			return JoinWrite{}, err
+		}
+		end = EndOf(now, horizon)
+	}
+	var w JoinWrite
+	switch {
+	case had && m.live(now) && seg.Type == Rolling && m.EndsAt != 0 && end.Unix() > m.EndsAt:
+		next := m
+		next.setEnd(end)
+		w.At = tx.Add("membership", st.memberRenew(next, m.EndsAt, now))
+		w.Result = renewed
+	case had && m.live(now):
+		w.Result = unchanged
+	default:
+		if had {
+			// Ended, not removed yet: record the leave first.
+			a, err := s.addChange(ctx, tx, ActionLeft, tenantTitle, seg, p, ReasonExpired, meta, now, &s.OnLeave)
+			if err != nil {
+				return JoinWrite{}, err
+			}
+			w.Actions = append(w.Actions, a)
+		}
+		put, err := st.memberPut(newMembership(seg.TenantID, seg.ID, p.ID, now, end), now)
+		if err != nil {
+			return JoinWrite{}, err
+		}
+		w.At = tx.Add("membership", put)
+		a, err := s.addChange(ctx, tx, ActionJoined, tenantTitle, seg, p, "", meta, now, &s.OnJoin)
+		if err != nil {
+			return JoinWrite{}, err
+		}
+		w.Actions = append(w.Actions, a)
+		w.Result = joined
+	}
+	return w, nil
+}
+
+// LeaveWrite is what AddLeave added to a transaction.
+type LeaveWrite struct {
+	// At is the index of the membership's delete (conditional on it being
+	// live): its failure means the user is not a member.
+	At     int
+	Action action.Action
+}
+
+// AddLeave adds to tx a user's leaving a segment (see RemoveMember) for
+// reason: the membership's delete, SEGMENT_LEFT and the OnLeave hooks.
+func (s *Service) AddLeave(ctx context.Context, tx *ddb.Tx, tenantTitle string, seg Segment, p Person, reason string, meta map[string]any, now time.Time) (LeaveWrite, error) {
+	w := LeaveWrite{At: tx.Add("membership", s.st().memberDelete(seg.TenantID, seg.ID, p.ID, 0, now))}
+	a, err := s.addChange(ctx, tx, ActionLeft, tenantTitle, seg, p, reason, meta, now, &s.OnLeave)
+	w.Action = a
+	return w, err
+}
+
+// IsMember reports whether a user is a live member of a segment.
+func (s *Service) IsMember(ctx context.Context, tenantID, segmentID, userID string) (bool, error) {
+	cur, err := s.st().getMemberships(ctx, tenantID, segmentID, []string{userID})
+	if err != nil {
+		return false, err
+	}
+	m, ok := cur[userID]
+	return ok && m.live(s.Clock.Now()), nil
+}
+
+// Find returns a segment of a tenant (for other domains).
+func (s *Service) Find(ctx context.Context, tenantID, id string) (Segment, error) {
+	if !web.ValidID(id) {
+		return Segment{}, ErrNotFound
+	}
+	seg, _, err := s.st().getSegment(ctx, tenantID, id)
+	return seg, err
 }
 
 // changeAction returns the action of a membership change.
-func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string, now time.Time, end time.Time) action.Action {
+func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string, extra map[string]any, now time.Time, end time.Time) action.Action {
 	meta := map[string]any{"segmentId": seg.ID, "segmentTitle": seg.Title}
+	maps.Copy(meta, extra)
 	if reason != "" {
 		meta["reason"] = reason
 	}
@@ -214,7 +299,7 @@ func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string,
 		meta["endsAt"] = stamp(end)
 	}
 	return action.Action{
-		Type: typ, TenantID: seg.TenantID, Metadata: meta, When: action.WhenAt(now, time.UTC),
+		ID: action.NewID(), Type: typ, TenantID: seg.TenantID, Metadata: meta, When: action.WhenAt(now, time.UTC),
 		Context: action.Context{
 			Tenant: action.TenantRef{ID: seg.TenantID, Title: tenantTitle},
 			User:   &action.UserRef{ID: p.ID, Name: p.Name, PrimaryPlatform: p.PrimaryPlatform},
@@ -223,24 +308,24 @@ func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string,
 }
 
 // addChange adds a membership change's action and runs its hooks into tx.
-func (s *Service) addChange(ctx context.Context, tx *ddb.Tx, typ, tenantTitle string, seg Segment, p Person, reason string, now time.Time, hooks interface {
+func (s *Service) addChange(ctx context.Context, tx *ddb.Tx, typ, tenantTitle string, seg Segment, p Person, reason string, meta map[string]any, now time.Time, hooks interface {
 	Run(context.Context, *ddb.Tx, Change) error
-}) error {
+}) (action.Action, error) {
 	var end time.Time
 	if typ == ActionJoined && seg.Expires() {
 		h, err := ParseHorizon(*seg.ExpiryHorizon)
 		if err != nil {
-			return err
+			return action.Action{}, err
 		}
 		end = EndOf(now, h)
 	}
-	a := changeAction(typ, tenantTitle, seg, p, reason, now, end)
+	a := changeAction(typ, tenantTitle, seg, p, reason, meta, now, end)
 	it, err := s.Actions.TransactItem(a)
 	if err != nil {
-		return err
+		return action.Action{}, err
 	}
 	tx.Add("action", it)
-	return hooks.Run(ctx, tx, Change{TenantID: seg.TenantID, TenantTitle: tenantTitle, Segment: seg, User: p, Reason: reason, At: now, Actor: a})
+	return a, hooks.Run(ctx, tx, Change{TenantID: seg.TenantID, TenantTitle: tenantTitle, Segment: seg, User: p, Reason: reason, At: now, Actor: a})
 }
 
 // RemoveMember removes a user from a segment (DELETE
@@ -279,13 +364,14 @@ func (s *Service) RemoveMember(ctx context.Context, caller web.Caller, segmentID
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		now := s.Clock.Now()
 		tx := &ddb.Tx{}
-		tx.Add("membership", s.st().memberDelete(caller.TenantID, segmentID, userID, 0, now))
-		if err := s.addChange(ctx, tx, ActionLeft, title, seg, p, ReasonRemoved, now, &s.OnLeave); err != nil {
+		w, err := s.AddLeave(ctx, tx, title, seg, p, ReasonRemoved, nil, now)
+		if err != nil {
 			return err
 		}
-		err := tx.Run(ctx, s.DB)
+		err = tx.Run(ctx, s.DB)
 		switch {
 		case err == nil:
+			s.react(ctx, w.Action)
 			return nil
 		case ddb.Failed(err, 0):
 			return ErrNotMember

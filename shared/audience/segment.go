@@ -46,6 +46,8 @@ const (
 const (
 	ReasonRemoved = "REMOVED"
 	ReasonExpired = "EXPIRED"
+	// ReasonRule: a rule's REMOVE_FROM_SEGMENT effect.
+	ReasonRule = "RULE"
 )
 
 // Limits of segments and their members.

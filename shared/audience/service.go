@@ -72,6 +72,30 @@ type Service struct {
 	// change.
 	OnJoin  hook.Hooks[Change]
 	OnLeave hook.Hooks[Change]
+	// Rules run on the actions a membership change records, once it
+	// committed (nil: none; the stream consumer runs them anyway).
+	Rules Reactions
+}
+
+// Reactions run what follows a recorded action (the rules).
+type Reactions interface {
+	Run(ctx context.Context, a action.Action) error
+}
+
+// react runs the rules on actions just recorded; a failure is logged (the
+// stream consumer applies what is left).
+func (s *Service) react(ctx context.Context, actions ...action.Action) {
+	if s.Rules == nil {
+		return
+	}
+	for _, a := range actions {
+		if a.ID == "" {
+			continue
+		}
+		if err := s.Rules.Run(ctx, a); err != nil {
+			s.log().Warn("rules after a segment change failed; the stream consumer will apply them", "actionId", a.ID, "error", err.Error())
+		}
+	}
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }

@@ -133,10 +133,15 @@ func (a Award) Legacy() LegacyAward {
 // ID returns the id of the award of userID for perkID.
 func ID(userID, perkID string) string { return userID + "-" + perkID }
 
-// ParseID splits an award id into its user and perk ids.
+// ParseID splits an award id into its user and perk ids. It cuts at the
+// last "-": a perk id never holds one, a user id may.
 func ParseID(id string) (userID, perkID string, ok bool) {
-	u, p, found := strings.Cut(id, "-")
-	if !found || !web.ValidID(u) || !web.ValidID(p) || strings.Contains(p, "-") {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 {
+		return "", "", false
+	}
+	u, p := id[:i], id[i+1:]
+	if !web.ValidID(u) || !web.ValidID(p) {
 		return "", "", false
 	}
 	return u, p, true

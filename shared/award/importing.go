@@ -87,7 +87,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 			w.Items = append(w.Items, s.Memberships.MemberCheck(tenantID, p.SegmentID, uid, now))
 		}
 		if !opt.Silent {
-			sub := subject{tenantID: tenantID, tenantTitle: tenantTitle, perk: p, person: g.User}
+			sub := Subject{TenantID: tenantID, TenantTitle: tenantTitle, Perk: p, Person: g.User}
 			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": delta, "pointsAvailable": next, "source": SourceImport}
 			if opt.OperationID != "" {
 				meta["operationId"] = opt.OperationID

@@ -3,6 +3,7 @@ package award
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/ddb"
@@ -20,6 +21,8 @@ type SegmentEvent struct {
 	User   Person
 	// When is the `when` of the membership's own action.
 	When action.When
+	// Meta is added to the actions' metadata (a rule's ids and depth).
+	Meta map[string]any
 }
 
 // OnSegment adds, to the transaction of a membership change, one action
@@ -37,6 +40,7 @@ func (s *Service) OnSegment(ctx context.Context, tx *ddb.Tx, e SegmentEvent) err
 		}
 		typ := ActionRevoked
 		meta := map[string]any{"awardId": ID(e.User.ID, p.ID), "perkId": p.ID, "segmentId": e.SegmentID}
+		maps.Copy(meta, e.Meta)
 		if e.Joined {
 			typ = ActionGranted
 			meta["source"], meta["points"], meta["pointsGranted"] = SourceSegment, 0, 0
@@ -44,7 +48,7 @@ func (s *Service) OnSegment(ctx context.Context, tx *ddb.Tx, e SegmentEvent) err
 			meta["reason"] = e.Reason
 		}
 		a := action.Action{
-			Type: typ, TenantID: e.TenantID, When: e.When, Metadata: meta,
+			ID: action.NewID(), Type: typ, TenantID: e.TenantID, When: e.When, Metadata: meta,
 			Context: action.Context{
 				Tenant: action.TenantRef{ID: e.TenantID, Title: e.TenantTitle},
 				User:   &action.UserRef{ID: e.User.ID, Name: e.User.Name, PrimaryPlatform: e.User.PrimaryPlatform},

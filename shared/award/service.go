@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -102,6 +103,30 @@ type Service struct {
 	Tenants     Tenants
 	Enrichments Enrichments
 	Actions     *action.Recorder
+	// Rules run on the actions a request records, before it answers (nil:
+	// none; the rules function's stream consumer runs them anyway).
+	Rules Reactions
+}
+
+// Reactions run what follows a recorded action (the rules).
+type Reactions interface {
+	Run(ctx context.Context, a action.Action) error
+}
+
+// react runs the rules on actions just recorded; a failure is logged (the
+// stream consumer applies what is left).
+func (s *Service) react(ctx context.Context, actions ...action.Action) {
+	if s.Rules == nil {
+		return
+	}
+	for _, a := range actions {
+		if a.ID == "" {
+			continue
+		}
+		if err := s.Rules.Run(ctx, a); err != nil {
+			slog.Default().Warn("rules after an award change failed; the stream consumer will apply them", "actionId", a.ID, "error", err.Error())
+		}
+	}
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -135,46 +160,53 @@ func parallel(fns ...func() error) error {
 	return errors.Join(errs...)
 }
 
-// subject is what one write of an award needs to know: the tenant, the
+// Subject is what one write of an award needs to know: the tenant, the
 // perk, the user and, when given, the location.
-type subject struct {
-	tenantID    string
-	tenantTitle string
-	perk        perk.Perk
-	person      Person
-	place       *Place
+type Subject struct {
+	TenantID    string
+	TenantTitle string
+	Perk        perk.Perk
+	Person      Person
+	Place       *Place
 }
 
-// load reads what a write needs, at once: the perk, the user, the location
-// (when locationID is set) and the tenant's title. The perk must exist.
-func (s *Service) load(ctx context.Context, caller web.Caller, perkID, userID, locationID string) (subject, error) {
-	sub := subject{tenantID: caller.TenantID, tenantTitle: caller.TenantTitle}
+// load reads what a write needs (Load) for a caller.
+func (s *Service) load(ctx context.Context, caller web.Caller, perkID, userID, locationID string) (Subject, error) {
+	return s.Load(ctx, caller.TenantID, caller.TenantTitle, perkID, userID, locationID)
+}
+
+// Load reads what a write needs, at once: the perk, the user, the location
+// (when locationID is set) and the tenant's title (unless given). An
+// unknown perk is ErrPerkNotFound, an unknown location ErrUnknownLocation,
+// an unknown user the users domain's 404.
+func (s *Service) Load(ctx context.Context, tenantID, tenantTitle, perkID, userID, locationID string) (Subject, error) {
+	sub := Subject{TenantID: tenantID, TenantTitle: tenantTitle}
 	fns := []func() error{
 		func() (err error) {
-			sub.perk, err = s.Perks.Find(ctx, caller.TenantID, perkID)
+			sub.Perk, err = s.Perks.Find(ctx, tenantID, perkID)
 			if errors.Is(err, perk.ErrNotFound) {
 				return ErrPerkNotFound
 			}
 			return err
 		},
 		func() (err error) {
-			sub.person, err = s.Users.Person(ctx, caller.TenantID, userID)
+			sub.Person, err = s.Users.Person(ctx, tenantID, userID)
 			return err
 		},
 	}
 	if locationID != "" {
 		fns = append(fns, func() error {
-			p, err := s.Places.Place(ctx, caller.TenantID, locationID)
+			p, err := s.Places.Place(ctx, tenantID, locationID)
 			if apierr.CodeOf(err) == apierr.NotFound {
 				return ErrUnknownLocation
 			}
-			sub.place = &p
+			sub.Place = &p
 			return err
 		})
 	}
-	if sub.tenantTitle == "" && s.Tenants != nil {
+	if sub.TenantTitle == "" && s.Tenants != nil {
 		fns = append(fns, func() (err error) {
-			sub.tenantTitle, err = s.Tenants.Title(ctx, caller.TenantID)
+			sub.TenantTitle, err = s.Tenants.Title(ctx, tenantID)
 			return err
 		})
 	}
@@ -182,33 +214,34 @@ func (s *Service) load(ctx context.Context, caller web.Caller, perkID, userID, l
 		// A missing perk is reported before a missing user.
 		for _, e := range []error{ErrPerkNotFound, ErrUnknownLocation} {
 			if errors.Is(err, e) {
-				return subject{}, e
+				return Subject{}, e
 			}
 		}
 		if e, ok := apierr.As(err); ok {
-			return subject{}, e
+			return Subject{}, e
 		}
-		return subject{}, err
+		return Subject{}, err
 	}
 	return sub, nil
 }
 
 // act returns the action of a change of an award.
-func (s *Service) act(sub subject, typ string, now time.Time, meta map[string]any) action.Action {
+func (s *Service) act(sub Subject, typ string, now time.Time, meta map[string]any) action.Action {
 	a := action.Action{
-		Type: typ, TenantID: sub.tenantID, Metadata: meta,
+		Type: typ, TenantID: sub.TenantID, Metadata: meta,
 		Context: action.Context{
-			Tenant: action.TenantRef{ID: sub.tenantID, Title: sub.tenantTitle},
-			User:   &action.UserRef{ID: sub.person.ID, Name: sub.person.Name, PrimaryPlatform: sub.person.PrimaryPlatform},
+			Tenant: action.TenantRef{ID: sub.TenantID, Title: sub.TenantTitle},
+			User:   &action.UserRef{ID: sub.Person.ID, Name: sub.Person.Name, PrimaryPlatform: sub.Person.PrimaryPlatform},
 		},
 	}
 	zone := time.UTC
-	if sub.place != nil {
-		ref := sub.place.Ref
+	if sub.Place != nil {
+		ref := sub.Place.Ref
 		a.Context.Location = &ref
-		zone = action.Zone(sub.place.Timezone)
+		zone = action.Zone(sub.Place.Timezone)
 	}
 	a.When = action.WhenAt(now, zone)
+	a.ID = action.NewID()
 	return a
 }
 
@@ -275,6 +308,8 @@ type GrantOptions struct {
 	// Silent records no AWARD_GRANTED action (imports with
 	// suppressEvents).
 	Silent bool
+	// Meta is added to the action's metadata (a rule's ids, an order).
+	Meta map[string]any
 }
 
 // Grant grants points of a perk to a user (POST /pointperks/{perkId}/awards
@@ -300,10 +335,10 @@ func (s *Service) Grant(ctx context.Context, caller web.Caller, perkID string, i
 	if err != nil {
 		return Award{}, fmt.Errorf("grant %s to %s: %w", perkID, in.UserID, err)
 	}
-	if !sub.perk.Enabled {
+	if !sub.Perk.Enabled {
 		return Award{}, ErrPerkDisabled
 	}
-	points := sub.perk.Points.InitialOr()
+	points := sub.Perk.Points.InitialOr()
 	if in.Points != nil {
 		points = *in.Points
 	}
@@ -314,78 +349,22 @@ func (s *Service) Grant(ctx context.Context, caller web.Caller, perkID string, i
 	if err != nil {
 		return Award{}, fmt.Errorf("grant %s to %s: %w", perkID, in.UserID, err)
 	}
-	return s.present(ctx, sub.tenantID, sub.perk, rec, true)
+	return s.present(ctx, sub.TenantID, sub.Perk, rec, true)
 }
 
 // grant applies one grant (see Grant) and returns the award as stored.
-func (s *Service) grant(ctx context.Context, sub subject, points int, opt GrantOptions) (record, error) {
-	st := s.st()
-	uid, p := sub.person.ID, sub.perk
-	var out record
-	var awardAt, userAt, memberAt int
+func (s *Service) grant(ctx context.Context, sub Subject, points int, opt GrantOptions) (record, error) {
+	var w GrantWrite
 	err := s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
-		cur, found, err := st.get(ctx, sub.tenantID, uid, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		// A new award holds what it is granted; a virtual one (a global
-		// perk's, a CLUB or LEVEL perk's) already showed points.initial.
-		base := 0
-		switch {
-		case found:
-			base = cur.Available
-		case p.IsGlobal || p.HeldThroughSegment():
-			base = p.Points.InitialOr()
-		}
-		next := base + points
-		if p.Points.Max != nil && next > *p.Points.Max {
-			next = max(*p.Points.Max, base)
-		}
-		delta := next - base
-		c := change{set: "available = :avail", add: "granted :delta", values: map[string]types.AttributeValue{":avail": num(next), ":delta": num(delta)}}
-		if found {
-			c.condition = "available = :cur"
-			c.values[":cur"] = num(base)
-		} else {
-			c.condition = "attribute_not_exists(pk)"
-			cur = record{ID: ID(uid, p.ID), TenantID: sub.tenantID, UserID: uid, PerkID: p.ID, Created: stamp(now)}
-		}
 		tx := &ddb.Tx{}
-		awardAt = tx.Add("award", st.item(sub.tenantID, uid, p.ID, stamp(now), c))
-		userAt = tx.Add("user", s.Users.LiveCheck(sub.tenantID, uid))
-		memberAt = -1
-		if p.HeldThroughSegment() {
-			memberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.tenantID, p.SegmentID, uid, now))
-		}
-		if !opt.Silent {
-			meta := map[string]any{"awardId": cur.ID, "perkId": p.ID, "points": points, "pointsGranted": delta, "pointsAvailable": next, "source": opt.Source}
-			if opt.OperationID != "" {
-				meta["operationId"] = opt.OperationID
-			}
-			if sub.place != nil {
-				meta["locationId"] = sub.place.Ref.ID
-			}
-			it, err := s.Actions.TransactItem(s.act(sub, ActionGranted, now, meta))
-			if err != nil {
-				return nil, err
-			}
-			tx.Add("action", it)
-		}
-		out = cur
-		out.Available, out.Granted, out.UpdatedAt = next, cur.Granted+delta, stamp(now)
-		return tx, nil
-	}, func(err error) (bool, error) {
-		switch {
-		case ddb.Failed(err, userAt):
-			return false, ErrUserNotFound
-		case memberAt >= 0 && ddb.Failed(err, memberAt):
-			return false, ErrNotHeld
-		case ddb.Failed(err, awardAt):
-			return true, nil
-		}
-		return false, err
-	})
-	return out, err
+		var err error
+		w, err = s.AddGrant(ctx, tx, sub, points, opt, now)
+		return tx, err
+	}, func(err error) (bool, error) { return w.Failure(err) })
+	if err == nil {
+		s.react(ctx, w.Action)
+	}
+	return w.rec, err
 }
 
 // RedeemInput is the body of the redeem operations.
@@ -428,87 +407,18 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 	if err != nil {
 		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
 	}
-	p := sub.perk
-	if !p.Enabled {
-		return Award{}, ErrPerkDisabled
-	}
-	if len(p.LocationIDs) > 0 {
-		if in.LocationID == "" {
-			return Award{}, ErrLocationRequired
-		}
-		if !contains(p.LocationIDs, in.LocationID) {
-			return Award{}, ErrLocationNotValid
-		}
-	}
-	zone := time.UTC
-	if sub.place != nil {
-		zone = action.Zone(sub.place.Timezone)
-	}
-	if !p.DateTimeRestriction.Allows(s.Clock.Now().In(zone)) {
-		return Award{}, ErrOutsideWindow
-	}
-	floor, initial := p.Points.MinOr(), p.Points.InitialOr()
-	maxR := 0
-	if p.Points.MaxTotalRedemptions != nil {
-		maxR = *p.Points.MaxTotalRedemptions
-	}
-	virtual := p.IsGlobal || p.HeldThroughSegment()
-	st := s.st()
-	var awardAt, userAt, memberAt int
+	var w RedeemWrite
 	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
-		cond := "attribute_exists(pk) AND available >= :need"
-		values := map[string]types.AttributeValue{":need": num(floor + v), ":init": num(initial), ":v": num(v), ":one": num(1)}
-		if maxR > 0 {
-			cond += " AND redemptions < :maxr"
-			values[":maxr"] = num(maxR)
-		}
-		if virtual && initial-v >= floor {
-			cond = "(" + cond + ") OR attribute_not_exists(pk)"
-		}
-		c := change{
-			set:       "available = if_not_exists(available, :init) - :v, refundable = if_not_exists(refundable, :zero) + :v",
-			add:       "redeemed :v, redemptions :one",
-			condition: cond, values: values,
-		}
 		tx := &ddb.Tx{}
-		awardAt = tx.Add("award", st.item(sub.tenantID, uid, p.ID, stamp(now), c))
-		userAt = tx.Add("user", s.Users.LiveCheck(sub.tenantID, uid))
-		memberAt = -1
-		if p.HeldThroughSegment() {
-			memberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.tenantID, p.SegmentID, uid, now))
-		}
-		meta := map[string]any{"awardId": awardID, "perkId": p.ID, "points": v}
-		if sub.place != nil {
-			meta["locationId"] = sub.place.Ref.ID
-		}
-		it, err := s.Actions.TransactItem(s.act(sub, ActionRedeemed, now, meta))
-		if err != nil {
-			return nil, err
-		}
-		tx.Add("action", it)
-		return tx, nil
-	}, func(err error) (bool, error) {
-		switch {
-		case ddb.Failed(err, userAt):
-			return false, ErrUserNotFound
-		case memberAt >= 0 && ddb.Failed(err, memberAt):
-			return false, ErrNotHeld
-		case ddb.Failed(err, awardAt):
-			old, found := oldItem(err, awardAt)
-			switch {
-			case !found && !virtual:
-				return false, ErrNotFound
-			case found && maxR > 0 && old.Redemptions >= maxR:
-				return false, ErrRedemptionLimit
-			}
-			return false, ErrInsufficient
-		}
-		return false, err
-	})
+		var err error
+		w, err = s.AddRedeem(tx, sub, v, nil, now)
+		return tx, err
+	}, func(err error) (bool, error) { return false, w.Failure(err) })
 	if err != nil {
 		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
 	}
-	return s.current(ctx, sub.tenantID, p, uid)
+	s.react(ctx, w.Action)
+	return s.current(ctx, sub.TenantID, sub.Perk, uid)
 }
 
 // RefundInput is the body of the refund operations.
@@ -548,40 +458,17 @@ func (s *Service) Refund(ctx context.Context, caller web.Caller, userID, awardID
 	if err != nil {
 		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)
 	}
-	st := s.st()
-	var awardAt int
+	var w RefundWrite
 	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
-		c := change{
-			set:       "available = available + :v, refundable = refundable - :v",
-			add:       "refunded :v",
-			condition: "attribute_exists(pk) AND refundable >= :v",
-			values:    map[string]types.AttributeValue{":v": num(v)},
-		}
 		tx := &ddb.Tx{}
-		awardAt = tx.Add("award", st.item(sub.tenantID, uid, perkID, stamp(now), c))
-		meta := map[string]any{"awardId": awardID, "perkId": perkID, "points": v}
-		if sub.place != nil {
-			meta["locationId"] = sub.place.Ref.ID
-		}
-		it, err := s.Actions.TransactItem(s.act(sub, ActionRefunded, now, meta))
-		if err != nil {
-			return nil, err
-		}
-		tx.Add("action", it)
+		w = s.AddRefund(tx, sub, v, nil, now)
 		return tx, nil
-	}, func(err error) (bool, error) {
-		if ddb.Failed(err, awardAt) {
-			if _, found := oldItem(err, awardAt); !found {
-				return false, ErrNotFound
-			}
-			return false, ErrRefundTooLarge
-		}
-		return false, err
-	})
+	}, func(err error) (bool, error) { return false, w.Failure(err) })
 	if err != nil {
 		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)
 	}
-	return s.current(ctx, sub.tenantID, sub.perk, uid)
+	s.react(ctx, w.Action)
+	return s.current(ctx, sub.TenantID, sub.Perk, uid)
 }
 
 // SetInput is the body of PUT /pointawards/{awardId}.

@@ -105,14 +105,22 @@ func ids(l list) []string {
 	return out
 }
 
-// actions returns the user's recorded actions, newest first.
+// actions returns the user's recorded check-in actions (CHECKIN_CREATED
+// and CHECKOUT; not the users domain's USER_CREATED and USER_ACTIVATED),
+// newest first.
 func actions(t *testing.T, h *ts.Harness, userID string) []action.Action {
 	t.Helper()
 	as, err := h.Deps.Actions.ByUser(context.Background(), h.Tenant.ID, userID, 100)
 	if err != nil {
 		t.Fatalf("read actions: %v", err)
 	}
-	return as
+	out := []action.Action{}
+	for _, a := range as {
+		if a.Type == action.CheckinCreated || a.Type == action.Checkout {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // posRequest is one notification a test POS received.

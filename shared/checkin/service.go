@@ -321,3 +321,55 @@ func checkoutMeta(c Checkin, now time.Time, reason string) map[string]any {
 		"checkedInAt": c.Created, "durationSeconds": dur, "reason": reason,
 	}
 }
+
+// ReasonPurchase is the reason of the checkout a completed order makes
+// (the spec: a purchase checks the user out).
+const ReasonPurchase = "PURCHASE"
+
+// CheckoutWrite is what AddCheckout added to a transaction.
+type CheckoutWrite struct {
+	// At is the index of the check-in's delete (conditional on it being
+	// the one read): a failure means it changed, read again.
+	At int
+	// Checkin is the check-in that ends; Action its CHECKOUT.
+	Checkin Checkin
+	Action  action.Action
+	tenant  tenant.Tenant
+}
+
+// AddCheckout adds to tx the checkout of a user's live check-in, for a
+// change of another domain that checks the user out (a completed order):
+// the check-in's delete and its CHECKOUT action (reason). held is false,
+// and nothing is added, when the user is not checked in. Notify sends the
+// POS notification once tx committed.
+func (s *Service) AddCheckout(ctx context.Context, tx *ddb.Tx, tenantID string, prof profile.Profile, reason string, now time.Time) (CheckoutWrite, bool, error) {
+	st := s.st()
+	prev, held, err := st.slot(ctx, tenantID, prof.ID)
+	if err != nil || !held || !prev.live(now) {
+		return CheckoutWrite{}, false, err
+	}
+	t, err := s.Tenants.Get(ctx, tenantID)
+	if err != nil {
+		return CheckoutWrite{}, false, fmt.Errorf("check out %s: %w", prof.ID, err)
+	}
+	place, err := s.placeOf(ctx, prev)
+	if err != nil {
+		return CheckoutWrite{}, false, fmt.Errorf("check out %s: %w", prof.ID, err)
+	}
+	done := s.action(action.Checkout, t, prof, place, now, checkoutMeta(prev, now, reason))
+	done.ID = action.NewID()
+	out, err := s.Actions.TransactItem(done)
+	if err != nil {
+		return CheckoutWrite{}, false, fmt.Errorf("check out %s: %w", prof.ID, err)
+	}
+	w := CheckoutWrite{At: tx.Add("checkin", st.deleteItem(prev)), Checkin: prev, Action: done, tenant: t}
+	tx.Add("action", out)
+	return w, true, nil
+}
+
+// Notify sends the POS notification of a checkout AddCheckout added, once
+// its transaction committed (fire and forget).
+func (s *Service) Notify(ctx context.Context, w CheckoutWrite, reason string) {
+	s.POS.Send(ctx, w.tenant.Settings.POSEndpoint, w.tenant.Settings.POSSecret,
+		Notification{Event: EventCheckout, Data: w.Checkin, Options: NotifyOptions{Reason: reason}})
+}

@@ -9,6 +9,7 @@ package profile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -160,4 +161,66 @@ func LiveCheck(table, tenantID, userID string) types.TransactWriteItem {
 // LiveCheck is LiveCheck on the reader's table.
 func (r *Reader) LiveCheck(tenantID, userID string) types.TransactWriteItem {
 	return LiveCheck(r.Table, tenantID, userID)
+}
+
+// BalanceChange is an Update, for another domain's transaction, of a
+// user's app balance (the users' `balance`) by delta: DynamoDB adds it
+// exactly (decimal arithmetic), conditional on the user being live and, for
+// a decrease, on the balance covering it, so a balance never goes below
+// zero however many payments race.
+func BalanceChange(table, tenantID, userID string, delta float64) types.TransactWriteItem {
+	cond := "attribute_exists(pk) AND deleted = :false"
+	values := map[string]types.AttributeValue{
+		":false": &types.AttributeValueMemberBOOL{Value: false},
+		":d":     &types.AttributeValueMemberN{Value: strconv.FormatFloat(delta, 'f', -1, 64)},
+	}
+	if delta < 0 {
+		cond += " AND balance >= :need"
+		values[":need"] = &types.AttributeValueMemberN{Value: strconv.FormatFloat(-delta, 'f', -1, 64)}
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(tenantID, userID),
+		UpdateExpression: aws.String("ADD balance :d"), ConditionExpression: aws.String(cond),
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+}
+
+// BalanceSet is an Update, for another domain's transaction, of a user's
+// app balance from cur (as read) to next, conditional on the user being
+// live and the balance still being cur: the caller knows the balance its
+// change leaves. A failure means the balance changed or the user is gone:
+// read again.
+func BalanceSet(table, tenantID, userID string, cur, next float64) types.TransactWriteItem {
+	cond := "attribute_exists(pk) AND deleted = :false AND balance = :cur"
+	if cur == 0 {
+		cond = "attribute_exists(pk) AND deleted = :false AND (attribute_not_exists(balance) OR balance = :cur)"
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(tenantID, userID),
+		UpdateExpression: aws.String("SET balance = :next"), ConditionExpression: aws.String(cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":false": &types.AttributeValueMemberBOOL{Value: false},
+			":cur":   &types.AttributeValueMemberN{Value: strconv.FormatFloat(cur, 'f', -1, 64)},
+			":next":  &types.AttributeValueMemberN{Value: strconv.FormatFloat(next, 'f', -1, 64)},
+		},
+	}}
+}
+
+// Balance reads a user's app balance (0 for a user who never had one).
+func (r *Reader) Balance(ctx context.Context, tenantID, userID string) (float64, error) {
+	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(r.Table), Key: key(tenantID, userID), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("balance"),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("balance of %s: %w", userID, err)
+	}
+	var b struct {
+		Balance float64 `dynamodbav:"balance"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &b); err != nil {
+		return 0, fmt.Errorf("balance of %s: %w", userID, err)
+	}
+	return b.Balance, nil
 }

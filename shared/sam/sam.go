@@ -1,7 +1,7 @@
 // Package sam reads the project's AWS SAM template: the functions and their
-// HttpApi routes, S3 triggers and schedules, the DynamoDB tables and the
-// buckets. The local stack and the tests wire everything from it, so the
-// template stays the single truth.
+// HttpApi routes, S3 triggers, DynamoDB stream events and schedules, the
+// DynamoDB tables (with their streams) and the buckets. The local stack and
+// the tests wire everything from it, so the template stays the single truth.
 package sam
 
 import (
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,7 @@ type Function struct {
 	Name      string
 	Routes    []Route
 	S3Events  []S3Event
+	Streams   []StreamEvent // DynamoDB events: the table streams it reads
 	Schedules []string
 }
 
@@ -50,6 +52,44 @@ type S3Event struct {
 	Suffix string
 }
 
+// StreamEvent is one DynamoDB event of a function: an event source mapping
+// that reads a table's stream in batches.
+type StreamEvent struct {
+	Event string
+	// Table is the logical id of the table whose stream the event reads
+	// (Stream: !GetAtt ActionsTable.StreamArn); empty when Stream names no
+	// template table.
+	Table string
+	// StartingPosition is LATEST or TRIM_HORIZON.
+	StartingPosition string
+	// BatchSize is the most records in one invocation; 0 when unset
+	// (Lambda's default is 100).
+	BatchSize int
+	// MaximumBatchingWindowInSeconds is how long Lambda may gather records
+	// before it invokes; 0 when unset.
+	MaximumBatchingWindowInSeconds int
+	// MaximumRetryAttempts is how often a failed batch is retried; -1 when
+	// unset, Lambda's default: retry until the records expire.
+	MaximumRetryAttempts int
+	// BisectBatchOnFunctionError splits a failing batch in two and retries
+	// each half.
+	BisectBatchOnFunctionError bool
+	// FunctionResponseTypes lists ReportBatchItemFailures when the function
+	// answers the records that failed.
+	FunctionResponseTypes []string
+}
+
+// ReportsBatchItemFailures tells whether the function answers its failed
+// records (FunctionResponseTypes: [ReportBatchItemFailures]).
+func (e StreamEvent) ReportsBatchItemFailures() bool {
+	for _, t := range e.FunctionResponseTypes {
+		if t == "ReportBatchItemFailures" {
+			return true
+		}
+	}
+	return false
+}
+
 // Table is one AWS::DynamoDB::Table.
 type Table struct {
 	LogicalID  string
@@ -58,6 +98,10 @@ type Table struct {
 	Attributes map[string]string
 	Indexes    []Index
 	TTL        string
+	// StreamView is the view type of the table's stream
+	// (StreamSpecification.StreamViewType: NEW_IMAGE, ...); empty when the
+	// table has no stream.
+	StreamView string
 }
 
 // Index is a global secondary index.
@@ -169,11 +213,53 @@ func parseFunction(id string, props map[string]any) Function {
 				}
 			}
 			f.S3Events = append(f.S3Events, s)
+		case "DynamoDB":
+			f.Streams = append(f.Streams, parseStreamEvent(n, p))
 		case "Schedule", "ScheduleV2":
 			f.Schedules = append(f.Schedules, str(p["Schedule"])+str(p["ScheduleExpression"]))
 		}
 	}
 	return f
+}
+
+func parseStreamEvent(name string, p map[string]any) StreamEvent {
+	e := StreamEvent{
+		Event:                          name,
+		Table:                          streamTable(p["Stream"]),
+		StartingPosition:               str(p["StartingPosition"]),
+		BatchSize:                      integer(p["BatchSize"], 0),
+		MaximumBatchingWindowInSeconds: integer(p["MaximumBatchingWindowInSeconds"], 0),
+		MaximumRetryAttempts:           integer(p["MaximumRetryAttempts"], -1),
+		BisectBatchOnFunctionError:     boolean(p["BisectBatchOnFunctionError"]),
+	}
+	types, _ := p["FunctionResponseTypes"].([]any)
+	for _, t := range types {
+		if s := str(t); s != "" {
+			e.FunctionResponseTypes = append(e.FunctionResponseTypes, s)
+		}
+	}
+	return e
+}
+
+// streamTable returns the logical id of the table whose stream ARN v names:
+// !GetAtt X.StreamArn, {"Fn::GetAtt": "X.StreamArn"} or
+// {"Fn::GetAtt": [X, StreamArn]}; "" for anything else (a literal ARN).
+func streamTable(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	switch att := m["Fn::GetAtt"].(type) {
+	case string:
+		if id, attr, ok := strings.Cut(att, "."); ok && attr == "StreamArn" {
+			return id
+		}
+	case []any:
+		if len(att) == 2 && str(att[1]) == "StreamArn" {
+			return str(att[0])
+		}
+	}
+	return ""
 }
 
 func parseTable(id string, props map[string]any) Table {
@@ -188,6 +274,9 @@ func parseTable(id string, props map[string]any) Table {
 	}
 	if ttl, ok := props["TimeToLiveSpecification"].(map[string]any); ok {
 		t.TTL = str(ttl["AttributeName"])
+	}
+	if spec, ok := props["StreamSpecification"].(map[string]any); ok {
+		t.StreamView = str(spec["StreamViewType"])
 	}
 	return t
 }
@@ -218,6 +307,22 @@ func list(v any) []map[string]any {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// integer reads a scalar as an int (YAML scalars are kept as text), or def
+// when it is absent or not a number.
+func integer(v any, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(str(v)))
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// boolean reads a scalar as a YAML boolean (true, True, TRUE).
+func boolean(v any) bool {
+	b, _ := strconv.ParseBool(strings.TrimSpace(str(v)))
+	return b
 }
 
 // ref returns the logical id named by a !Ref (or a plain string).

@@ -3,6 +3,7 @@ package sam_test
 import (
 	"os"
 	"os/exec"
+	"reflect"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/sam"
@@ -48,6 +49,7 @@ func TestParseTemplate(t *testing.T) {
 		{"TenantsTable", "", 0},
 		{"UsersTable", "expiresAt", 3},
 		{"SessionsTable", "expiresAt", 1},
+		{"ActionsTable", "", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.table, func(t *testing.T) {
@@ -102,5 +104,106 @@ Resources:
 	}
 	if len(f.Schedules) != 1 || f.Schedules[0] != "rate(1 day)" {
 		t.Errorf("schedules = %v", f.Schedules)
+	}
+}
+
+func TestParseStreams(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	rules, ok := tpl.Function("rules")
+	if !ok {
+		t.Fatal("no rules function")
+	}
+	want := []sam.StreamEvent{{
+		Event:                          "ActionsStream",
+		Table:                          "ActionsTable",
+		StartingPosition:               "LATEST",
+		BatchSize:                      100,
+		MaximumBatchingWindowInSeconds: 1,
+		MaximumRetryAttempts:           5,
+		BisectBatchOnFunctionError:     true,
+		FunctionResponseTypes:          []string{"ReportBatchItemFailures"},
+	}}
+	if !reflect.DeepEqual(rules.Streams, want) {
+		t.Errorf("rules streams = %+v, want %+v", rules.Streams, want)
+	}
+	if !rules.Streams[0].ReportsBatchItemFailures() {
+		t.Error("ReportsBatchItemFailures = false")
+	}
+	// The actions table is the only one with a stream, and the rules
+	// function the only one reading a stream.
+	for _, tb := range tpl.Tables {
+		want := ""
+		if tb.LogicalID == "ActionsTable" {
+			want = "NEW_IMAGE"
+		}
+		if tb.StreamView != want {
+			t.Errorf("%s stream view = %q, want %q", tb.LogicalID, tb.StreamView, want)
+		}
+	}
+	for _, f := range tpl.Functions {
+		if f.Name != "rules" && len(f.Streams) > 0 {
+			t.Errorf("function %s has stream events %+v", f.Name, f.Streams)
+		}
+	}
+}
+
+func TestParseStreamForms(t *testing.T) {
+	tpl, err := sam.Parse([]byte(`
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        A:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt ItemsTable.StreamArn
+            StartingPosition: TRIM_HORIZON
+            BatchSize: 10
+            MaximumRetryAttempts: 0
+            BisectBatchOnFunctionError: True
+        B:
+          Type: DynamoDB
+          Properties:
+            Stream:
+              Fn::GetAtt: [OtherTable, StreamArn]
+            StartingPosition: LATEST
+        C:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt [ThirdTable, StreamArn]
+            StartingPosition: LATEST
+        D:
+          Type: DynamoDB
+          Properties:
+            Stream: arn:aws:dynamodb:us-east-1:123456789012:table/x/stream/2024
+            StartingPosition: LATEST
+            FunctionResponseTypes: [ReportBatchItemFailures]
+  ItemsTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      StreamSpecification:
+        StreamViewType: NEW_AND_OLD_IMAGES
+      KeySchema:
+        - AttributeName: pk
+          KeyType: HASH
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sam.StreamEvent{
+		{Event: "A", Table: "ItemsTable", StartingPosition: "TRIM_HORIZON", BatchSize: 10, MaximumRetryAttempts: 0, BisectBatchOnFunctionError: true},
+		{Event: "B", Table: "OtherTable", StartingPosition: "LATEST", MaximumRetryAttempts: -1},
+		{Event: "C", Table: "ThirdTable", StartingPosition: "LATEST", MaximumRetryAttempts: -1},
+		{Event: "D", StartingPosition: "LATEST", MaximumRetryAttempts: -1, FunctionResponseTypes: []string{"ReportBatchItemFailures"}},
+	}
+	if got := tpl.Functions[0].Streams; !reflect.DeepEqual(got, want) {
+		t.Errorf("streams =\n%+v\nwant\n%+v", got, want)
+	}
+	if got := tpl.Tables[0].StreamView; got != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("stream view = %q", got)
 	}
 }

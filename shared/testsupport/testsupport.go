@@ -63,6 +63,9 @@ func Stack(t testing.TB) *stack.Stack {
 		if stkErr == nil {
 			stkErr = subscribeS3(stk)
 		}
+		if stkErr == nil {
+			stkErr = subscribeStreams(stk)
+		}
 	})
 	if stkErr != nil {
 		t.Fatalf("start test stack: %v", stkErr)

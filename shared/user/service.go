@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -58,6 +59,8 @@ type Service struct {
 	MediaURL    string
 	// Extras supplies the include options owned by other domains.
 	Extras Extras
+	// Actions records USER_CREATED and USER_ACTIVATED (nil: none).
+	Actions *action.Recorder
 }
 
 func (s *Service) st() *store {
@@ -147,7 +150,9 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		creds[i].IsVerified = true
 		r.State = StateActive
 	}
+	method := ActivatedBySocial
 	if opt.AutoActivate {
+		method = ActivatedByAdmin
 		r.State = StateActive
 		for i := range creds {
 			creds[i].IsVerified = true
@@ -184,7 +189,11 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		}
 	}
 	r.setKeys()
-	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now); err != nil {
+	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], caller.IsAdmin(), guest != nil, method)...)
+	if err != nil {
+		return User{}, fmt.Errorf("create user: %w", err)
+	}
+	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now, acts...); err != nil {
 		return User{}, err
 	}
 	if guest != nil {
@@ -250,9 +259,9 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 }
 
 // writeNewUser stores a new (or converted guest) user atomically with its
-// credentials, their uniqueness items, its name-search entries and its
-// device binding.
-func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, creds []credRecord, perDevice bool, opt CreateOptions, now time.Time) error {
+// credentials, their uniqueness items, its name-search entries, its device
+// binding and the actions acts.
+func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, creds []credRecord, perDevice bool, opt CreateOptions, now time.Time, acts ...types.TransactWriteItem) error {
 	st := s.st()
 	var items []types.TransactWriteItem
 	kinds := []string{}
@@ -328,6 +337,10 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 		if err := add("device", it, err); err != nil {
 			return err
 		}
+	}
+	for _, it := range acts {
+		items = append(items, it)
+		kinds = append(kinds, "action")
 	}
 	err = st.transact(ctx, items)
 	if err == nil {

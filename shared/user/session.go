@@ -431,7 +431,13 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	cond := expression.Name("state").Equal(expression.Value(StatePending)).
 		And(expression.Name("activationCode").Equal(expression.Value(code))).
 		And(expression.Name("activationAttempts").LessThan(expression.Value(MaxCodeAttempts)))
-	if err := s.updateUser(ctx, r, upd, cond); err != nil {
+	activated := r
+	activated.State = StateActive
+	acts, err := s.actionItems(t, activated, now, userAction{ActionActivated, map[string]any{"method": ActivatedByCode, "provider": provider}})
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	if err := s.updateUser(ctx, r, upd, cond, acts...); err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
 			return nil, ErrInvalidToken
 		}
@@ -584,8 +590,10 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 }
 
 // updateUser applies upd to the user record under cond, bumping updatedAt,
-// its index key and the version. A failed condition is ErrConcurrentUpdate.
-func (s *Service) updateUser(ctx context.Context, r record, upd expression.UpdateBuilder, cond expression.ConditionBuilder) error {
+// its index key and the version, in one transaction with the items with
+// (the actions the change records) when there are any. A failed condition
+// is ErrConcurrentUpdate.
+func (s *Service) updateUser(ctx context.Context, r record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
 	now := stamp(s.Clock.Now())
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
@@ -594,6 +602,22 @@ func (s *Service) updateUser(ctx context.Context, r record, upd expression.Updat
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
 		return fmt.Errorf("update user %s: %w", r.ID, err)
+	}
+	if len(with) > 0 {
+		// The change and what it records commit together.
+		items := append([]types.TransactWriteItem{{Update: &types.Update{
+			TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
+			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		}}}, with...)
+		err = ddb.Transact(ctx, s.DB, items)
+		if ddb.Failed(err, 0) || ddb.IsTransactionConflict(err) {
+			return fmt.Errorf("update user %s: %w", r.ID, ErrConcurrentUpdate)
+		}
+		if err != nil {
+			return fmt.Errorf("update user %s: %w", r.ID, err)
+		}
+		return nil
 	}
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),

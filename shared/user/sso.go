@@ -97,7 +97,11 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 	r.State = StateActive
 	creds[0].IsVerified = true
 	r.setKeys()
-	if err := s.writeNewUser(ctx, r, nil, creds, false, CreateOptions{}, now); err != nil {
+	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], false, false, ActivatedBySSO)...)
+	if err != nil {
+		return Session{}, false, err
+	}
+	if err := s.writeNewUser(ctx, r, nil, creds, false, CreateOptions{}, now, acts...); err != nil {
 		return Session{}, false, err
 	}
 	sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))

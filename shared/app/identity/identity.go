@@ -54,9 +54,11 @@ func Users(b *app.Base, n notify.Notifier, p notify.Pusher) *user.Service {
 
 // Attach gives the users domain the parts of a user other domains own:
 // include=points and include=segmentIds,segments (the loyalty domains),
-// include=checkin (check-ins), and what deleting a user removes (their
-// check-in, their name in the actions log).
+// include=checkin (check-ins), what deleting a user removes (their
+// check-in, their name in the actions log), and the recorder of
+// USER_CREATED and USER_ACTIVATED.
 func Attach(u *user.Service, r *rewards.Rewards, checkins *checkin.Service, actions *action.Recorder) {
+	u.Actions = actions
 	u.Extras.Points = r.Awards.Total
 	u.Extras.SegmentIDs = r.Audiences.SegmentsOf
 	u.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {

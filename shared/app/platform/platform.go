@@ -29,6 +29,8 @@ import (
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/operation"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/pos"
+	"github.com/loyalty-platform/platform/shared/rule"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/user"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -57,6 +59,8 @@ type Deps struct {
 	Audiences    *audience.Service
 	AwardJobs    *awardcsv.Service
 	ActionLog    *actionlog.Service
+	Rules        *rule.Engine
+	POS          *pos.Service
 }
 
 // New builds the whole platform from cfg with the real clock and the
@@ -94,6 +98,8 @@ func (d *Deps) Wire() {
 	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
 	d.AwardJobs = d.Rewards.Imports(b, d.Jobs)
 	d.ActionLog = b.ActionLog(d.Jobs)
+	d.Rules = d.Rewards.Rules
+	d.POS = d.Rewards.POS(b, d.Checkins, d.Actions)
 	d.Users = identity.Users(b, d.Notifier, d.Pusher)
 	identity.Attach(d.Users, d.Rewards, d.Checkins, d.Actions)
 }
@@ -109,6 +115,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"loyalty":    d.Rewards.LoyaltyRoutes(d.AwardJobs),
 		"audiences":  d.Rewards.AudienceRoutes(),
 		"actions":    d.ActionLog.Routes(),
+		"pos":        d.POS.Routes(),
 	}
 }
 
@@ -148,6 +155,15 @@ func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage)
 		return d.Jobs.HandleEvent, nil
 	}
 	return nil, fmt.Errorf("no event-triggered function %q", name)
+}
+
+// StreamHandler returns the handler of a function that consumes a
+// DynamoDB stream: the rules function (the Actions table's stream).
+func (d *Deps) StreamHandler(name string) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+	if name == "rules" {
+		return d.Rules.HandleStream, nil
+	}
+	return nil, fmt.Errorf("no stream-triggered function %q", name)
 }
 
 // ScheduleHandler returns the handler of a function run by an EventBridge

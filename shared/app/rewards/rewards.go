@@ -18,12 +18,15 @@ import (
 	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/awardcsv"
+	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/enrichment"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/location"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/pos"
 	"github.com/loyalty-platform/platform/shared/profile"
+	"github.com/loyalty-platform/platform/shared/rule"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -33,6 +36,9 @@ type Rewards struct {
 	Enrichments *enrichment.Service
 	Awards      *award.Service
 	Audiences   *audience.Service
+	// Rules run on the actions the loyalty domains record (and on every
+	// action the rules function reads from the stream).
+	Rules *rule.Engine
 }
 
 // New builds the loyalty domains on b, recording actions with actions.
@@ -56,15 +62,43 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	r.Perks.Segments = r.Audiences
 	react := func(joined bool) func(context.Context, *ddb.Tx, audience.Change) error {
 		return func(ctx context.Context, tx *ddb.Tx, c audience.Change) error {
+			meta := map[string]any{}
+			for _, k := range []string{"ruleId", "ruleDepth", "triggerActionId"} {
+				if v, ok := c.Actor.Metadata[k]; ok {
+					meta[k] = v
+				}
+			}
 			return r.Awards.OnSegment(ctx, tx, award.SegmentEvent{
 				TenantID: c.TenantID, TenantTitle: c.TenantTitle, SegmentID: c.Segment.ID, Joined: joined, Reason: c.Reason,
 				User: award.Person{ID: c.User.ID, Name: c.User.Name, PrimaryPlatform: c.User.PrimaryPlatform}, When: c.Actor.When,
+				Meta: meta,
 			})
 		}
 	}
 	r.Audiences.OnJoin.Add(react(true))
 	r.Audiences.OnLeave.Add(react(false))
+	r.Rules = &rule.Engine{
+		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
+		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences,
+	}
+	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
 	return r
+}
+
+// POS builds the pay-at-POS domain on the loyalty domains (redemptions,
+// credits, the rules an order triggers) and check-ins (a purchase checks
+// out), and records on an order the points the rules grant on it.
+func (r *Rewards) POS(b *app.Base, checkins *checkin.Service, actions *action.Recorder) *pos.Service {
+	tables := b.Config.Tables
+	s := &pos.Service{
+		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Log: b.Log,
+		Users: b.Profiles(), Places: r.Awards.Places, Tenants: tenantTitles{b}, Awards: r.Awards,
+		Checkins: checkins, Actions: actions, Rules: r.Rules,
+	}
+	r.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
+		return s.AddEarned(ctx, tx, g.TenantID, g.UserID, g.OrderID, g.AwardID, g.Points)
+	})
+	return s
 }
 
 // Imports builds the bulk award import on jobs (and registers its job
@@ -85,8 +119,11 @@ func (r *Rewards) LoyaltyRoutes(imports *awardcsv.Service) []web.Route {
 	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes(), imports.Routes())
 }
 
-// AudienceRoutes are the routes of the audiences function.
-func (r *Rewards) AudienceRoutes() []web.Route { return r.Audiences.Routes() }
+// AudienceRoutes are the routes of the audiences function: segments and
+// rules.
+func (r *Rewards) AudienceRoutes() []web.Route {
+	return slices.Concat(r.Audiences.Routes(), r.Rules.Routes())
+}
 
 // ExpiryHandler is the handler of the expiry function.
 func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error) {

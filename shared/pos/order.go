@@ -1,0 +1,436 @@
+package pos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/checkin"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/profile"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Order is a POS order (spec: Pay-at-POS order shape) as the API returns
+// it.
+type Order struct {
+	ID          string       `json:"_id" dynamodbav:"id"`
+	TenantID    string       `json:"tenantId" dynamodbav:"tenantId"`
+	UserID      string       `json:"userId" dynamodbav:"userId"`
+	LocationID  string       `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
+	Scenario    string       `json:"scenario,omitempty" dynamodbav:"scenario,omitempty"`
+	ShortCode   string       `json:"shortCode,omitempty" dynamodbav:"shortCode,omitempty"`
+	State       string       `json:"state" dynamodbav:"state"`
+	Basket      []BasketItem `json:"basket" dynamodbav:"basket"`
+	Redemptions []Redemption `json:"redemptions" dynamodbav:"redemptions"`
+	TotalPrice  *float64     `json:"totalPrice,omitempty" dynamodbav:"totalPrice,omitempty"`
+	// Value is the order's value, what ORDER_COMPLETED carries and the
+	// rules' pointsPerUnit reads: totalPrice when set, else the value the
+	// POS gave, else TransactionsTotal. It is computed, never stored.
+	Value *float64 `json:"value" dynamodbav:"-"`
+	// TransactionsTotal is the sum of the totalPrice of the order's
+	// transactions not refunded; RefundedTotal of those refunded;
+	// TransactionCount how many transactions it ever had.
+	TransactionsTotal float64 `json:"transactionsTotal" dynamodbav:"transactionsTotal"`
+	RefundedTotal     float64 `json:"refundedTotal" dynamodbav:"refundedTotal"`
+	TransactionCount  int     `json:"transactionCount" dynamodbav:"transactionCount"`
+	// PointsEarned are the points the rules granted on the order, by
+	// award id; PointsReversed those refunds took back.
+	PointsEarned   map[string]int `json:"pointsEarned" dynamodbav:"pointsEarned"`
+	PointsReversed map[string]int `json:"pointsReversed" dynamodbav:"pointsReversed"`
+	Created        string         `json:"created" dynamodbav:"created"`
+	UpdatedAt      string         `json:"updatedAt" dynamodbav:"updatedAt"`
+	CompletedAt    string         `json:"completedAt,omitempty" dynamodbav:"completedAt,omitempty"`
+}
+
+// OrderInput is the body of POST /users/{userId}/orders and PUT
+// /orders/{orderId} (state only on PUT).
+type OrderInput struct {
+	LocationID  *string       `json:"locationId"`
+	Scenario    *string       `json:"scenario"`
+	ShortCode   *string       `json:"shortCode"`
+	Basket      *[]BasketItem `json:"basket"`
+	Redemptions *[]Redemption `json:"redemptions"`
+	TotalPrice  *float64      `json:"totalPrice"`
+	Value       *float64      `json:"value"`
+	State       *string       `json:"state"`
+}
+
+// validate checks an order body for userID.
+func (in *OrderInput) validate(userID string) error {
+	if in.LocationID != nil && !web.ValidID(*in.LocationID) {
+		return ErrUnknownLocation
+	}
+	if in.Scenario != nil && (!codePattern.MatchString(*in.Scenario) || len(*in.Scenario) > 32) {
+		return apierr.Invalid("scenario", "must be an UPPER_SNAKE scenario such as PAYATPOS")
+	}
+	if in.ShortCode != nil && (*in.ShortCode == "" || !textOK(*in.ShortCode, 64)) {
+		return apierr.Invalid("shortCode", "must be 1 to 64 characters")
+	}
+	if in.Basket != nil {
+		if err := validateBasket(*in.Basket); err != nil {
+			return err
+		}
+	}
+	if in.Redemptions != nil {
+		if err := validateRedemptions(userID, *in.Redemptions); err != nil {
+			return err
+		}
+	}
+	if err := amount("totalPrice", in.TotalPrice); err != nil {
+		return err
+	}
+	if err := amount("value", in.Value); err != nil {
+		return err
+	}
+	if in.State != nil && *in.State != StateOpen && *in.State != StateCompleted {
+		return apierr.Invalid("state", "must be OPEN or COMPLETED")
+	}
+	return nil
+}
+
+// apply sets the fields in the body on r.
+func (in *OrderInput) apply(r *orderRecord) {
+	if in.Basket != nil {
+		r.Basket = *in.Basket
+	}
+	if in.Redemptions != nil {
+		r.Redemptions = *in.Redemptions
+	}
+	if in.TotalPrice != nil {
+		r.TotalPrice = in.TotalPrice
+	}
+	if in.Value != nil {
+		r.Declared = in.Value
+	}
+}
+
+// empty tells whether the body names nothing to change.
+func (in *OrderInput) empty() bool {
+	return in.Basket == nil && in.Redemptions == nil && in.TotalPrice == nil && in.Value == nil && in.State == nil
+}
+
+// CreateOrder creates an OPEN order for a user (POST
+// /users/{userId}/orders, admin).
+func (s *Service) CreateOrder(ctx context.Context, caller web.Caller, userID string, in OrderInput) (Order, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Order{}, err
+	}
+	if !web.ValidID(userID) {
+		return Order{}, profile.ErrNotFound
+	}
+	if in.State != nil && *in.State != StateOpen {
+		return Order{}, apierr.Invalid("state", "a new order is OPEN: complete it with PUT /orders/{orderId}")
+	}
+	if err := in.validate(userID); err != nil {
+		return Order{}, err
+	}
+	if _, err := s.Users.Get(ctx, caller.TenantID, userID); err != nil {
+		return Order{}, err
+	}
+	if in.LocationID != nil {
+		if _, err := s.place(ctx, caller.TenantID, *in.LocationID); err != nil {
+			return Order{}, err
+		}
+	}
+	now := s.Clock.Now()
+	r := orderRecord{Order: newOrder(caller.TenantID, userID, now)}
+	if in.LocationID != nil {
+		r.LocationID = *in.LocationID
+	}
+	if in.Scenario != nil {
+		r.Scenario = *in.Scenario
+	}
+	if in.ShortCode != nil {
+		r.ShortCode = *in.ShortCode
+	}
+	in.apply(&r)
+	put, err := s.st().putOrder(r)
+	if err != nil {
+		return Order{}, err
+	}
+	tx := &ddb.Tx{}
+	tx.Add("order", put)
+	if err := tx.Run(ctx, s.DB); err != nil {
+		return Order{}, fmt.Errorf("create order: %w", err)
+	}
+	return r.view(), nil
+}
+
+// newOrder returns a new OPEN order of a user.
+func newOrder(tenantID, userID string, now time.Time) Order {
+	return Order{
+		ID: perk.NewID(now), TenantID: tenantID, UserID: userID, State: StateOpen,
+		Basket: []BasketItem{}, Redemptions: []Redemption{}, PointsEarned: map[string]int{}, PointsReversed: map[string]int{},
+		Created: stamp(now), UpdatedAt: stamp(now),
+	}
+}
+
+// GetOrder returns an order (GET /orders/{orderId}): an admin any of the
+// tenant's, a user their own (another user's is 404).
+func (s *Service) GetOrder(ctx context.Context, caller web.Caller, id string) (Order, error) {
+	if err := caller.RequireAuth(); err != nil {
+		return Order{}, err
+	}
+	if !web.ValidID(id) {
+		return Order{}, ErrOrderNotFound
+	}
+	r, err := s.st().order(ctx, caller.TenantID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if !caller.IsAdmin() && r.UserID != caller.UserID {
+		return Order{}, ErrOrderNotFound
+	}
+	return r.view(), nil
+}
+
+// UpdateOrder changes an OPEN order (PUT /orders/{orderId}, admin): the
+// basket, redemptions, totalPrice and value it names; `state: COMPLETED`
+// completes it (Complete). Any change of a COMPLETED order is 409.
+func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string, in OrderInput) (Order, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Order{}, err
+	}
+	if !web.ValidID(id) {
+		return Order{}, ErrOrderNotFound
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"locationId", in.LocationID != nil}, {"scenario", in.Scenario != nil}, {"shortCode", in.ShortCode != nil}} {
+		if f.set {
+			return Order{}, apierr.Invalid(f.name, "cannot change after the order was created")
+		}
+	}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		r, err := s.st().order(ctx, caller.TenantID, id)
+		if err != nil {
+			return Order{}, err
+		}
+		if r.State == StateCompleted {
+			return Order{}, ErrOrderCompleted
+		}
+		if err := in.validate(r.UserID); err != nil {
+			return Order{}, err
+		}
+		if in.empty() {
+			return r.view(), nil
+		}
+		in.apply(&r)
+		if in.State != nil && *in.State == StateCompleted {
+			o, done, err := s.complete(ctx, caller, r, "")
+			if err != nil || done {
+				return o, err
+			}
+			continue
+		}
+		now := s.Clock.Now()
+		r.UpdatedAt = stamp(now)
+		r.Version++
+		put, err := s.st().putOrder(r)
+		if err != nil {
+			return Order{}, err
+		}
+		tx := &ddb.Tx{}
+		tx.Add("order", put)
+		err = tx.Run(ctx, s.DB)
+		if ddb.Failed(err, 0) {
+			continue
+		}
+		if err != nil {
+			return Order{}, fmt.Errorf("update order %s: %w", id, err)
+		}
+		return r.view(), nil
+	}
+	return Order{}, ErrConcurrent
+}
+
+// maxAttempts bounds the retries of a change that lost a race.
+const maxAttempts = 8
+
+// complete completes the order read as r (done false: it changed since,
+// read again): in one transaction the order (conditional on its version),
+// each redemption burning its award's points (AddRedeem: a failure is
+// 422 and the order stays OPEN), the ORDER_COMPLETED action and the user's
+// checkout (a purchase checks out). The rules run on the new actions once
+// it committed. paymentType names the payment of an order a transaction
+// generated.
+func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
+	now := s.Clock.Now()
+	tx := &ddb.Tx{}
+	prep, err := s.prepareCompletion(ctx, caller, tx, &r, paymentType, now)
+	if err != nil {
+		return Order{}, false, err
+	}
+	err = tx.Run(ctx, s.DB)
+	if err != nil {
+		if retry, out := prep.failure(err); !retry {
+			return Order{}, false, out
+		}
+		return Order{}, false, nil
+	}
+	s.after(ctx, prep)
+	// The rules ran: read the order again for the points they earned.
+	if fresh, err := s.st().order(ctx, r.TenantID, r.ID); err == nil {
+		r = fresh
+	}
+	return r.view(), true, nil
+}
+
+// completion is what prepareCompletion added to a transaction.
+type completion struct {
+	orderAt  int
+	redeems  []award.RedeemWrite
+	checkout *checkin.CheckoutWrite
+	checkAt  int
+	actions  []action.Action
+}
+
+// failure tells what a cancelled transaction means for a completion.
+func (c completion) failure(err error) (retry bool, out error) {
+	if ddb.IsTransactionConflict(err) || ddb.Failed(err, c.orderAt) || c.checkout != nil && ddb.Failed(err, c.checkAt) {
+		return true, nil
+	}
+	for _, w := range c.redeems {
+		if e := w.Failure(err); !errors.Is(e, err) {
+			return false, e
+		}
+	}
+	return false, err
+}
+
+// prepareCompletion adds the completion of order r to tx (see complete)
+// and sets r COMPLETED.
+func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *ddb.Tx, r *orderRecord, paymentType string, now time.Time) (completion, error) {
+	var c completion
+	prof, err := s.Users.Get(ctx, r.TenantID, r.UserID)
+	if err != nil {
+		return c, err
+	}
+	title, err := s.title(ctx, caller)
+	if err != nil {
+		return c, err
+	}
+	var place *award.Place
+	if r.LocationID != "" {
+		p, err := s.place(ctx, r.TenantID, r.LocationID)
+		if err != nil {
+			return c, err
+		}
+		place = &p
+	}
+	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, stamp(now), stamp(now)
+	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, 0
+	r.Version++
+	put, err := s.st().putOrder(*r)
+	if err != nil {
+		return c, err
+	}
+	c.orderAt = tx.Add("order", put)
+	for i, red := range r.Redemptions {
+		_, perkID, _ := splitAward(red.AwardID)
+		sub, err := s.Awards.Load(ctx, r.TenantID, title, perkID, r.UserID, r.LocationID)
+		if err != nil {
+			if errors.Is(err, award.ErrPerkNotFound) {
+				return c, apierr.Invalid(fmt.Sprintf("redemptions[%d].awardId", i), "no such award")
+			}
+			return c, err
+		}
+		def := 1
+		if sub.Perk.Points.Redemption != nil && *sub.Perk.Points.Redemption > 0 {
+			def = *sub.Perk.Points.Redemption
+		}
+		w, err := s.Awards.AddRedeem(tx, sub, red.Points(def), map[string]any{"orderId": r.ID}, now)
+		if err != nil {
+			return c, err
+		}
+		c.redeems = append(c.redeems, w)
+		c.actions = append(c.actions, w.Action)
+	}
+	basket, _ := json.Marshal(r.Basket)
+	var basketAny any
+	_ = json.Unmarshal(basket, &basketAny)
+	meta := map[string]any{
+		"orderId": r.ID, "value": r.value(), "transactionsTotal": r.TransactionsTotal,
+		"basket": basketAny, "redemptions": len(r.Redemptions),
+	}
+	for k, v := range map[string]string{"shortCode": r.ShortCode, "scenario": r.Scenario, "paymentType": paymentType, "locationId": r.LocationID} {
+		if v != "" {
+			meta[k] = v
+		}
+	}
+	if r.TotalPrice != nil {
+		meta["totalPrice"] = *r.TotalPrice
+	}
+	done := s.act(r.TenantID, title, prof, place, ActionOrderCompleted, now, meta)
+	it, err := s.Actions.TransactItem(done)
+	if err != nil {
+		return c, err
+	}
+	tx.Add("action", it)
+	c.actions = append(c.actions, done)
+	if s.Checkins != nil {
+		w, held, err := s.Checkins.AddCheckout(ctx, tx, r.TenantID, prof, checkin.ReasonPurchase, now)
+		if err != nil {
+			return c, err
+		}
+		if held {
+			c.checkout, c.checkAt = &w, w.At
+			c.actions = append(c.actions, w.Action)
+		}
+	}
+	return c, nil
+}
+
+// after runs, once a completion committed, what follows it: the checkout's
+// POS notification and the rules on its actions.
+func (s *Service) after(ctx context.Context, c completion) {
+	if c.checkout != nil {
+		s.Checkins.Notify(ctx, *c.checkout, checkin.ReasonPurchase)
+	}
+	s.react(ctx, c.actions...)
+}
+
+// AddEarned adds to tx the recording of points a rule granted on an order
+// of userID (for a refund to take them back): the order's
+// pointsEarned[awardId] grows by points and its version by one. Nothing is
+// added for an empty orderId, no points, or an order that is not the
+// user's (an action's metadata named an order the POS domain does not
+// know).
+func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, orderID, awardID string, points int) error {
+	if orderID == "" || points <= 0 || !web.ValidID(orderID) {
+		return nil
+	}
+	r, err := s.st().order(ctx, tenantID, orderID)
+	if errors.Is(err, ErrOrderNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.UserID != userID {
+		return nil
+	}
+	set := "pointsEarned.#a = if_not_exists(pointsEarned.#a, :zero) + :p"
+	if r.PointsEarned == nil {
+		set = "pointsEarned = :m"
+	}
+	u := s.st().update(orderPK(tenantID, orderID), "ORDER", "SET "+set+" ADD version :one", "attribute_exists(pk)",
+		map[string]types.AttributeValue{":one": nv(1)})
+	if r.PointsEarned == nil {
+		u.Update.ExpressionAttributeValues[":m"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{awardID: nv(int64(points))}}
+	} else {
+		u.Update.ExpressionAttributeValues[":zero"], u.Update.ExpressionAttributeValues[":p"] = nv(0), nv(int64(points))
+		u.Update.ExpressionAttributeNames = map[string]string{"#a": awardID}
+	}
+	tx.Add("order", u)
+	return nil
+}

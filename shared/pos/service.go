@@ -1,0 +1,128 @@
+package pos
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/checkin"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/profile"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Users reads users (profiles and app balances).
+type Users interface {
+	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
+	Balance(ctx context.Context, tenantID, userID string) (float64, error)
+}
+
+// Places reads locations.
+type Places interface {
+	Place(ctx context.Context, tenantID, locationID string) (award.Place, error)
+}
+
+// Tenants names tenants (for actions).
+type Tenants interface {
+	Title(ctx context.Context, tenantID string) (string, error)
+}
+
+// Checkins checks users out inside another change's transaction.
+type Checkins interface {
+	AddCheckout(ctx context.Context, tx *ddb.Tx, tenantID string, prof profile.Profile, reason string, now time.Time) (checkin.CheckoutWrite, bool, error)
+	Notify(ctx context.Context, w checkin.CheckoutWrite, reason string)
+}
+
+// Reactions run what follows a recorded action (the rules).
+type Reactions interface {
+	Run(ctx context.Context, a action.Action) error
+}
+
+// Service runs the POS domain's operations.
+type Service struct {
+	DB    ddb.API
+	Table string
+	// UsersTable holds the users' app balances (profile.BalanceChange).
+	UsersTable string
+	Clock      clock.Clock
+	Users      Users
+	Places     Places
+	Tenants    Tenants
+	Awards     *award.Service
+	Checkins   Checkins
+	Actions    *action.Recorder
+	Rules      Reactions
+	Log        *slog.Logger
+}
+
+func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// title returns the caller's tenant's title.
+func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) {
+	if caller.TenantTitle != "" || s.Tenants == nil {
+		return caller.TenantTitle, nil
+	}
+	return s.Tenants.Title(ctx, caller.TenantID)
+}
+
+// place reads a location; an unknown one is 422 naming locationId.
+func (s *Service) place(ctx context.Context, tenantID, id string) (award.Place, error) {
+	p, err := s.Places.Place(ctx, tenantID, id)
+	if apierr.CodeOf(err) == apierr.NotFound {
+		return award.Place{}, ErrUnknownLocation
+	}
+	return p, err
+}
+
+// act returns an action of the POS domain about a user, at place when
+// there is one.
+func (s *Service) act(tenantID, title string, prof profile.Profile, place *award.Place, typ string, now time.Time, meta map[string]any) action.Action {
+	a := action.Action{
+		Type: typ, TenantID: tenantID, Metadata: meta,
+		Context: action.Context{
+			Tenant: action.TenantRef{ID: tenantID, Title: title},
+			User:   &action.UserRef{ID: prof.ID, Name: prof.FullName, PrimaryPlatform: prof.PrimaryPlatform},
+		},
+	}
+	zone := time.UTC
+	if place != nil {
+		ref := place.Ref
+		a.Context.Location = &ref
+		zone = action.Zone(place.Timezone)
+	}
+	a.When = action.WhenAt(now, zone)
+	a.ID = action.NewID()
+	return a
+}
+
+// react runs the rules on actions just recorded, in order. A failure is
+// logged: the rules function, reading the Actions table's stream, applies
+// what is left.
+func (s *Service) react(ctx context.Context, actions ...action.Action) {
+	if s.Rules == nil {
+		return
+	}
+	for _, a := range actions {
+		if a.ID == "" {
+			continue
+		}
+		if err := s.Rules.Run(ctx, a); err != nil {
+			s.log().Warn("rules after a POS change failed; the stream consumer will apply them", "actionId", a.ID, "type", a.Type, "error", err.Error())
+		}
+	}
+}

@@ -1,0 +1,508 @@
+package pos
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/profile"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Transaction is a POS transaction (spec: Pay-at-POS transaction shape).
+type Transaction struct {
+	ID           string   `json:"_id" dynamodbav:"id"`
+	TenantID     string   `json:"tenantId" dynamodbav:"tenantId"`
+	UserID       string   `json:"userId" dynamodbav:"userId"`
+	ShortCode    string   `json:"shortCode" dynamodbav:"shortCode"`
+	SubTotal     *float64 `json:"subTotal,omitempty" dynamodbav:"subTotal,omitempty"`
+	TotalTax     *float64 `json:"totalTax,omitempty" dynamodbav:"totalTax,omitempty"`
+	TotalPrice   float64  `json:"totalPrice" dynamodbav:"totalPrice"`
+	TotalTip     *float64 `json:"totalTip,omitempty" dynamodbav:"totalTip,omitempty"`
+	TotalPayment *float64 `json:"totalPayment,omitempty" dynamodbav:"totalPayment,omitempty"`
+	LocationID   string   `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
+	RegisterID   string   `json:"registerId,omitempty" dynamodbav:"registerId,omitempty"`
+	OrderID      string   `json:"orderId" dynamodbav:"orderId"`
+	PaymentType  string   `json:"paymentType" dynamodbav:"paymentType"`
+	// OrderGenerated is true when the transaction came without orderId
+	// and the platform made (and completed) its order.
+	OrderGenerated bool   `json:"orderGenerated" dynamodbav:"orderGenerated"`
+	Refunded       bool   `json:"refunded" dynamodbav:"refunded"`
+	RefundedAt     string `json:"refundedAt,omitempty" dynamodbav:"refundedAt,omitempty"`
+	Created        string `json:"created" dynamodbav:"created"`
+}
+
+// Charge is what the transaction takes from the app balance when paid with
+// APP: totalPayment when given, else totalPrice.
+func (t Transaction) Charge() float64 {
+	if t.TotalPayment != nil {
+		return *t.TotalPayment
+	}
+	return t.TotalPrice
+}
+
+// TransactionInput is the body of POST /users/{userId}/transactions and
+// POST /transactions (which names the user in userId).
+type TransactionInput struct {
+	UserID       string   `json:"userId,omitempty"`
+	ShortCode    string   `json:"shortCode"`
+	SubTotal     *float64 `json:"subTotal,omitempty"`
+	TotalTax     *float64 `json:"totalTax,omitempty"`
+	TotalPrice   *float64 `json:"totalPrice"`
+	TotalTip     *float64 `json:"totalTip,omitempty"`
+	TotalPayment *float64 `json:"totalPayment,omitempty"`
+	LocationID   string   `json:"locationId,omitempty"`
+	RegisterID   string   `json:"registerId,omitempty"`
+	OrderID      string   `json:"orderId,omitempty"`
+	PaymentType  string   `json:"paymentType"`
+}
+
+func (in *TransactionInput) validate() error {
+	if in.ShortCode == "" || !textOK(in.ShortCode, 64) {
+		return apierr.Invalid("shortCode", "is required: the POS's own id of the transaction (1 to 64 characters)")
+	}
+	if in.TotalPrice == nil {
+		return apierr.Invalid("totalPrice", "is required")
+	}
+	for _, a := range []struct {
+		name string
+		v    *float64
+	}{{"subTotal", in.SubTotal}, {"totalTax", in.TotalTax}, {"totalPrice", in.TotalPrice}, {"totalTip", in.TotalTip}, {"totalPayment", in.TotalPayment}} {
+		if err := amount(a.name, a.v); err != nil {
+			return err
+		}
+	}
+	if in.LocationID != "" && !web.ValidID(in.LocationID) {
+		return ErrUnknownLocation
+	}
+	if !textOK(in.RegisterID, 128) {
+		return apierr.Invalid("registerId", "must be at most 128 characters")
+	}
+	if in.OrderID != "" && !web.ValidID(in.OrderID) {
+		return apierr.Invalid("orderId", "no such order")
+	}
+	if in.PaymentType == "" {
+		return apierr.Invalid("paymentType", "is required")
+	}
+	if !paymentTypeOK(in.PaymentType) {
+		return apierr.Invalid("paymentType", "must be one of the payment types (CASH_AT_POS, CARD_AT_POS, ..., APP, PAY_BY_BANK)")
+	}
+	return nil
+}
+
+// hash identifies a transaction body: a repeat with the same short code
+// and the same hash is the same transaction.
+func (in TransactionInput) hash(userID string) string {
+	in.UserID = userID
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateTransaction records a transaction of a user (POST
+// /users/{userId}/transactions, POST /transactions; admin). In one
+// DynamoDB transaction: the short code's item (conditional on being new),
+// the transaction, for APP the balance's decrease (conditional on covering
+// it: 422 INSUFFICIENT_BALANCE, nothing written), with orderId the order's
+// running total (conditional on it being OPEN: a COMPLETED order is 409)
+// or, without one, a generated order completed at once, and the
+// TRANSACTION_CREATED action. A repeat with the same short code and body
+// answers the first transaction and changes nothing (replayed true); the
+// same short code with another body is 409.
+func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput) (Transaction, bool, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Transaction{}, false, err
+	}
+	if userID == "" {
+		return Transaction{}, false, apierr.Invalid("userId", "is required")
+	}
+	if !web.ValidID(userID) {
+		return Transaction{}, false, profile.ErrNotFound
+	}
+	if err := in.validate(); err != nil {
+		return Transaction{}, false, err
+	}
+	hash := in.hash(userID)
+	st := s.st()
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if code, found, err := st.code(ctx, caller.TenantID, in.ShortCode); err != nil {
+			return Transaction{}, false, err
+		} else if found {
+			if code.BodyHash != hash {
+				return Transaction{}, false, ErrShortCodeTaken
+			}
+			t, err := st.txn(ctx, caller.TenantID, code.TransactionID)
+			return t.Transaction, true, err
+		}
+		t, retry, err := s.createTransaction(ctx, caller, userID, in, hash)
+		if err != nil || !retry {
+			return t, false, err
+		}
+	}
+	return Transaction{}, false, ErrConcurrent
+}
+
+func (s *Service) createTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput, hash string) (Transaction, bool, error) {
+	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	title, err := s.title(ctx, caller)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	var place *award.Place
+	if in.LocationID != "" {
+		p, err := s.place(ctx, caller.TenantID, in.LocationID)
+		if err != nil {
+			return Transaction{}, false, err
+		}
+		place = &p
+	}
+	now := s.Clock.Now()
+	st := s.st()
+	t := Transaction{
+		ID: perk.NewID(now), TenantID: caller.TenantID, UserID: userID, ShortCode: in.ShortCode,
+		SubTotal: in.SubTotal, TotalTax: in.TotalTax, TotalPrice: *in.TotalPrice, TotalTip: in.TotalTip, TotalPayment: in.TotalPayment,
+		LocationID: in.LocationID, RegisterID: in.RegisterID, OrderID: in.OrderID, PaymentType: in.PaymentType, Created: stamp(now),
+	}
+	tx := &ddb.Tx{}
+	codeItem, err := st.put(codeRecord{PK: codePK(t.TenantID, t.ShortCode), SK: "TXNCODE", TransactionID: t.ID, BodyHash: hash}, "", nil)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	codeAt := tx.Add("code", codeItem)
+	balanceAt, orderAt := -1, -1
+	if t.PaymentType == PaymentApp && t.Charge() > 0 {
+		balanceAt = tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, userID, -t.Charge()))
+	}
+	var comp completion
+	var generated *orderRecord
+	if in.OrderID != "" {
+		o, err := st.order(ctx, t.TenantID, in.OrderID)
+		if errors.Is(err, ErrOrderNotFound) {
+			return Transaction{}, false, apierr.Invalid("orderId", "no such order")
+		}
+		if err != nil {
+			return Transaction{}, false, err
+		}
+		if o.UserID != userID {
+			return Transaction{}, false, apierr.Invalid("orderId", "is an order of another user")
+		}
+		if o.State == StateCompleted {
+			return Transaction{}, false, ErrOrderCompleted
+		}
+		orderAt = tx.Add("order", st.update(orderPK(t.TenantID, o.ID), "ORDER",
+			"ADD transactionsTotal :p, transactionCount :one, version :one SET updatedAt = :now", "#st = :open",
+			map[string]types.AttributeValue{":p": fv(t.TotalPrice), ":one": nv(1), ":now": sv(stamp(now)), ":open": sv(StateOpen)}))
+		tx.Items()[orderAt].Update.ExpressionAttributeNames = map[string]string{"#st": "state"}
+	} else {
+		// Without orderId the platform makes the order and completes it
+		// at once.
+		o := orderRecord{Order: newOrder(t.TenantID, userID, now)}
+		o.LocationID, o.TransactionsTotal, o.TransactionCount = t.LocationID, t.TotalPrice, 1
+		t.OrderID, t.OrderGenerated = o.ID, true
+		if comp, err = s.prepareCompletion(ctx, caller, tx, &o, t.PaymentType, now); err != nil {
+			return Transaction{}, false, err
+		}
+		generated = &o
+	}
+	txnItem, err := st.put(txnRecord{PK: txnPK(t.TenantID, t.ID), SK: "TXN", Transaction: t}, "", nil)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	tx.Add("transaction", txnItem)
+	meta := map[string]any{"transactionId": t.ID, "orderId": t.OrderID, "shortCode": t.ShortCode, "paymentType": t.PaymentType, "totalPrice": t.TotalPrice}
+	for k, v := range map[string]*float64{"subTotal": t.SubTotal, "totalTax": t.TotalTax, "totalTip": t.TotalTip, "totalPayment": t.TotalPayment} {
+		if v != nil {
+			meta[k] = *v
+		}
+	}
+	if t.RegisterID != "" {
+		meta["registerId"] = t.RegisterID
+	}
+	created := s.act(t.TenantID, title, prof, place, ActionTransactionCreated, now, meta)
+	it, err := s.Actions.TransactItem(created)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	tx.Add("action", it)
+	err = tx.Run(ctx, s.DB)
+	switch {
+	case err == nil:
+	case ddb.Failed(err, codeAt):
+		return Transaction{}, true, nil // another request took the code: read it
+	case balanceAt >= 0 && ddb.Failed(err, balanceAt):
+		return Transaction{}, false, ErrInsufficientBalance
+	case orderAt >= 0 && ddb.Failed(err, orderAt):
+		return Transaction{}, false, ErrOrderCompleted
+	case ddb.IsTransactionConflict(err):
+		return Transaction{}, true, nil
+	case generated != nil:
+		retry, out := comp.failure(err)
+		return Transaction{}, retry, out
+	default:
+		return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
+	}
+	s.react(ctx, created)
+	if generated != nil {
+		s.after(ctx, comp)
+	}
+	return t, false, nil
+}
+
+// FindTransaction returns the transaction of a POS short code (GET
+// /transactions?shortCode=, admin).
+func (s *Service) FindTransaction(ctx context.Context, caller web.Caller, shortCode string) (Transaction, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Transaction{}, err
+	}
+	if shortCode == "" || !textOK(shortCode, 64) {
+		return Transaction{}, apierr.Invalid("shortCode", "is required (1 to 64 characters)")
+	}
+	code, found, err := s.st().code(ctx, caller.TenantID, shortCode)
+	if err != nil {
+		return Transaction{}, err
+	}
+	if !found {
+		return Transaction{}, ErrTransactionNotFound
+	}
+	t, err := s.st().txn(ctx, caller.TenantID, code.TransactionID)
+	return t.Transaction, err
+}
+
+// RefundResult is the answer of a refund: the transaction and what the
+// refund did.
+type RefundResult struct {
+	Transaction
+	BalanceRestored     float64 `json:"balanceRestored"`
+	PointsReversed      int     `json:"pointsReversed"`
+	PointsNotReversed   int     `json:"pointsNotReversed"`
+	RedemptionsReturned int     `json:"redemptionsReturned"`
+}
+
+// Refund refunds a transaction once (PUT /transactions/{id}?refund=true,
+// admin; a second refund is 409). In one DynamoDB transaction:
+//   - the transaction marked refunded;
+//   - for APP, the app balance restored;
+//   - the order's totals: its amount moves from transactionsTotal to
+//     refundedTotal (an OPEN order then completes on what is left);
+//   - on a COMPLETED order, the share of the points the rules earned on it
+//     that the money refunded since completion is of the money paid then
+//     (rounded down; all of it once everything is refunded), taken back
+//     from the awards (never below zero: what could not be taken back is
+//     recorded on the action and the answer);
+//   - for APP only, once per order, the order's redemptions given back to
+//     their awards (a cash refund does not return spent awards; a
+//     redemption already refunded through the award endpoints is not
+//     given back twice);
+//   - the TRANSACTION_REFUNDED action.
+func (s *Service) Refund(ctx context.Context, caller web.Caller, id string) (RefundResult, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return RefundResult{}, err
+	}
+	if !web.ValidID(id) {
+		return RefundResult{}, ErrTransactionNotFound
+	}
+	st := s.st()
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		t, err := st.txn(ctx, caller.TenantID, id)
+		if err != nil {
+			return RefundResult{}, err
+		}
+		if t.Refunded {
+			return RefundResult{}, ErrRefunded
+		}
+		res, retry, err := s.refund(ctx, caller, t.Transaction)
+		if err != nil || !retry {
+			return res, err
+		}
+	}
+	return RefundResult{}, ErrConcurrent
+}
+
+// refunding is what a refund adds to its transaction.
+type refunding struct {
+	res      RefundResult
+	actions  []action.Action
+	awardsAt []int
+	reversed map[string]int
+	returned bool
+}
+
+func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) (RefundResult, bool, error) {
+	st := s.st()
+	o, err := st.order(ctx, t.TenantID, t.OrderID)
+	if err != nil {
+		return RefundResult{}, false, err
+	}
+	prof, err := s.Users.Get(ctx, t.TenantID, t.UserID)
+	if err != nil {
+		return RefundResult{}, false, err
+	}
+	title, err := s.title(ctx, caller)
+	if err != nil {
+		return RefundResult{}, false, err
+	}
+	now := s.Clock.Now()
+	rf := refunding{res: RefundResult{Transaction: t}, reversed: maps.Clone(o.PointsReversed), returned: o.RedemptionsReturned}
+	if rf.reversed == nil {
+		rf.reversed = map[string]int{}
+	}
+	rf.res.Refunded, rf.res.RefundedAt = true, stamp(now)
+	tx := &ddb.Tx{}
+	txnAt := tx.Add("transaction", st.update(txnPK(t.TenantID, t.ID), "TXN", "SET refunded = :t, refundedAt = :now", "refunded = :f",
+		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(stamp(now))}))
+	if t.PaymentType == PaymentApp && t.Charge() > 0 {
+		tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, t.UserID, t.Charge()))
+		rf.res.BalanceRestored = t.Charge()
+	}
+	meta := map[string]any{"orderId": o.ID, "transactionId": t.ID}
+	if o.State == StateCompleted {
+		if err := s.addReversal(ctx, tx, &rf, o, t, title, meta, now); err != nil {
+			return RefundResult{}, false, err
+		}
+		if t.PaymentType == PaymentApp && !o.RedemptionsReturned && len(o.Redemptions) > 0 {
+			if err := s.addReturns(ctx, tx, &rf, o, t, title, meta, now); err != nil {
+				return RefundResult{}, false, err
+			}
+		}
+	}
+	// The order: the amount moves to refundedTotal; what the refund took
+	// back is recorded; conditional on the version read.
+	add := "transactionsTotal :neg, refundedTotal :p, version :one"
+	if o.State == StateCompleted {
+		add += ", refundedAfter :p"
+	}
+	reversed, err := attributevalue.Marshal(rf.reversed)
+	if err != nil {
+		return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
+	}
+	orderAt := tx.Add("order", st.update(orderPK(o.TenantID, o.ID), "ORDER",
+		"SET pointsReversed = :rev, redemptionsReturned = :ret, updatedAt = :now ADD "+add, "version = :v",
+		map[string]types.AttributeValue{
+			":neg": fv(-t.TotalPrice), ":p": fv(t.TotalPrice), ":one": nv(1), ":rev": reversed, ":ret": bv(rf.returned),
+			":now": sv(stamp(now)), ":v": nv(int64(o.Version)),
+		}))
+	res := rf.res
+	am := map[string]any{
+		"transactionId": t.ID, "orderId": o.ID, "paymentType": t.PaymentType, "amount": t.TotalPrice,
+		"balanceRestored": res.BalanceRestored, "pointsReversed": res.PointsReversed, "pointsNotReversed": res.PointsNotReversed,
+		"redemptionsReturned": res.RedemptionsReturned,
+	}
+	var place *award.Place
+	if t.LocationID != "" {
+		if p, err := s.place(ctx, t.TenantID, t.LocationID); err == nil {
+			place = &p
+		}
+	}
+	refunded := s.act(t.TenantID, title, prof, place, ActionTransactionRefunded, now, am)
+	it, err := s.Actions.TransactItem(refunded)
+	if err != nil {
+		return RefundResult{}, false, err
+	}
+	tx.Add("action", it)
+	actions := append(rf.actions, refunded)
+	err = tx.Run(ctx, s.DB)
+	switch {
+	case err == nil:
+	case ddb.Failed(err, txnAt):
+		return RefundResult{}, false, ErrRefunded
+	case ddb.Failed(err, orderAt), ddb.IsTransactionConflict(err):
+		return RefundResult{}, true, nil
+	default:
+		for _, at := range rf.awardsAt {
+			if ddb.Failed(err, at) {
+				return RefundResult{}, true, nil // an award changed since it was read
+			}
+		}
+		return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
+	}
+	s.react(ctx, actions...)
+	return res, false, nil
+}
+
+// addReversal adds to tx the taking back of the points refunding t takes
+// from completed order o (see Refund).
+func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, meta map[string]any, now time.Time) error {
+	share := 1.0
+	if o.EarnedBase > 0 {
+		share = min(1, (o.RefundedAfter+t.TotalPrice)/o.EarnedBase)
+	}
+	for _, awardID := range slices.Sorted(maps.Keys(o.PointsEarned)) {
+		pts := o.PointsEarned[awardID]
+		target := pts
+		if share < 1 {
+			target = int(math.Floor(float64(pts)*share + 1e-9))
+		}
+		due := target - rf.reversed[awardID]
+		if due <= 0 {
+			continue
+		}
+		rf.reversed[awardID] = target
+		_, perkID, _ := splitAward(awardID)
+		sub, err := s.Awards.Load(ctx, t.TenantID, title, perkID, t.UserID, "")
+		if err != nil {
+			s.log().Warn("refund: the award of earned points is gone", "awardId", awardID, "error", err.Error())
+			rf.res.PointsNotReversed += due
+			continue
+		}
+		w, err := s.Awards.AddReverse(ctx, tx, sub, due, meta, now)
+		if err != nil {
+			return err
+		}
+		rf.res.PointsReversed += w.Taken
+		rf.res.PointsNotReversed += w.Short
+		if w.AwardAt >= 0 {
+			rf.awardsAt = append(rf.awardsAt, w.AwardAt)
+			rf.actions = append(rf.actions, w.Action)
+		}
+	}
+	return nil
+}
+
+// addReturns adds to tx the giving back of completed order o's
+// redemptions (see Refund).
+func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, meta map[string]any, now time.Time) error {
+	for _, red := range o.Redemptions {
+		_, perkID, _ := splitAward(red.AwardID)
+		sub, err := s.Awards.Load(ctx, t.TenantID, title, perkID, t.UserID, "")
+		if err != nil {
+			return err
+		}
+		def := 1
+		if sub.Perk.Points.Redemption != nil && *sub.Perk.Points.Redemption > 0 {
+			def = *sub.Perk.Points.Redemption
+		}
+		left, err := s.Awards.Refundable(ctx, sub)
+		if err != nil {
+			return err
+		}
+		v := min(red.Points(def), left)
+		if v <= 0 {
+			continue // refunded already through the award endpoints
+		}
+		w := s.Awards.AddRefund(tx, sub, v, meta, now)
+		rf.awardsAt = append(rf.awardsAt, w.AwardAt)
+		rf.actions = append(rf.actions, w.Action)
+		rf.res.RedemptionsReturned++
+	}
+	rf.returned = true
+	return nil
+}
+
+func bv(b bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: b} }

@@ -1,0 +1,481 @@
+// Package rule is the rules (DESIGN: the Rule body): a tenant's "when an
+// action of this type matches these conditions, do these effects" (grant
+// points of a perk, add to or remove from a segment), their CRUD, and the
+// engine that runs them on new actions, at most once per (rule, action).
+//
+// Where rules run: the request that records an action runs the rules on it
+// before it answers (the POS, loyalty and audiences functions), so a till
+// prints the points an order earned; the rules function reads the Actions
+// table's stream and applies whatever a crash or a timeout left out, and
+// runs the rules of actions recorded by other functions (check-ins, users).
+// Each (rule, action) applies at most once whichever gets there first.
+//
+// Chains: a rule's effects record their own actions (AWARD_GRANTED,
+// SEGMENT_JOINED, ...), which can trigger rules in turn, up to MaxDepth
+// levels (the depth travels in the actions' metadata.ruleDepth); a rule
+// never runs on an action its own effects recorded.
+package rule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/audience"
+	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/hook"
+	"github.com/loyalty-platform/platform/shared/perk"
+)
+
+// MaxDepth bounds a chain of rules: an action recorded by a request is at
+// depth 0, the actions of the effects of rules on it at depth 1, and rules
+// do not run on actions at depth MaxDepth.
+const MaxDepth = 3
+
+// SourceRule is the source of the grants rules make.
+const SourceRule = "RULE"
+
+// Perks reads perks.
+type Perks interface {
+	Find(ctx context.Context, tenantID, id string) (perk.Perk, error)
+}
+
+// Granted is a rule's grant, as the OnGrant hooks see it: the POS domain
+// records on the order the points the rules earned on it.
+type Granted struct {
+	TenantID string
+	UserID   string
+	// OrderID is the order the triggering action names (metadata.orderId),
+	// or empty.
+	OrderID string
+	AwardID string
+	Points  int
+}
+
+// Engine runs the rules' CRUD and the rules on actions.
+type Engine struct {
+	DB        ddb.API
+	Table     string
+	Clock     clock.Clock
+	Cursor    ddb.Cursor
+	Perks     Perks
+	Awards    *award.Service
+	Audiences *audience.Service
+	Log       *slog.Logger
+	// OnGrant runs inside the transaction of every grant a rule makes.
+	OnGrant hook.Hooks[Granted]
+}
+
+func (e *Engine) st() *store { return &store{db: e.DB, table: e.Table} }
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+// depthOf is the rule depth of an action (metadata.ruleDepth, 0 without).
+func depthOf(a action.Action) int {
+	switch v := a.Metadata["ruleDepth"].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}
+
+// Run runs the rules triggered by action a (and, within MaxDepth, the rules
+// triggered by the actions their effects record).
+func (e *Engine) Run(ctx context.Context, a action.Action) error {
+	if a.ID == "" || a.TenantID == "" || depthOf(a) >= MaxDepth {
+		return nil
+	}
+	all, err := e.st().all(ctx, a.TenantID)
+	if err != nil {
+		return err
+	}
+	var rules []Rule
+	for _, r := range all {
+		if r.Enabled && r.Trigger == a.Type {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	doc, err := docOf(a)
+	if err != nil {
+		return err
+	}
+	var produced []action.Action
+	for _, r := range rules {
+		if id, _ := a.Metadata["ruleId"].(string); id == r.ID {
+			continue // a rule never runs on what it did
+		}
+		if !Matches(r.Conditions, doc) {
+			continue
+		}
+		acts, err := e.apply(ctx, r, a)
+		if err != nil {
+			return fmt.Errorf("rule %s on action %s: %w", r.ID, a.ID, err)
+		}
+		produced = append(produced, acts...)
+	}
+	for _, p := range produced {
+		if err := e.Run(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// docOf is an action as the JSON a condition's path reads.
+func docOf(a action.Action) (map[string]any, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	return doc, json.Unmarshal(b, &doc)
+}
+
+// apply applies a rule's effects to action a in one transaction with the
+// rule's applied marker, and returns the actions the effects recorded. An
+// effect that cannot apply (its perk disabled or gone, a CLUB perk the
+// user does not hold, a segment gone, a user not in the segment it leaves)
+// is left out and logged; the others still apply.
+func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.Action, error) {
+	if a.Context.User == nil || a.Context.User.ID == "" {
+		e.log().Info("rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
+		return nil, nil
+	}
+	meta := map[string]any{"ruleId": r.ID, "triggerActionId": a.ID, "ruleDepth": depthOf(a) + 1}
+	orderID, _ := a.Metadata["orderId"].(string)
+	if orderID != "" {
+		meta["orderId"] = orderID
+	}
+	effects := slices.Clone(r.Effects)
+	for attempt := 0; attempt < 8; attempt++ {
+		now := e.Clock.Now()
+		tx := &ddb.Tx{}
+		markerAt := tx.Add("rule", e.st().marker(a.TenantID, r.ID, a.ID, now))
+		var produced []action.Action
+		var checks []func(error) (retry bool, drop bool)
+		for i, ef := range effects {
+			acts, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
+			if err != nil {
+				if isClientError(err) {
+					e.log().Warn("rule effect left out", "ruleId", r.ID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
+					effects = slices.Delete(slices.Clone(effects), i, i+1)
+					return e.apply(ctx, Rule{ID: r.ID, Definition: Definition{Effects: effects}}, a)
+				}
+				return nil, err
+			}
+			produced = append(produced, acts...)
+			checks = append(checks, check)
+		}
+		err := tx.Run(ctx, e.DB)
+		switch {
+		case err == nil:
+			return produced, nil
+		case ddb.Failed(err, markerAt):
+			return nil, nil // applied already (another path got there first)
+		case ddb.IsTransactionConflict(err):
+			continue
+		}
+		if ddb.CanceledReasons(err) == nil {
+			return nil, err
+		}
+		retry := false
+		for i, check := range checks {
+			r2, drop := check(err)
+			if drop {
+				e.log().Warn("rule effect left out", "ruleId", r.ID, "actionId", a.ID, "effect", effects[i].Type)
+				effects = slices.Delete(slices.Clone(effects), i, i+1)
+				retry = true
+				break
+			}
+			retry = retry || r2
+		}
+		if !retry {
+			return nil, err
+		}
+	}
+	return nil, apierr.New(apierr.Conflict, "the rule's effects kept losing races; the stream consumer retries")
+}
+
+func isClientError(err error) bool {
+	e, ok := apierr.As(err)
+	return ok && e.Code.Status() < 500
+}
+
+// addEffect adds one effect to tx and returns the actions it records and
+// how to read a failure of the transaction (retry with a fresh read, or
+// drop the effect).
+func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.Action, meta map[string]any, orderID string, now time.Time) ([]action.Action, func(error) (bool, bool), error) {
+	title := a.Context.Tenant.Title
+	user := a.Context.User
+	switch ef.Type {
+	case GrantPerk:
+		loc := ""
+		if a.Context.Location != nil {
+			loc = a.Context.Location.ID
+		}
+		sub, err := e.Awards.Load(ctx, a.TenantID, title, ef.PerkID, user.ID, loc)
+		if errors.Is(err, award.ErrUnknownLocation) {
+			sub, err = e.Awards.Load(ctx, a.TenantID, title, ef.PerkID, user.ID, "")
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		points := PointsFor(ef, sub.Perk, a)
+		if points <= 0 {
+			return nil, func(error) (bool, bool) { return false, false }, nil
+		}
+		w, err := e.Awards.AddGrant(ctx, tx, sub, points, award.GrantOptions{Source: SourceRule, Meta: maps.Clone(meta)}, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := e.OnGrant.Run(ctx, tx, Granted{TenantID: a.TenantID, UserID: user.ID, OrderID: orderID, AwardID: w.AwardID, Points: w.Granted}); err != nil {
+			return nil, nil, err
+		}
+		return []action.Action{w.Action}, func(err error) (bool, bool) {
+			retry, out := w.Failure(err)
+			if retry {
+				return true, false
+			}
+			return false, out != nil && !errors.Is(out, err)
+		}, nil
+	case AddToSegment, RemoveFromSegment:
+		seg, err := e.Audiences.Find(ctx, a.TenantID, ef.SegmentID)
+		if err != nil {
+			return nil, nil, err
+		}
+		p := audience.Person{ID: user.ID, Name: user.Name, PrimaryPlatform: user.PrimaryPlatform}
+		if ef.Type == AddToSegment {
+			w, err := e.Audiences.AddJoin(ctx, tx, title, seg, p, maps.Clone(meta), now)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !w.Changed() {
+				return nil, func(error) (bool, bool) { return false, false }, nil
+			}
+			return w.Actions, func(err error) (bool, bool) { return ddb.Failed(err, w.At), false }, nil
+		}
+		member, err := e.Audiences.IsMember(ctx, a.TenantID, seg.ID, user.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !member {
+			return nil, func(error) (bool, bool) { return false, false }, nil
+		}
+		w, err := e.Audiences.AddLeave(ctx, tx, title, seg, p, audience.ReasonRule, maps.Clone(meta), now)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []action.Action{w.Action}, func(err error) (bool, bool) { return false, ddb.Failed(err, w.At) }, nil
+	}
+	return nil, nil, fmt.Errorf("unknown effect %q", ef.Type)
+}
+
+// PointsFor returns the points a GRANT_PERK effect grants on action a:
+// points; pointsPerUnit times the order value (metadata.value, else
+// metadata.totalPrice, else metadata.amount), rounded down; or
+// pointsPerItem times the number of basket items (metadata.basket, each
+// counted by its quantity) that match the perk's basketQualification (by
+// id for ITEM and CHILD scopes, by category for CATEGORY, either for
+// ITEM_OR_CATEGORY; every item without a qualification or for BASKET).
+func PointsFor(ef Effect, p perk.Perk, a action.Action) int {
+	switch {
+	case ef.Points != nil:
+		return *ef.Points
+	case ef.PointsPerUnit != nil:
+		v := 0.0
+		for _, k := range []string{"value", "totalPrice", "amount"} {
+			if x, ok := number(a.Metadata[k]); ok {
+				v = x
+				break
+			}
+		}
+		return int(math.Floor(v**ef.PointsPerUnit + 1e-9))
+	case ef.PointsPerItem != nil:
+		return matchingItems(p, a.Metadata["basket"]) * *ef.PointsPerItem
+	}
+	return 0
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func matchingItems(p perk.Perk, basket any) int {
+	items, _ := basket.([]any)
+	bq := p.BasketQualification
+	codes := bq.Codes()
+	scope := ""
+	if bq != nil && bq.Scope != nil {
+		scope = *bq.Scope
+	}
+	n := 0
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		id, _ := m["id"].(string)
+		cat, _ := m["category"].(string)
+		q := 1
+		if x, ok := number(m["quantity"]); ok && x >= 1 {
+			q = int(x)
+		}
+		match := len(codes) == 0 || scope == "BASKET"
+		switch {
+		case match:
+		case scope == "CATEGORY":
+			match = slices.Contains(codes, cat)
+		case scope == "ITEM_OR_CATEGORY":
+			match = slices.Contains(codes, id) || slices.Contains(codes, cat)
+		default: // ITEM, CHILD_ITEM, ITEM_AND_CHILD_ITEM, or no scope
+			match = slices.Contains(codes, id)
+		}
+		if match {
+			n += q
+		}
+	}
+	return n
+}
+
+// Matches reports whether every condition holds on an action (as the JSON
+// docOf makes of it).
+func Matches(conds []Condition, doc map[string]any) bool {
+	for _, c := range conds {
+		if !holds(c, doc) {
+			return false
+		}
+	}
+	return true
+}
+
+func lookup(doc map[string]any, path string) (any, bool) {
+	var cur any = doc
+	for _, seg := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func holds(c Condition, doc map[string]any) bool {
+	got, present := lookup(doc, c.Path)
+	var want any
+	if len(c.Value) > 0 {
+		_ = json.Unmarshal(c.Value, &want)
+	}
+	switch c.Operator {
+	case "EXISTS":
+		if b, ok := want.(bool); ok && !b {
+			return !present || got == nil
+		}
+		return present && got != nil
+	case "EQ":
+		return present && equal(got, want)
+	case "NEQ":
+		return !present || !equal(got, want)
+	case "GT", "GTE", "LT", "LTE":
+		if !present {
+			return false
+		}
+		cmp, ok := compare(got, want)
+		if !ok {
+			return false
+		}
+		switch c.Operator {
+		case "GT":
+			return cmp > 0
+		case "GTE":
+			return cmp >= 0
+		case "LT":
+			return cmp < 0
+		}
+		return cmp <= 0
+	case "IN", "NIN":
+		list, _ := want.([]any)
+		in := false
+		for _, w := range list {
+			if present && equal(got, w) {
+				in = true
+				break
+			}
+		}
+		return in == (c.Operator == "IN")
+	case "CONTAINS":
+		switch g := got.(type) {
+		case []any:
+			for _, x := range g {
+				if equal(x, want) {
+					return true
+				}
+			}
+		case string:
+			w, ok := want.(string)
+			return ok && strings.Contains(g, w)
+		}
+		return false
+	}
+	return false
+}
+
+func equal(a, b any) bool {
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func compare(a, b any) (int, bool) {
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case x < y:
+			return -1, true
+		case x > y:
+			return 1, true
+		}
+		return 0, true
+	}
+	x, ok1 := a.(string)
+	y, ok2 := b.(string)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return strings.Compare(x, y), true
+}

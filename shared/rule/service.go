@@ -1,0 +1,324 @@
+package rule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/audience"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// Routes returns the rule routes of the audiences function.
+func (e *Engine) Routes() []web.Route {
+	return []web.Route{
+		{Method: "POST", Path: "/rules", Handler: e.handleCreate},
+		{Method: "GET", Path: "/rules", Handler: e.handleList},
+		{Method: "GET", Path: "/rules/{ruleId}", Handler: e.handleGet},
+		{Method: "PUT", Path: "/rules/{ruleId}", Handler: e.handleUpdate},
+		{Method: "DELETE", Path: "/rules/{ruleId}", Handler: e.handleDelete},
+	}
+}
+
+// check validates a definition and that the perks and segments its
+// effects name exist (422 naming the effect otherwise).
+func (e *Engine) check(ctx context.Context, tenantID string, d *Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	for i, ef := range d.Effects {
+		at := fmt.Sprintf("effects[%d]", i)
+		switch ef.Type {
+		case GrantPerk:
+			if _, err := e.Perks.Find(ctx, tenantID, ef.PerkID); err != nil {
+				if errors.Is(err, perk.ErrNotFound) {
+					return apierr.Invalid(at+".perkId", "no such perk")
+				}
+				return err
+			}
+		default:
+			if _, err := e.Audiences.Find(ctx, tenantID, ef.SegmentID); err != nil {
+				if errors.Is(err, audience.ErrNotFound) {
+					return apierr.Invalid(at+".segmentId", "no such segment")
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func refuseNulls(body []byte) error {
+	if p := web.Nulls(body); len(p) > 0 {
+		return apierr.Invalid(p[0], "cannot be null")
+	}
+	return nil
+}
+
+// Create stores a new rule (POST /rules, admin); `enabled` defaults to
+// true.
+func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Rule, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Rule{}, err
+	}
+	if err := refuseNulls(body); err != nil {
+		return Rule{}, err
+	}
+	var in Input
+	if err := web.DecodeBytes(body, &in); err != nil {
+		return Rule{}, err
+	}
+	if err := e.check(ctx, caller.TenantID, &in.Definition); err != nil {
+		return Rule{}, err
+	}
+	now := e.Clock.Now()
+	r := Rule{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Enabled: in.Enabled == nil || *in.Enabled,
+		Created: now.UTC().Format(timeFormat), UpdatedAt: now.UTC().Format(timeFormat)}
+	if err := e.st().put(ctx, r, 1); err != nil {
+		return Rule{}, fmt.Errorf("create rule: %w", err)
+	}
+	return r, nil
+}
+
+// Get returns a rule (GET /rules/{ruleId}, admin).
+func (e *Engine) Get(ctx context.Context, caller web.Caller, id string) (Rule, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Rule{}, err
+	}
+	if !web.ValidID(id) {
+		return Rule{}, ErrNotFound
+	}
+	r, _, err := e.st().get(ctx, caller.TenantID, id)
+	return r, err
+}
+
+// Update changes a rule (PUT /rules/{ruleId}, admin): the fields present
+// replace the stored ones (conditions and effects as a whole); read-only
+// fields may be sent back unchanged; the result is validated as on create.
+func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Rule, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Rule{}, err
+	}
+	if !web.ValidID(id) {
+		return Rule{}, ErrNotFound
+	}
+	if err := refuseNulls(body); err != nil {
+		return Rule{}, err
+	}
+	var in Input
+	if err := web.DecodeBytes(body, &in); err != nil {
+		return Rule{}, err
+	}
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(body, &patch); err != nil || len(patch) == 0 {
+		return Rule{}, apierr.Invalid("", "send at least one field to change")
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		cur, version, err := e.st().get(ctx, caller.TenantID, id)
+		if err != nil {
+			return Rule{}, err
+		}
+		for _, f := range []struct {
+			name string
+			got  *string
+			want string
+		}{{"_id", in.ID, cur.ID}, {"tenantId", in.TenantID, cur.TenantID}, {"created", in.Created, cur.Created}, {"updatedAt", in.UpdatedAt, cur.UpdatedAt}} {
+			if f.got != nil && *f.got != f.want {
+				return Rule{}, apierr.Invalid(f.name, "is read-only (send it unchanged or leave it out)")
+			}
+		}
+		next := cur
+		if _, ok := patch["title"]; ok {
+			next.Title = in.Title
+		}
+		if _, ok := patch["trigger"]; ok {
+			next.Trigger = in.Trigger
+		}
+		if _, ok := patch["conditions"]; ok {
+			next.Conditions = in.Conditions
+		}
+		if _, ok := patch["effects"]; ok {
+			next.Effects = in.Effects
+		}
+		if in.Enabled != nil {
+			next.Enabled = *in.Enabled
+		}
+		if err := e.check(ctx, caller.TenantID, &next.Definition); err != nil {
+			return Rule{}, err
+		}
+		next.UpdatedAt = e.Clock.Now().UTC().Format(timeFormat)
+		err = e.st().put(ctx, next, version+1)
+		if errors.Is(err, ErrConcurrent) {
+			continue
+		}
+		if err != nil {
+			return Rule{}, fmt.Errorf("update rule %s: %w", id, err)
+		}
+		return next, nil
+	}
+	return Rule{}, ErrConcurrent
+}
+
+// Delete deletes a rule (DELETE /rules/{ruleId}, admin): it no longer
+// runs; what it did stays.
+func (e *Engine) Delete(ctx context.Context, caller web.Caller, id string) error {
+	if err := caller.RequireAdmin(); err != nil {
+		return err
+	}
+	if !web.ValidID(id) {
+		return ErrNotFound
+	}
+	return e.st().delete(ctx, caller.TenantID, id)
+}
+
+// List returns a page of the tenant's rules in creation order (GET
+// /rules, admin); `trigger` keeps one trigger's.
+func (e *Engine) List(ctx context.Context, caller web.Caller, trigger string, limit int, startKey string) ([]Rule, web.Page, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return nil, web.Page{}, err
+	}
+	if trigger != "" && (len(trigger) > 64 || !typePattern.MatchString(trigger)) {
+		return nil, web.Page{}, apierr.Invalid("trigger", "must be an UPPER_SNAKE action type")
+	}
+	scope := "rules|" + trigger
+	start, err := e.Cursor.Decode(caller.TenantID, scope, startKey)
+	if err != nil {
+		return nil, web.Page{}, err
+	}
+	keep := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
+		if trigger == "" {
+			return items, nil
+		}
+		return slices.DeleteFunc(items, func(it ddb.Item) bool {
+			var rec record
+			return attributevalue.UnmarshalMap(it, &rec) != nil || rec.Trigger != trigger
+		}), nil
+	}
+	items, next, err := ddb.QueryPage(ctx, e.DB, e.st().query(caller.TenantID), start, limit, keep)
+	if err != nil {
+		return nil, web.Page{}, fmt.Errorf("list rules: %w", err)
+	}
+	out := make([]Rule, 0, len(items))
+	for _, it := range items {
+		var rec record
+		if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+			return nil, web.Page{}, err
+		}
+		r, err := rec.rule()
+		if err != nil {
+			return nil, web.Page{}, err
+		}
+		out = append(out, r)
+	}
+	nk, err := e.Cursor.Encode(caller.TenantID, scope, next)
+	if err != nil {
+		return nil, web.Page{}, err
+	}
+	return out, web.Page{Limit: limit, Count: len(out), StartKey: startKey, NextKey: nk}, nil
+}
+
+// RuleList is the body of GET /rules.
+type RuleList struct {
+	Items []Rule   `json:"items"`
+	Page  web.Page `json:"page"`
+}
+
+func body(r *http.Request) ([]byte, error) {
+	b, err := web.ReadBody(r, web.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, apierr.Invalid("", "a JSON body is required")
+	}
+	return b, nil
+}
+
+// handleCreate serves POST /rules (admin): 201 with the rule.
+func (e *Engine) handleCreate(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireAdmin(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	b, err := body(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	rule, err := e.Create(r.Context(), caller, b)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusCreated, rule)
+}
+
+// handleList serves GET /rules (admin).
+func (e *Engine) handleList(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireAdmin(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	limit, start, err := web.Paging(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	items, page, err := e.List(r.Context(), caller, r.URL.Query().Get("trigger"), limit, start)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, RuleList{Items: items, Page: page})
+}
+
+// handleGet serves GET /rules/{ruleId} (admin).
+func (e *Engine) handleGet(w http.ResponseWriter, r *http.Request) {
+	rule, err := e.Get(r.Context(), web.CallerOf(r), r.PathValue("ruleId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, rule)
+}
+
+// handleUpdate serves PUT /rules/{ruleId} (admin): 200 with the rule.
+func (e *Engine) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireAdmin(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	b, err := body(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	rule, err := e.Update(r.Context(), caller, r.PathValue("ruleId"), b)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, rule)
+}
+
+// handleDelete serves DELETE /rules/{ruleId} (admin): 204.
+func (e *Engine) handleDelete(w http.ResponseWriter, r *http.Request) {
+	if err := e.Delete(r.Context(), web.CallerOf(r), r.PathValue("ruleId")); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.Empty(w, http.StatusNoContent)
+}

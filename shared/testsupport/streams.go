@@ -1,0 +1,58 @@
+package testsupport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/loyalty-platform/platform/localstack/stack"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/platform"
+)
+
+// StreamWait bounds WaitStreams.
+const StreamWait = 30 * time.Second
+
+// subscribeStreams gives the stack the handlers of the functions with
+// DynamoDB stream events (the rules function on the Actions table's
+// stream), built once per test binary with the real clock, as
+// subscribeS3 does: like a deployed function, they run apart from the
+// test's own dependencies. The stream of a table is shared by every test
+// (and every test binary) using the same DynamoDB Local, so the handlers
+// get the records of every tenant. Tests wait for them with WaitStreams.
+func subscribeStreams(st *stack.Stack) error {
+	var deps *platform.Deps
+	for _, f := range st.Template.Functions {
+		if len(f.Streams) == 0 {
+			continue
+		}
+		if deps == nil {
+			d, err := platform.New(context.Background(), app.ConfigFromEnv())
+			if err != nil {
+				return fmt.Errorf("build the stream-triggered functions: %w", err)
+			}
+			deps = d
+		}
+		h, err := deps.StreamHandler(f.Name)
+		if err != nil {
+			return fmt.Errorf("function %s has DynamoDB stream events: %w", f.Name, err)
+		}
+		st.OnStream(f.Name, h)
+	}
+	return nil
+}
+
+// WaitStreams waits until every DynamoDB stream record written so far (by
+// this test or any other) has been delivered to the functions with stream
+// events (the rules function) and their handlers returned, as Lambda's
+// event source mappings deliver them after a write. It fails the test when
+// that takes longer than StreamWait (a record that keeps failing is
+// retried, bisected and skipped well within it).
+func (h *Harness) WaitStreams() {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StreamWait)
+	defer cancel()
+	if err := Stack(h.T).StreamIdle(ctx); err != nil {
+		h.T.Fatalf("wait for the stream records: %v", err)
+	}
+}
