@@ -5,20 +5,38 @@
 // Placeholders. The samples stay realistic and fixed: they name a user
 // 5f1c0a9b2d3e4f5a6b7c8d9e, a location 6a2d1b0c3e4f5a6b7c8d9e0f, an
 // address, a secondary credential, an import's and an export's operation,
-// a session token and two codes that no stack holds, so sent as they are
-// to a fresh stack (make invoke) they answer 404 (401 for the logout's
-// token). So that each sample proves its success path, seedSamples first
-// creates those entities through the API in the seeded tenant local (an
-// ACTIVE user with a profile photo, a password and a session, its address
-// and unverified secondary credential, a PENDING user, a location offering
-// check-ins, and a finished import and export), and returns one map,
-// placeholder -> real value. Before an HTTP sample reaches its handler,
-// bindEvent replaces every placeholder in its rawPath,
-// requestContext.http.path, pathParameters, rawQueryString,
+// a perk, a segment, an OPEN order, a POS transaction, a rule, a session
+// token and two codes that no stack holds, so sent as they are to a fresh
+// stack (make invoke) they answer 404 (401 for the logout's token). So
+// that each sample proves its success path, seedSamples first creates
+// those entities through the API in the seeded tenant local (an ACTIVE
+// user with a profile photo, a password and a session, its address and
+// unverified secondary credential, a PENDING user, a location offering
+// check-ins, a finished import and export, a STAMP_CARD perk, a ROLLING
+// segment, a finished award import and actions export, an OPEN PAYATPOS
+// order of the user at the location, a card transaction of the user (its
+// order generated and completed), and a rule), and returns one map,
+// placeholder -> real value. The POS short codes of the transactions the
+// samples record (T12-0042-1, T12-0043-1) are placeholders too, bound to
+// codes new in each run: a short code names one transaction of a tenant
+// for good, so fixed ones would be taken by an earlier run. Before an HTTP
+// sample reaches its handler, bindEvent replaces every placeholder in its
+// rawPath, requestContext.http.path, pathParameters, rawQueryString,
 // queryStringParameters, Authorization header and text body; a code
 // placeholder (written with its quotes) is bound only where it is a whole
 // JSON string of the body. The jobs and tenants samples are run as they
 // are.
+//
+// The stream sample (rules-stream.json) is a DynamoDB Streams event of
+// the Actions table: an INSERT whose NewImage is a CHECKIN_CREATED action
+// of the user at the location, as the table stores it. Its placeholders
+// are bound by a plain replace over the file's text before it is decoded.
+// seedSamples also creates, and returns apart from the map, an enabled
+// CHECKIN_CREATED rule granting streamPoints of the perk at that location;
+// the sample runs twice through the rules function's handler (the award
+// grows by streamPoints once, no batch item failures), then the rule is
+// deleted, before any other sample checks in. Rules left in local by an
+// earlier run are deleted first.
 package events_test
 
 import (
@@ -27,6 +45,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,16 +59,25 @@ func TestMain(m *testing.M) { testsupport.Main(m) }
 
 // The placeholders of the samples, bound by seedSamples.
 const (
-	phUser       = "5f1c0a9b2d3e4f5a6b7c8d9e" // the ACTIVE user most user samples act on
-	phLocation   = "6a2d1b0c3e4f5a6b7c8d9e0f" // a location offering check-ins
-	phAddress    = "aa1b2c3d4e5f60718293a4b5" // an address of the user
-	phCredential = "0a1b2c3d4e5f60718293a4b5" // an unverified secondary credential of the user
-	phImport     = "6b8e4f2a1c3d5e7f9a0b2c4d" // a finished (dry-run) import's operation
-	phExport     = "6c1f7a3e9b5d2c8f4a6e0b1d" // a finished export's operation
-	phPerk       = "7a3e5c1b9d2f4a6e8b0c2d4f" // a STAMP_CARD perk (its awards are <user>-<perk>)
-	phSegment    = "7b4f6d2c0e3a5b7f9c1d3e5a" // a ROLLING segment
-	phAwardsImp  = "6d2a8c4e0f1b3d5f7a9c1e3b" // a finished (dry-run) award import's operation
-	phActionsExp = "6e3b9d5f1a2c4e6a8b0d2f4b" // a finished actions export's operation
+	phUser        = "5f1c0a9b2d3e4f5a6b7c8d9e" // the ACTIVE user most user samples act on
+	phLocation    = "6a2d1b0c3e4f5a6b7c8d9e0f" // a location offering check-ins
+	phAddress     = "aa1b2c3d4e5f60718293a4b5" // an address of the user
+	phCredential  = "0a1b2c3d4e5f60718293a4b5" // an unverified secondary credential of the user
+	phImport      = "6b8e4f2a1c3d5e7f9a0b2c4d" // a finished (dry-run) import's operation
+	phExport      = "6c1f7a3e9b5d2c8f4a6e0b1d" // a finished export's operation
+	phPerk        = "7a3e5c1b9d2f4a6e8b0c2d4f" // a STAMP_CARD perk (its awards are <user>-<perk>)
+	phSegment     = "7b4f6d2c0e3a5b7f9c1d3e5a" // a ROLLING segment
+	phAwardsImp   = "6d2a8c4e0f1b3d5f7a9c1e3b" // a finished (dry-run) award import's operation
+	phActionsExp  = "6e3b9d5f1a2c4e6a8b0d2f4b" // a finished actions export's operation
+	phOrder       = "6f2b8d4a0c1e3f5b7d9a1c3e" // an OPEN order of the user at the location
+	phTransaction = "6e5c1a7f3b9d0e2c4f6a8b1d" // a CARD_AT_POS transaction of the user (pos-transactions-refund.json)
+	phRule        = "7c5a9e1f3b0d2c4e6a8f0b2d" // an enabled ORDER_COMPLETED rule (ADD_TO_SEGMENT of the segment)
+	// phShortCode and phShortCodeApp are the POS short codes of the
+	// transactions pos-transactions-create-user.json (found again by
+	// pos-transactions-find.json) and pos-transactions-create.json record,
+	// bound to codes new in each run.
+	phShortCode    = "T12-0042-1"
+	phShortCodeApp = "T12-0043-1"
 	// phSession is a session token of the user (users-logout.json).
 	phSession = "local.Vq3cX9mR2tLw8yKb5nJ0hFz4pGd7sAe1uCo6iTkQxM0"
 	// phActivation is the activation code of the PENDING user
@@ -122,6 +150,13 @@ var samples = []struct {
 	{"locations-exports-create.json", "locations", 202},
 	{"locations-exports-file.json", "locations", 200},
 	{"operations-get.json", "operations", 200},
+	// DynamoDB Streams batch of the Actions table: a CHECKIN_CREATED
+	// action, run twice through the rules function's handler against the
+	// CHECKIN_CREATED rule seedSamples made, deleted right after. Before
+	// the check-ins (the rule would react to theirs) and the awards (its
+	// points start the award; the grant after them still fits the perk's
+	// max).
+	{"rules-stream.json", "rules", 0},
 	{"checkins-create.json", "checkins", 201},
 	{"checkins-list-user.json", "checkins", 200},
 	{"checkins-list-location.json", "checkins", 200},
@@ -148,11 +183,28 @@ var samples = []struct {
 	{"segments-members-add.json", "audiences", 200},
 	{"segments-members-list.json", "audiences", 200},
 	{"segments-members-remove.json", "audiences", 204},
+	// After the awards: the rule rules-create.json makes grants points of
+	// the perk on every completed order of 5 or more (pos-orders-update's).
+	{"rules-create.json", "audiences", 201},
+	{"rules-list.json", "audiences", 200},
+	{"rules-get.json", "audiences", 200},
+	{"rules-update.json", "audiences", 200}, // disables the seeded rule (get, update and delete act on it)
+	// The app balance that pos-transactions-create.json (APP) spends.
+	{"pos-credits.json", "pos", 200},
+	{"pos-orders-create.json", "pos", 201},
+	{"pos-orders-get.json", "pos", 200},
+	// A transaction on the OPEN order, then its completion.
+	{"pos-transactions-create-user.json", "pos", 201},
+	{"pos-orders-update.json", "pos", 200},
+	{"pos-transactions-create.json", "pos", 201}, // its order generated and completed
+	{"pos-transactions-find.json", "pos", 200},   // the transaction of pos-transactions-create-user.json
+	{"pos-transactions-refund.json", "pos", 200},
 	// EventBridge's daily event: the run removes the ended memberships of
 	// every tenant (real expiry is tested in shared/audience).
 	{"expiry-scheduled.json", "expiry", 0},
 	{"perks-delete.json", "loyalty", 204},
-	// Retires the location, so after the check-ins.
+	{"rules-delete.json", "audiences", 204},
+	// Retires the location, so after the check-ins and the orders.
 	{"locations-update.json", "locations", 200},
 	{"users-avatar-delete.json", "users", 204},
 	{"users-logout.json", "users", 200},
@@ -184,7 +236,7 @@ func TestSampleEvents(t *testing.T) {
 	// The harness acts as the samples' tenant: h.Admin() and h.Basic are
 	// local's, as WaitOperation's polling is.
 	h.Tenant, h.ServiceKey = local, "local-service-token"
-	bindings := seedSamples(t, h)
+	bindings, streamRule := seedSamples(t, h)
 	t.Run("EveryFileListed", func(t *testing.T) {
 		files, _ := filepath.Glob("*.json")
 		listed := map[string]bool{}
@@ -219,6 +271,10 @@ func TestSampleEvents(t *testing.T) {
 			raw, err := os.ReadFile(s.file)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s.function == "rules" {
+				runStreamSample(t, h, raw, bindings, streamRule, s.function)
+				return
 			}
 			if s.function == "jobs" {
 				// The jobs function gets S3 events and the SQS events of
@@ -322,14 +378,11 @@ func header(hs map[string]string, name string) string {
 // event that name entities: the path (raw, routed and its parameters), the
 // query string, the Authorization header and a text body.
 func bindEvent(ev *events.APIGatewayV2HTTPRequest, bindings map[string]string) {
-	var idPairs, allPairs []string
+	var allPairs []string
 	for ph, real := range bindings {
 		allPairs = append(allPairs, ph, real)
-		if !strings.HasPrefix(ph, `"`) { // a code is bound in the body only
-			idPairs = append(idPairs, ph, real)
-		}
 	}
-	ids := strings.NewReplacer(idPairs...)
+	ids := idReplacer(bindings)
 	ev.RawPath = ids.Replace(ev.RawPath)
 	ev.RequestContext.HTTP.Path = ids.Replace(ev.RequestContext.HTTP.Path)
 	ev.RawQueryString = ids.Replace(ev.RawQueryString)
@@ -349,10 +402,24 @@ func bindEvent(ev *events.APIGatewayV2HTTPRequest, bindings map[string]string) {
 	}
 }
 
-// seedSamples releases the samples' fixed identifiers, creates in the
-// harness tenant (local) the entities the samples' placeholders stand for,
-// and returns the map placeholder -> real value.
-func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
+// idReplacer replaces every placeholder but the quoted codes (which are
+// bound in HTTP bodies only) by its real value.
+func idReplacer(bindings map[string]string) *strings.Replacer {
+	var pairs []string
+	for ph, real := range bindings {
+		if !strings.HasPrefix(ph, `"`) {
+			pairs = append(pairs, ph, real)
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// seedSamples releases the samples' fixed identifiers and deletes the
+// rules an earlier run left in the harness tenant (local), creates there
+// the entities the samples' placeholders stand for, and returns the map
+// placeholder -> real value, and the id of the rule the stream sample
+// triggers (see runStreamSample).
+func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, string) {
 	t.Helper()
 	admin := h.Admin()
 	v4 := testsupport.Headers{"x-api-version", "4"}
@@ -361,6 +428,17 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 		h.Do("GET", "/users?credentialId="+id, nil, admin, v4).Expect(t, 200, "").JSON(t, &found)
 		for _, u := range found.Items {
 			h.Do("DELETE", "/users/"+u.ID, nil, admin).Expect(t, 204, "")
+		}
+	}
+	// Rules an earlier run left would run on this run's actions.
+	for {
+		var left struct{ Items []entity }
+		h.Do("GET", "/rules?limit=1000", nil, admin).Expect(t, 200, "").JSON(t, &left)
+		if len(left.Items) == 0 {
+			break
+		}
+		for _, r := range left.Items {
+			h.Do("DELETE", "/rules/"+r.ID, nil, admin).Expect(t, 204, "")
 		}
 	}
 
@@ -443,7 +521,43 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 		t.Fatalf("actions export %s = %v, want DONE", actionsExp.ID, op)
 	}
 
+	// An OPEN PAYATPOS order of the user at the location, and a card
+	// transaction of the user without an order (the platform generates
+	// its order and completes it). A short code names one transaction of
+	// the tenant for good: this run's are new.
+	run := testsupport.Nonce()[:8]
+	var order, txn entity
+	h.Do("POST", "/users/"+u.ID+"/orders", map[string]any{
+		"locationId": loc.ID, "scenario": "PAYATPOS", "shortCode": "T12-0042",
+		"basket": []map[string]any{{"id": "flat-white", "category": "coffee", "title": "Flat white", "quantity": 2, "price": 3.2}},
+	}, admin).Expect(t, 201, "").JSON(t, &order)
+	h.Do("POST", "/users/"+u.ID+"/transactions", map[string]any{
+		"shortCode": "T12-0040-1-" + run, "totalPrice": 3.8, "paymentType": "CARD_AT_POS", "locationId": loc.ID,
+	}, admin).Expect(t, 201, "").JSON(t, &txn)
+
+	// A rule for the rules samples (an order of 50 or more joins the
+	// segment: no sample's order is that large), created after the
+	// transaction so that its order's completion does not run it, and the
+	// stream sample's rule: a check-in at the location earns streamPoints
+	// of the perk.
+	var rule, streamRule entity
+	h.Do("POST", "/rules", map[string]any{
+		"title": "Big spenders", "trigger": "ORDER_COMPLETED",
+		"conditions": []map[string]any{{"path": "metadata.value", "operator": "GTE", "value": 50}},
+		"effects":    []map[string]any{{"type": "ADD_TO_SEGMENT", "segmentId": seg.ID}},
+	}, admin).Expect(t, 201, "").JSON(t, &rule)
+	h.Do("POST", "/rules", map[string]any{
+		"title": "Check-in stamp at Canary Wharf", "trigger": "CHECKIN_CREATED",
+		"conditions": []map[string]any{{"path": "context.location._id", "operator": "EQ", "value": loc.ID}},
+		"effects":    []map[string]any{{"type": "GRANT_PERK", "perkId": perk.ID, "points": streamPoints}},
+	}, admin).Expect(t, 201, "").JSON(t, &streamRule)
+
 	return map[string]string{
+		phOrder:        order.ID,
+		phTransaction:  txn.ID,
+		phRule:         rule.ID,
+		phShortCode:    phShortCode + "-" + run,
+		phShortCodeApp: phShortCodeApp + "-" + run,
 		phPerk:         perk.ID,
 		phAwardsImp:    awardsImp.ID,
 		phActionsExp:   actionsExp.ID,
@@ -457,7 +571,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) map[string]string {
 		phSession:      session.ID,
 		phActivation:   `"` + pending.Tokens.Activation + `"`,
 		phVerification: `"` + verification + `"`,
-	}
+	}, streamRule.ID
 }
 
 // entity holds the id of what an answer describes.
@@ -568,4 +682,103 @@ func runFailureSample(t *testing.T, h *testsupport.Harness, raw []byte, function
 	if resp == nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("response = %+v, want no batch item failures", resp)
 	}
+}
+
+// streamPoints are the points the rule of the stream sample grants.
+const streamPoints = 2
+
+// runStreamSample checks that a sample is a DynamoDB Streams event of a
+// table whose stream one of the function's template events reads (INSERT
+// records of the table's stream view, with keys and a new image), binds
+// its placeholders by a plain replace over its text, and runs it twice
+// through the function's stream handler, as Lambda delivers a record again:
+// the first run applies ruleID (the user's award of the perk grows by
+// streamPoints), the second changes nothing (a rule applies once per
+// action); neither reports a batch item failure. ruleID is deleted after,
+// whatever happened, so that no later action triggers it.
+func runStreamSample(t *testing.T, h *testsupport.Harness, raw []byte, bindings map[string]string, ruleID, function string) {
+	t.Helper()
+	defer func() {
+		if r := h.Do("DELETE", "/rules/"+ruleID, nil, h.Admin()); r.Status != 204 {
+			t.Errorf("delete the stream sample's rule: status %d: %s", r.Status, r.Body)
+		}
+	}()
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(idReplacer(bindings).Replace(string(raw))), &ev); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	fn, ok := h.Template.Function(function)
+	if !ok {
+		t.Fatalf("no function %s in template.yaml", function)
+	}
+	if len(ev.Records) == 0 {
+		t.Fatal("no stream records")
+	}
+	for _, rec := range ev.Records {
+		c := rec.Change
+		if rec.EventSource != "aws:dynamodb" || rec.EventVersion != "1.1" || rec.EventName != "INSERT" || rec.EventID == "" || rec.AWSRegion == "" ||
+			c.SequenceNumber == "" || c.SizeBytes <= 0 || c.ApproximateCreationDateTime.IsZero() || len(c.Keys) == 0 || len(c.NewImage) == 0 {
+			t.Fatalf("not a DynamoDB Streams INSERT record with keys and a new image: %+v", rec)
+		}
+		for k, v := range c.Keys {
+			if !reflect.DeepEqual(c.NewImage[k], v) {
+				t.Fatalf("key %s is not the new image's", k)
+			}
+		}
+		// arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>
+		_, tableStream, _ := strings.Cut(rec.EventSourceArn, ":table/")
+		table, label, _ := strings.Cut(tableStream, "/stream/")
+		matched := false
+		for _, st := range fn.Streams {
+			view := ""
+			for _, tb := range h.Template.Tables {
+				if tb.LogicalID == st.Table {
+					view = tb.StreamView
+				}
+			}
+			matched = matched || (st.Table != "" && strings.Contains(table, st.Table) && label != "" && c.StreamViewType == view)
+		}
+		if !matched {
+			t.Fatalf("%s (%s) is the stream of no table %s reads in template.yaml", rec.EventSourceArn, c.StreamViewType, fn.LogicalID)
+		}
+	}
+	handler, err := h.Deps.StreamHandler(function)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, perk := bindings[phUser], bindings[phPerk]
+	want := availablePoints(t, h, user, perk) + streamPoints
+	for run := 1; run <= 2; run++ {
+		resp, err := handler(context.Background(), ev)
+		if err != nil {
+			t.Fatalf("run %d: handler: %v", run, err)
+		}
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("run %d: batch item failures %+v", run, resp.BatchItemFailures)
+		}
+		if got := availablePoints(t, h, user, perk); got != want {
+			t.Fatalf("run %d: the award holds %d points, want %d", run, got, want)
+		}
+	}
+}
+
+// availablePoints returns the points the user's award of the perk holds
+// (0 while the user holds none).
+func availablePoints(t *testing.T, h *testsupport.Harness, userID, perkID string) int {
+	t.Helper()
+	var out struct {
+		Awards []struct {
+			ID     string `json:"_id"`
+			Points struct {
+				Available int `json:"available"`
+			} `json:"points"`
+		} `json:"awards"`
+	}
+	h.Do("GET", "/users/"+userID+"/pointawards", nil, h.Admin()).Expect(t, 200, "").JSON(t, &out)
+	for _, a := range out.Awards {
+		if a.ID == userID+"-"+perkID {
+			return a.Points.Available
+		}
+	}
+	return 0
 }

@@ -114,7 +114,8 @@ func (in *OrderInput) apply(r *orderRecord) {
 
 // empty tells whether the body names nothing to change.
 func (in *OrderInput) empty() bool {
-	return in.Basket == nil && in.Redemptions == nil && in.TotalPrice == nil && in.Value == nil && in.State == nil
+	return in.Basket == nil && in.Redemptions == nil && in.TotalPrice == nil && in.Value == nil &&
+		(in.State == nil || *in.State == StateOpen)
 }
 
 // CreateOrder creates an OPEN order for a user (POST

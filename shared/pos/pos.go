@@ -39,7 +39,8 @@ var PaymentTypes = []string{
 // Action types the POS domain records.
 const (
 	// ActionOrderCompleted: an order was completed (metadata: orderId,
-	// value (totalPrice when set, else the sum of its transactions),
+	// value (totalPrice when set, else the value the POS gave, else the
+	// sum of its transactions not refunded),
 	// totalPrice, transactionsTotal, basket, redemptions, shortCode,
 	// scenario, paymentType of a generated order).
 	ActionOrderCompleted = "ORDER_COMPLETED"

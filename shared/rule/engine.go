@@ -110,7 +110,7 @@ func (e *Engine) Run(ctx context.Context, a action.Action) error {
 	}
 	var rules []Rule
 	for _, r := range all {
-		if r.Enabled && r.Trigger == a.Type {
+		if r.Enabled && Triggers(r.Trigger, a.Type) {
 			rules = append(rules, r)
 		}
 	}
@@ -143,6 +143,15 @@ func (e *Engine) Run(ctx context.Context, a action.Action) error {
 	return nil
 }
 
+// aliases are the short trigger names a rule may use for an action type.
+var aliases = map[string]string{"CHECKIN": "CHECKIN_CREATED"}
+
+// Triggers tells whether a rule with trigger fires on an action of type
+// typ: the same type, or a short name of it (CHECKIN for CHECKIN_CREATED).
+func Triggers(trigger, typ string) bool {
+	return trigger == typ || aliases[trigger] == typ
+}
+
 // docOf is an action as the JSON a condition's path reads.
 func docOf(a action.Action) (map[string]any, error) {
 	b, err := json.Marshal(a)
@@ -153,35 +162,78 @@ func docOf(a action.Action) (map[string]any, error) {
 	return doc, json.Unmarshal(b, &doc)
 }
 
-// apply applies a rule's effects to action a in one transaction with the
-// rule's applied marker, and returns the actions the effects recorded. An
-// effect that cannot apply (its perk disabled or gone, a CLUB perk the
-// user does not hold, a segment gone, a user not in the segment it leaves)
-// is left out and logged; the others still apply.
+// apply applies a rule's effects to action a, and returns the actions the
+// effects recorded. The effects commit in one transaction with the rule's
+// applied marker, or, when they cannot share one (see effectGroups), in
+// one transaction per group, each with its own marker. An effect that
+// cannot apply (its perk disabled or gone, a CLUB perk the user does not
+// hold, a segment gone, a user not in the segment it leaves) is left out
+// and logged; the others still apply.
 func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.Action, error) {
 	if a.Context.User == nil || a.Context.User.ID == "" {
 		e.log().Info("rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
 		return nil, nil
 	}
-	meta := map[string]any{"ruleId": r.ID, "triggerActionId": a.ID, "ruleDepth": depthOf(a) + 1}
+	var produced []action.Action
+	for g, effects := range effectGroups(r.Effects) {
+		acts, err := e.applyGroup(ctx, r.ID, g, effects, a)
+		if err != nil {
+			return nil, err
+		}
+		produced = append(produced, acts...)
+	}
+	return produced, nil
+}
+
+// effectGroups splits a rule's effects, in order, into groups that can
+// each commit in one transaction. DynamoDB refuses a transaction that
+// touches one item twice, and every grant checks the user's item (and,
+// for an action naming an order, updates the order; two grants of one
+// perk update one award), so a group holds at most one GRANT_PERK and at
+// most one effect per segment. A rule whose effects fit in one group
+// applies in one transaction with the marker it always had.
+func effectGroups(effects []Effect) [][]Effect {
+	groups := [][]Effect{nil}
+	grant, segments := false, map[string]bool{}
+	for _, ef := range effects {
+		cur := &groups[len(groups)-1]
+		if (ef.Type == GrantPerk && grant) || (ef.Type != GrantPerk && segments[ef.SegmentID]) {
+			groups = append(groups, nil)
+			cur = &groups[len(groups)-1]
+			grant, segments = false, map[string]bool{}
+		}
+		*cur = append(*cur, ef)
+		if ef.Type == GrantPerk {
+			grant = true
+		} else {
+			segments[ef.SegmentID] = true
+		}
+	}
+	return groups
+}
+
+// applyGroup applies group g of a rule's effects to action a in one
+// transaction with the group's applied marker.
+func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effects []Effect, a action.Action) ([]action.Action, error) {
+	meta := map[string]any{"ruleId": ruleID, "triggerActionId": a.ID, "ruleDepth": depthOf(a) + 1}
 	orderID, _ := a.Metadata["orderId"].(string)
 	if orderID != "" {
 		meta["orderId"] = orderID
 	}
-	effects := slices.Clone(r.Effects)
+	effects = slices.Clone(effects)
 	for attempt := 0; attempt < 8; attempt++ {
 		now := e.Clock.Now()
 		tx := &ddb.Tx{}
-		markerAt := tx.Add("rule", e.st().marker(a.TenantID, r.ID, a.ID, now))
+		markerAt := tx.Add("rule", e.st().marker(a.TenantID, ruleID, a.ID, group, now))
 		var produced []action.Action
 		var checks []func(error) (retry bool, drop bool)
 		for i, ef := range effects {
 			acts, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
 			if err != nil {
 				if isClientError(err) {
-					e.log().Warn("rule effect left out", "ruleId", r.ID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
+					e.log().Warn("rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
 					effects = slices.Delete(slices.Clone(effects), i, i+1)
-					return e.apply(ctx, Rule{ID: r.ID, Definition: Definition{Effects: effects}}, a)
+					return e.applyGroup(ctx, ruleID, group, effects, a)
 				}
 				return nil, err
 			}
@@ -204,7 +256,7 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.A
 		for i, check := range checks {
 			r2, drop := check(err)
 			if drop {
-				e.log().Warn("rule effect left out", "ruleId", r.ID, "actionId", a.ID, "effect", effects[i].Type)
+				e.log().Warn("rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", effects[i].Type)
 				effects = slices.Delete(slices.Clone(effects), i, i+1)
 				retry = true
 				break
