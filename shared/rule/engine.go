@@ -174,8 +174,12 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.A
 		e.log().Info("rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
 		return nil, nil
 	}
+	held, err := e.heldThrough(ctx, a.TenantID, r.Effects)
+	if err != nil {
+		return nil, err
+	}
 	var produced []action.Action
-	for g, effects := range effectGroups(r.Effects) {
+	for g, effects := range effectGroups(r.Effects, held) {
 		acts, err := e.applyGroup(ctx, r.ID, g, effects, a)
 		if err != nil {
 			return nil, err
@@ -185,28 +189,61 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.A
 	return produced, nil
 }
 
+// heldThrough returns, for a rule with segment effects, the segment each
+// perk its GRANT_PERK effects name is held through (CLUB and LEVEL
+// perks), by perk id: such a grant checks the user's membership, which a
+// segment effect on that segment writes.
+func (e *Engine) heldThrough(ctx context.Context, tenantID string, effects []Effect) (map[string]string, error) {
+	if !slices.ContainsFunc(effects, func(ef Effect) bool { return ef.Type != GrantPerk }) {
+		return nil, nil
+	}
+	held := map[string]string{}
+	for _, ef := range effects {
+		if ef.Type != GrantPerk {
+			continue
+		}
+		p, err := e.Perks.Find(ctx, tenantID, ef.PerkID)
+		switch {
+		case errors.Is(err, perk.ErrNotFound):
+			// left out when the effect applies
+		case err != nil:
+			return nil, err
+		case p.HeldThroughSegment():
+			held[ef.PerkID] = p.SegmentID
+		}
+	}
+	return held, nil
+}
+
 // effectGroups splits a rule's effects, in order, into groups that can
 // each commit in one transaction. DynamoDB refuses a transaction that
-// touches one item twice, and every grant checks the user's item (and,
-// for an action naming an order, updates the order; two grants of one
-// perk update one award), so a group holds at most one GRANT_PERK and at
-// most one effect per segment. A rule whose effects fit in one group
-// applies in one transaction with the marker it always had.
-func effectGroups(effects []Effect) [][]Effect {
+// touches one item twice: every grant checks the user's item (and, for an
+// action naming an order, updates the order; two grants of one perk
+// update one award), a segment effect writes the user's membership, and a
+// grant of a perk held through a segment (held, by perk id) checks it. So
+// a group holds at most one GRANT_PERK, at most one effect per segment,
+// and no grant of a perk held through a segment with an effect on that
+// segment. A rule whose effects fit in one group applies in one
+// transaction with the marker it always had.
+func effectGroups(effects []Effect, held map[string]string) [][]Effect {
 	groups := [][]Effect{nil}
 	grant, segments := false, map[string]bool{}
 	for _, ef := range effects {
-		cur := &groups[len(groups)-1]
-		if (ef.Type == GrantPerk && grant) || (ef.Type != GrantPerk && segments[ef.SegmentID]) {
+		seg := ef.SegmentID
+		if ef.Type == GrantPerk {
+			seg = held[ef.PerkID]
+		}
+		if (ef.Type == GrantPerk && grant) || (seg != "" && segments[seg]) {
 			groups = append(groups, nil)
-			cur = &groups[len(groups)-1]
 			grant, segments = false, map[string]bool{}
 		}
+		cur := &groups[len(groups)-1]
 		*cur = append(*cur, ef)
 		if ef.Type == GrantPerk {
 			grant = true
-		} else {
-			segments[ef.SegmentID] = true
+		}
+		if seg != "" {
+			segments[seg] = true
 		}
 	}
 	return groups
@@ -221,6 +258,11 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 		meta["orderId"] = orderID
 	}
 	effects = slices.Clone(effects)
+	// A group applied already (the request path got there first, or the
+	// stream delivers a record again) is not evaluated again.
+	if done, err := e.st().applied(ctx, a.TenantID, ruleID, a.ID, group); err != nil || done {
+		return nil, err
+	}
 	for attempt := 0; attempt < 8; attempt++ {
 		now := e.Clock.Now()
 		tx := &ddb.Tx{}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -32,9 +34,12 @@ func (e *Engine) Routes() []web.Route {
 
 // check validates a definition and that the perks and segments its
 // effects name exist (422 naming the effect otherwise).
-func (e *Engine) check(ctx context.Context, tenantID string, d *Definition) error {
+func (e *Engine) check(ctx context.Context, tenantID string, d *Definition, effects bool) error {
 	if err := d.Validate(); err != nil {
 		return err
+	}
+	if !effects {
+		return nil
 	}
 	for i, ef := range d.Effects {
 		at := fmt.Sprintf("effects[%d]", i)
@@ -58,6 +63,20 @@ func (e *Engine) check(ctx context.Context, tenantID string, d *Definition) erro
 	return nil
 }
 
+// maxAttempts bounds the retries of an update that lost a race.
+const maxAttempts = 10
+
+// backoff sleeps before retry attempt n: a few milliseconds, doubling,
+// jittered so that racing updates spread out.
+func backoff(ctx context.Context, n int) {
+	d := time.Duration(2<<min(n, 6)) * time.Millisecond
+	d = d/2 + time.Duration(rand.Int64N(int64(d)))
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
 func refuseNulls(body []byte) error {
 	if p := web.Nulls(body); len(p) > 0 {
 		return apierr.Invalid(p[0], "cannot be null")
@@ -78,7 +97,7 @@ func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Ru
 	if err := web.DecodeBytes(body, &in); err != nil {
 		return Rule{}, err
 	}
-	if err := e.check(ctx, caller.TenantID, &in.Definition); err != nil {
+	if err := e.check(ctx, caller.TenantID, &in.Definition, true); err != nil {
 		return Rule{}, err
 	}
 	now := e.Clock.Now()
@@ -123,7 +142,10 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 	if err := json.Unmarshal(body, &patch); err != nil || len(patch) == 0 {
 		return Rule{}, apierr.Invalid("", "send at least one field to change")
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if attempt > 0 {
+			backoff(ctx, attempt)
+		}
 		cur, version, err := e.st().get(ctx, caller.TenantID, id)
 		if err != nil {
 			return Rule{}, err
@@ -153,7 +175,11 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 		if in.Enabled != nil {
 			next.Enabled = *in.Enabled
 		}
-		if err := e.check(ctx, caller.TenantID, &next.Definition); err != nil {
+		// The perks and segments are checked when the effects change: a
+		// rule whose segment was deleted can still be disabled or renamed
+		// (its effect on that segment is left out when it runs).
+		_, changed := patch["effects"]
+		if err := e.check(ctx, caller.TenantID, &next.Definition, changed); err != nil {
 			return Rule{}, err
 		}
 		next.UpdatedAt = e.Clock.Now().UTC().Format(timeFormat)

@@ -19,6 +19,7 @@ import (
 //
 //	pk = <t>#RULES                               sk = RULE#<ruleId>   a rule
 //	pk = <t>#RULEAPPLIED#<ruleId>#<actionId>     sk = APPLIED         the rule was applied to the action
+//	                                             sk = APPLIED#<g>     its group g of effects was (see effectGroups)
 //
 // A tenant's rules share one partition: every action reads them together
 // (one Query). The applied marker is written, conditional on being new, in
@@ -162,14 +163,38 @@ func (s *store) all(ctx context.Context, t string) ([]Rule, error) {
 	}
 }
 
-// marker is the Put of the applied marker of (rule, action).
-func (s *store) marker(t, ruleID, actionID string, now time.Time) types.TransactWriteItem {
+// markerSK is the sort key of the applied marker of a rule's group of
+// effects (see effectGroups): APPLIED for the first (the only one of most
+// rules), APPLIED#<g> for the others.
+func markerSK(group int) string {
+	if group == 0 {
+		return "APPLIED"
+	}
+	return "APPLIED#" + strconv.Itoa(group)
+}
+
+// marker is the Put of the applied marker of (rule, action) for the
+// rule's group of effects.
+func (s *store) marker(t, ruleID, actionID string, group int, now time.Time) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(s.table),
 		Item: map[string]types.AttributeValue{
-			"pk": str(markerPK(t, ruleID, actionID)), "sk": str("APPLIED"), "appliedAt": str(now.UTC().Format(time.RFC3339Nano)),
+			"pk": str(markerPK(t, ruleID, actionID)), "sk": str(markerSK(group)), "appliedAt": str(now.UTC().Format(time.RFC3339Nano)),
 			"purgeAt": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(markerTTL).Unix(), 10)},
 		},
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	}}
+}
+
+// applied tells whether the marker of (rule, action) for the rule's group
+// of effects exists: the group applied already.
+func (s *store) applied(ctx context.Context, t, ruleID, actionID string, group int) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("pk"),
+		Key: map[string]types.AttributeValue{"pk": str(markerPK(t, ruleID, actionID)), "sk": str(markerSK(group))},
+	})
+	if err != nil {
+		return false, fmt.Errorf("read the applied marker of rule %s: %w", ruleID, err)
+	}
+	return out.Item != nil, nil
 }

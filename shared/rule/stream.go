@@ -24,7 +24,12 @@ func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (eve
 		}
 		a, ok := actionOf(rec.Change.NewImage)
 		if !ok {
-			continue // not an action item
+			if sk := rec.Change.NewImage["sk"]; sk.DataType() == events.DataTypeString && sk.String() == "ACTION" {
+				// An action item that does not decode: nothing can run
+				// on it, and retrying would not help.
+				e.log().Error("stream record of an undecodable action skipped", "eventId", rec.EventID, "sequenceNumber", rec.Change.SequenceNumber)
+			}
+			continue
 		}
 		if err := e.Run(ctx, a); err != nil {
 			e.log().Error("rules failed on an action", "actionId", a.ID, "type", a.Type, "error", err.Error())
