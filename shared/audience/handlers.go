@@ -1,57 +1,32 @@
 package audience
 
 import (
-	"bytes"
 	"net/http"
 
-	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
 // Routes returns the routes of the audiences function.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/segments", Handler: s.handleCreate},
-		{Method: "GET", Path: "/segments", Handler: s.handleList},
-		{Method: "GET", Path: "/segments/{segmentId}", Handler: s.handleGet},
-		{Method: "PUT", Path: "/segments/{segmentId}", Handler: s.handleUpdate},
-		{Method: "DELETE", Path: "/segments/{segmentId}", Handler: s.handleDelete},
-		{Method: "GET", Path: "/segments/{segmentId}/members", Handler: s.handleListMembers},
-		{Method: "POST", Path: "/segments/{segmentId}/members", Handler: s.handleAddMembers},
-		{Method: "DELETE", Path: "/segments/{segmentId}/members/{userId}", Handler: s.handleRemoveMember},
+		{Method: "POST", Path: "/segments", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreate)},
+		{Method: "GET", Path: "/segments", Handler: web.ServeAdmin(http.StatusOK, s.handleList)},
+		{Method: "GET", Path: "/segments/{segmentId}", Handler: web.ServeAdmin(http.StatusOK, s.handleGet)},
+		{Method: "PUT", Path: "/segments/{segmentId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdate)},
+		{Method: "DELETE", Path: "/segments/{segmentId}", Handler: web.ServeEmpty(http.StatusNoContent, s.handleDelete)},
+		{Method: "GET", Path: "/segments/{segmentId}/members", Handler: web.ServeAdmin(http.StatusOK, s.handleListMembers)},
+		{Method: "POST", Path: "/segments/{segmentId}/members", Handler: web.ServeAdmin(http.StatusOK, s.handleAddMembers)},
+		{Method: "DELETE", Path: "/segments/{segmentId}/members/{userId}", Handler: web.ServeEmpty(http.StatusNoContent, s.handleRemoveMember)},
 	}
-}
-
-// body reads a required JSON body.
-func body(r *http.Request) ([]byte, error) {
-	b, err := web.ReadBody(r, web.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, apierr.Invalid("", "a JSON body is required")
-	}
-	return b, nil
 }
 
 // handleCreate serves POST /segments (admin): 201 with the new segment.
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (s *Service) handleCreate(r *http.Request, caller web.Caller) (Segment, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Segment{}, err
 	}
-	seg, err := s.Create(r.Context(), caller, b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, seg)
+	return s.Create(r.Context(), caller, b)
 }
 
 // SegmentList is the body of GET /segments.
@@ -61,63 +36,33 @@ type SegmentList struct {
 }
 
 // handleList serves GET /segments (admin): the tenant's segments, paged.
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleList(r *http.Request, caller web.Caller) (SegmentList, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return SegmentList{}, err
 	}
 	items, page, err := s.List(r.Context(), caller, limit, start)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, SegmentList{Items: items, Page: page})
+	return SegmentList{Items: items, Page: page}, err
 }
 
 // handleGet serves GET /segments/{segmentId} (admin).
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	seg, err := s.Get(r.Context(), web.CallerOf(r), r.PathValue("segmentId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, seg)
+func (s *Service) handleGet(r *http.Request, caller web.Caller) (Segment, error) {
+	return s.Get(r.Context(), caller, r.PathValue("segmentId"))
 }
 
 // handleUpdate serves PUT /segments/{segmentId} (admin): 200 with the
 // segment as stored.
-func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (s *Service) handleUpdate(r *http.Request, caller web.Caller) (Segment, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Segment{}, err
 	}
-	seg, err := s.Update(r.Context(), caller, r.PathValue("segmentId"), b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, seg)
+	return s.Update(r.Context(), caller, r.PathValue("segmentId"), b)
 }
 
 // handleDelete serves DELETE /segments/{segmentId} (admin): 204.
-func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := s.Delete(r.Context(), web.CallerOf(r), r.PathValue("segmentId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (s *Service) handleDelete(r *http.Request, caller web.Caller) error {
+	return s.Delete(r.Context(), caller, r.PathValue("segmentId"))
 }
 
 // MemberList is the body of GET /segments/{segmentId}/members.
@@ -128,52 +73,27 @@ type MemberList struct {
 
 // handleListMembers serves GET /segments/{segmentId}/members (admin): the
 // live members, paged.
-func (s *Service) handleListMembers(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleListMembers(r *http.Request, caller web.Caller) (MemberList, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return MemberList{}, err
 	}
 	items, page, err := s.ListMembers(r.Context(), caller, r.PathValue("segmentId"), limit, start)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, MemberList{Items: items, Page: page})
+	return MemberList{Items: items, Page: page}, err
 }
 
 // handleAddMembers serves POST /segments/{segmentId}/members (admin): 200
 // with what happened to each user id.
-func (s *Service) handleAddMembers(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in AddInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	res, err := s.AddMembers(r.Context(), caller, r.PathValue("segmentId"), in)
+func (s *Service) handleAddMembers(r *http.Request, caller web.Caller) (AddResult, error) {
+	in, err := web.Decoded[AddInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return AddResult{}, err
 	}
-	web.JSON(w, http.StatusOK, res)
+	return s.AddMembers(r.Context(), caller, r.PathValue("segmentId"), in)
 }
 
 // handleRemoveMember serves DELETE /segments/{segmentId}/members/{userId}
 // (admin): 204.
-func (s *Service) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
-	if err := s.RemoveMember(r.Context(), web.CallerOf(r), r.PathValue("segmentId"), r.PathValue("userId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (s *Service) handleRemoveMember(r *http.Request, caller web.Caller) error {
+	return s.RemoveMember(r.Context(), caller, r.PathValue("segmentId"), r.PathValue("userId"))
 }

@@ -10,161 +10,95 @@ import (
 // Routes returns the routes of the pos function.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/credits", Handler: s.handleCredit},
-		{Method: "POST", Path: "/users/{userId}/orders", Handler: s.handleCreateOrder},
-		{Method: "GET", Path: "/orders/{orderId}", Handler: s.handleGetOrder},
-		{Method: "PUT", Path: "/orders/{orderId}", Handler: s.handleUpdateOrder},
-		{Method: "POST", Path: "/users/{userId}/transactions", Handler: s.handleCreateTransaction(true)},
-		{Method: "POST", Path: "/transactions", Handler: s.handleCreateTransaction(false)},
-		{Method: "GET", Path: "/transactions", Handler: s.handleFindTransaction},
-		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: s.handleRefund},
+		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit)},
+		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder)},
+		{Method: "GET", Path: "/orders/{orderId}", Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
+		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder)},
+		{Method: "POST", Path: "/users/{userId}/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(true))},
+		{Method: "POST", Path: "/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(false))},
+		{Method: "GET", Path: "/transactions", Handler: web.ServeAdmin(http.StatusOK, s.handleFindTransaction)},
+		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: web.ServeAdmin(http.StatusOK, s.handleRefund)},
 	}
 }
 
 // handleCredit serves POST /users/{userId}/credits (admin): 200 with the
 // new balance or the award.
-func (s *Service) handleCredit(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in CreditInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	res, err := s.Credit(r.Context(), caller, r.PathValue("userId"), in)
+func (s *Service) handleCredit(r *http.Request, caller web.Caller) (CreditResult, error) {
+	in, err := web.Decoded[CreditInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return CreditResult{}, err
 	}
-	web.JSON(w, http.StatusOK, res)
+	return s.Credit(r.Context(), caller, r.PathValue("userId"), in)
 }
 
 // handleCreateOrder serves POST /users/{userId}/orders (admin): 201 with
-// the OPEN order.
-func (s *Service) handleCreateOrder(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// the OPEN order. The body may be absent.
+func (s *Service) handleCreateOrder(r *http.Request, caller web.Caller) (Order, error) {
 	var in OrderInput
 	if err := web.DecodeOptional(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return Order{}, err
 	}
-	o, err := s.CreateOrder(r.Context(), caller, r.PathValue("userId"), in)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, o)
+	return s.CreateOrder(r.Context(), caller, r.PathValue("userId"), in)
 }
 
 // handleGetOrder serves GET /orders/{orderId} (an admin, or the order's
 // user).
-func (s *Service) handleGetOrder(w http.ResponseWriter, r *http.Request) {
-	o, err := s.GetOrder(r.Context(), web.CallerOf(r), r.PathValue("orderId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, o)
+func (s *Service) handleGetOrder(r *http.Request, caller web.Caller) (Order, error) {
+	return s.GetOrder(r.Context(), caller, r.PathValue("orderId"))
 }
 
 // handleUpdateOrder serves PUT /orders/{orderId} (admin): 200 with the
 // order (COMPLETED when the body said so).
-func (s *Service) handleUpdateOrder(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in OrderInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	o, err := s.UpdateOrder(r.Context(), caller, r.PathValue("orderId"), in)
+func (s *Service) handleUpdateOrder(r *http.Request, caller web.Caller) (Order, error) {
+	in, err := web.Decoded[OrderInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Order{}, err
 	}
-	web.JSON(w, http.StatusOK, o)
+	return s.UpdateOrder(r.Context(), caller, r.PathValue("orderId"), in)
 }
 
 // handleCreateTransaction serves POST /users/{userId}/transactions (inPath)
 // and POST /transactions (userId in the body), admin: 201 with the
 // transaction (also for a repeat with the same shortCode and body).
-func (s *Service) handleCreateTransaction(inPath bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller := web.CallerOf(r)
-		if err := caller.RequireAdmin(); err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		var in TransactionInput
-		if err := web.Decode(r, &in); err != nil {
-			web.Error(w, r, err)
-			return
+func (s *Service) handleCreateTransaction(inPath bool) web.Op[Transaction] {
+	return func(r *http.Request, caller web.Caller) (Transaction, error) {
+		in, err := web.Decoded[TransactionInput](r)
+		if err != nil {
+			return Transaction{}, err
 		}
 		userID := in.UserID
 		if inPath {
 			userID = r.PathValue("userId")
 			if in.UserID != "" && in.UserID != userID {
-				web.Error(w, r, apierr.Invalid("userId", "must be the path's user (or left out)"))
-				return
+				return Transaction{}, apierr.Invalid("userId", "must be the path's user (or left out)")
 			}
 		}
 		t, _, err := s.CreateTransaction(r.Context(), caller, userID, in)
-		if err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		web.JSON(w, http.StatusCreated, t)
+		return t, err
 	}
 }
 
 // handleFindTransaction serves GET /transactions?shortCode= (admin): the
 // transaction of a POS short code.
-func (s *Service) handleFindTransaction(w http.ResponseWriter, r *http.Request) {
-	t, err := s.FindTransaction(r.Context(), web.CallerOf(r), r.URL.Query().Get("shortCode"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, t)
+func (s *Service) handleFindTransaction(r *http.Request, caller web.Caller) (Transaction, error) {
+	return s.FindTransaction(r.Context(), caller, r.URL.Query().Get("shortCode"))
 }
 
 // handleRefund serves PUT /transactions/{transactionId}?refund=true
 // (admin): 200 with the refunded transaction and what the refund did; a
 // second refund is 409. Without refund=true it is 422: a transaction is
-// not otherwise changed.
-func (s *Service) handleRefund(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// not otherwise changed. A body is not needed (one sent is read and
+// ignored, within the size limit).
+func (s *Service) handleRefund(r *http.Request, caller web.Caller) (RefundResult, error) {
 	refund, err := web.BoolParam(r, "refund", false)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return RefundResult{}, err
 	}
 	if !refund {
-		web.Error(w, r, apierr.Invalid("refund", "must be true: a transaction only changes by its refund"))
-		return
+		return RefundResult{}, apierr.Invalid("refund", "must be true: a transaction only changes by its refund")
 	}
 	if _, err := web.ReadBody(r, web.MaxBodyBytes); err != nil {
-		web.Error(w, r, err)
-		return
+		return RefundResult{}, err
 	}
-	res, err := s.Refund(r.Context(), caller, r.PathValue("transactionId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, res)
+	return s.Refund(r.Context(), caller, r.PathValue("transactionId"))
 }

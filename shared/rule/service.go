@@ -1,7 +1,6 @@
 package rule
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,11 +23,11 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 // Routes returns the rule routes of the audiences function.
 func (e *Engine) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/rules", Handler: e.handleCreate},
-		{Method: "GET", Path: "/rules", Handler: e.handleList},
-		{Method: "GET", Path: "/rules/{ruleId}", Handler: e.handleGet},
-		{Method: "PUT", Path: "/rules/{ruleId}", Handler: e.handleUpdate},
-		{Method: "DELETE", Path: "/rules/{ruleId}", Handler: e.handleDelete},
+		{Method: "POST", Path: "/rules", Handler: web.ServeAdmin(http.StatusCreated, e.handleCreate)},
+		{Method: "GET", Path: "/rules", Handler: web.ServeAdmin(http.StatusOK, e.handleList)},
+		{Method: "GET", Path: "/rules/{ruleId}", Handler: web.ServeAdmin(http.StatusOK, e.handleGet)},
+		{Method: "PUT", Path: "/rules/{ruleId}", Handler: web.ServeAdmin(http.StatusOK, e.handleUpdate)},
+		{Method: "DELETE", Path: "/rules/{ruleId}", Handler: web.ServeEmpty(http.StatusNoContent, e.handleDelete)},
 	}
 }
 
@@ -259,92 +258,40 @@ type RuleList struct {
 	Page  web.Page `json:"page"`
 }
 
-func body(r *http.Request) ([]byte, error) {
-	b, err := web.ReadBody(r, web.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, apierr.Invalid("", "a JSON body is required")
-	}
-	return b, nil
-}
-
 // handleCreate serves POST /rules (admin): 201 with the rule.
-func (e *Engine) handleCreate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (e *Engine) handleCreate(r *http.Request, caller web.Caller) (Rule, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Rule{}, err
 	}
-	rule, err := e.Create(r.Context(), caller, b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, rule)
+	return e.Create(r.Context(), caller, b)
 }
 
 // handleList serves GET /rules (admin).
-func (e *Engine) handleList(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (e *Engine) handleList(r *http.Request, caller web.Caller) (RuleList, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return RuleList{}, err
 	}
 	items, page, err := e.List(r.Context(), caller, r.URL.Query().Get("trigger"), limit, start)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, RuleList{Items: items, Page: page})
+	return RuleList{Items: items, Page: page}, err
 }
 
 // handleGet serves GET /rules/{ruleId} (admin).
-func (e *Engine) handleGet(w http.ResponseWriter, r *http.Request) {
-	rule, err := e.Get(r.Context(), web.CallerOf(r), r.PathValue("ruleId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, rule)
+func (e *Engine) handleGet(r *http.Request, caller web.Caller) (Rule, error) {
+	return e.Get(r.Context(), caller, r.PathValue("ruleId"))
 }
 
 // handleUpdate serves PUT /rules/{ruleId} (admin): 200 with the rule.
-func (e *Engine) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (e *Engine) handleUpdate(r *http.Request, caller web.Caller) (Rule, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Rule{}, err
 	}
-	rule, err := e.Update(r.Context(), caller, r.PathValue("ruleId"), b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, rule)
+	return e.Update(r.Context(), caller, r.PathValue("ruleId"), b)
 }
 
 // handleDelete serves DELETE /rules/{ruleId} (admin): 204.
-func (e *Engine) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := e.Delete(r.Context(), web.CallerOf(r), r.PathValue("ruleId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (e *Engine) handleDelete(r *http.Request, caller web.Caller) error {
+	return e.Delete(r.Context(), caller, r.PathValue("ruleId"))
 }
