@@ -24,6 +24,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/actionlog"
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/blob"
+	"github.com/loyalty-platform/platform/shared/callcount"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/job"
@@ -99,6 +100,10 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every client made from this configuration (DynamoDB, S3, ...) counts
+	// its calls in the request's counter (the ddbCalls and s3Calls of the
+	// request log line, and the budgets of shared/budget).
+	awsCfg.APIOptions = append(awsCfg.APIOptions, callcount.Middleware)
 	b := &Base{
 		Config: cfg, AWS: awsCfg, DB: ddb.NewClient(awsCfg),
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),

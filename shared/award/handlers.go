@@ -21,20 +21,21 @@ const CurrentVersion = 8
 // import.
 const MaxSegmentGrant = 1000
 
-// Routes returns the award routes of the loyalty function.
+// Routes returns the award routes of the loyalty function. The routes that
+// change points take the Idempotency-Key header (web.Route.Idempotent).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/pointperks/{perkId}/awards", Handler: s.handleGrant},
-		{Method: "POST", Path: "/perks/{perkId}/awards", Handler: s.handleGrant},
-		{Method: "POST", Path: "/perks/{perkId}/grant", Handler: s.handleLegacyGrant},
+		{Method: "POST", Path: "/pointperks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
+		{Method: "POST", Path: "/perks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
+		{Method: "POST", Path: "/perks/{perkId}/grant", Handler: s.handleLegacyGrant, Idempotent: true},
 		{Method: "GET", Path: "/awards", Handler: s.handleList},
 		{Method: "GET", Path: "/users/{userId}/awards", Handler: s.handleUserAwards},
 		{Method: "GET", Path: "/users/{userId}/pointawards", Handler: s.handleUserPointAwards},
-		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/redeem", Handler: s.handleRedeem(true)},
-		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/redeem", Handler: s.handleRedeem(false)},
-		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Handler: s.handleRefund(true)},
-		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/refund", Handler: s.handleRefund(false)},
-		{Method: "PUT", Path: "/pointawards/{awardId}", Handler: s.handleSet},
+		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/redeem", Handler: s.handleRedeem(true), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/redeem", Handler: s.handleRedeem(false), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Handler: s.handleRefund(true), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/refund", Handler: s.handleRefund(false), Idempotent: true},
+		{Method: "PUT", Path: "/pointawards/{awardId}", Handler: s.handleSet, Idempotent: true},
 	}
 }
 

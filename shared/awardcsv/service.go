@@ -77,7 +77,7 @@ func (s *Service) Kinds() map[string]job.Kind {
 // results file (admin).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
 		{Method: "GET", Path: "/awards/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
 	}
 }

@@ -7,17 +7,18 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// Routes returns the routes of the pos function.
+// Routes returns the routes of the pos function. Every POST and PUT takes
+// the Idempotency-Key header (web.Route.Idempotent).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit)},
-		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder)},
+		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder), Idempotent: true},
 		{Method: "GET", Path: "/orders/{orderId}", Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
-		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder)},
-		{Method: "POST", Path: "/users/{userId}/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(true))},
-		{Method: "POST", Path: "/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(false))},
+		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(true)), Idempotent: true},
+		{Method: "POST", Path: "/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(false)), Idempotent: true},
 		{Method: "GET", Path: "/transactions", Handler: web.ServeAdmin(http.StatusOK, s.handleFindTransaction)},
-		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: web.ServeAdmin(http.StatusOK, s.handleRefund)},
+		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: web.ServeAdmin(http.StatusOK, s.handleRefund), Idempotent: true},
 	}
 }
 

@@ -136,7 +136,7 @@ func New(t testing.TB) *Harness {
 			gw.Route(r.Method, r.Path, handler)
 		}
 	}
-	h.Server = httptest.NewServer(gw)
+	h.Server = httptest.NewServer(countCalls(gw))
 	t.Cleanup(h.Server.Close)
 	h.Tenant, h.ServiceKey = h.NewTenant(tenant.Settings{InitialPoints: 0})
 	return h

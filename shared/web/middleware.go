@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/callcount"
 )
 
 type ctxKey int
@@ -32,6 +33,12 @@ type Route struct {
 	Method  string
 	Path    string
 	Handler http.HandlerFunc
+	// Idempotent marks a route that moves points or money (or starts a
+	// job): it takes the Idempotency-Key header. The route only declares
+	// it; shared/idempotency wraps such handlers (app.Base.Lambda), after
+	// authentication, and the OpenAPI test checks that exactly these
+	// operations document the header.
+	Idempotent bool
 }
 
 // Pattern returns the ServeMux pattern of the route.
@@ -99,10 +106,18 @@ func requestLog(base *slog.Logger, next http.Handler) http.Handler {
 		log := base.With("requestId", id)
 		ctx := context.WithValue(r.Context(), loggerKey, log)
 		ctx = context.WithValue(ctx, requestIDKey, id)
+		// The storage calls of this request (a test may have put its own
+		// counter in the context already).
+		calls := callcount.From(ctx)
+		if calls == nil {
+			calls = callcount.New()
+			ctx = callcount.With(ctx, calls)
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("x-request-id", id)
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", time.Since(start).Milliseconds())
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", time.Since(start).Milliseconds(),
+			"ddbCalls", calls.Service(callcount.DynamoDB), "s3Calls", calls.Service(callcount.S3))
 	})
 }
 
