@@ -43,6 +43,11 @@ const (
 
 	// POS.
 	InsufficientBalance Code = "INSUFFICIENT_BALANCE"
+
+	// Idempotency-Key (shared/idempotency): the key was used before with
+	// another request; a request with the key is still being served.
+	IdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
+	IdempotencyInProgress Code = "IDEMPOTENCY_IN_PROGRESS"
 )
 
 // statuses is the single table from error code to HTTP status.
@@ -73,6 +78,9 @@ var statuses = map[Code]int{
 	RefundExceedsRedeemed:  http.StatusUnprocessableEntity,
 
 	InsufficientBalance: http.StatusUnprocessableEntity,
+
+	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
+	IdempotencyInProgress: http.StatusConflict,
 }
 
 // Codes returns every known code; the contract test compares it with the

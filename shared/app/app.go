@@ -27,6 +27,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/callcount"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/idempotency"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
 	"github.com/loyalty-platform/platform/shared/profile"
@@ -169,10 +170,18 @@ func (b *Base) TenantTitle(ctx context.Context, tenantID string) (string, error)
 // events (payload 2.0) through the api-proxy adapter.
 type LambdaHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
+// Idempotency keeps the records of Idempotency-Key headers.
+func (b *Base) Idempotency() *idempotency.Store {
+	return &idempotency.Store{DB: b.DB, Table: b.Config.Tables.Operations, Clock: b.Clock}
+}
+
 // Lambda returns the Lambda handler of an API function serving routes,
-// authenticated by b.Auth().
+// authenticated by b.Auth(). The routes marked Idempotent take the
+// Idempotency-Key header (b.Idempotency()): their handlers are wrapped
+// before web.Handler adds the middleware, so the wrapper runs after
+// authentication and knows the caller.
 func (b *Base) Lambda(routes []web.Route) LambdaHandler {
-	adapter := httpadapter.NewV2(web.Handler(routes, b.Auth(), b.Log))
+	adapter := httpadapter.NewV2(web.Handler(b.Idempotency().Decorate(routes), b.Auth(), b.Log))
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return adapter.ProxyWithContext(ctx, withoutStage(req))
 	}

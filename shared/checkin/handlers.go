@@ -8,10 +8,12 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// Routes returns the routes of the checkins function.
+// Routes returns the routes of the checkins function. A check-in takes the
+// Idempotency-Key header (web.Route.Idempotent): its CHECKIN_CREATED
+// action may earn points through the rules.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/checkins", Handler: s.handleCreate},
+		{Method: "POST", Path: "/users/{userId}/checkins", Handler: s.handleCreate, Idempotent: true},
 		{Method: "GET", Path: "/users/{userId}/checkins", Handler: s.handleListByUser},
 		{Method: "DELETE", Path: "/users/{userId}/checkins", Handler: s.handleCheckout},
 		{Method: "GET", Path: "/locations/{locationId}/checkins", Handler: s.handleListByLocation},

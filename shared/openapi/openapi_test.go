@@ -161,6 +161,69 @@ func TestRoutesAgree(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyDocumented checks that exactly the routes marked
+// Idempotent document the IdempotencyKey header parameter, and that each of
+// them documents what the header brings: 409 (IDEMPOTENCY_IN_PROGRESS), 422
+// (IDEMPOTENCY_KEY_REUSED) and the Idempotent-Replayed header on its
+// success response.
+func TestIdempotencyKeyDocumented(t *testing.T) {
+	want := map[string]bool{}
+	for _, routes := range servedRoutes() {
+		for _, r := range routes {
+			if r.Idempotent {
+				want[r.Method+" "+r.Path] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no route is marked Idempotent")
+	}
+	d := load(t)
+	got := map[string]bool{}
+	for path, item := range d.Spec().Paths.Map() {
+		for method, op := range item.Operations() {
+			key := method + " " + path
+			documented := false
+			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+				if p.Value != nil && p.Value.In == "header" && strings.EqualFold(p.Value.Name, "Idempotency-Key") {
+					if p.Ref != "#/components/parameters/IdempotencyKey" {
+						t.Errorf("%s: the Idempotency-Key parameter is not the $ref IdempotencyKey", key)
+					}
+					documented = true
+				}
+			}
+			if !documented {
+				continue
+			}
+			got[key] = true
+			for _, status := range []int{409, 422} {
+				if op.Responses.Status(status) == nil {
+					t.Errorf("%s: takes Idempotency-Key but does not document %d", key, status)
+				}
+			}
+			replayed := false
+			for code, resp := range op.Responses.Map() {
+				if strings.HasPrefix(code, "2") && resp.Value != nil && resp.Value.Headers["Idempotent-Replayed"] != nil {
+					replayed = true
+				}
+			}
+			if !replayed {
+				t.Errorf("%s: its success response does not document the Idempotent-Replayed header", key)
+			}
+		}
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("%s is Idempotent but does not document the IdempotencyKey parameter", k)
+		}
+	}
+	for k := range got {
+		if !want[k] {
+			t.Errorf("%s documents the IdempotencyKey parameter but its route is not Idempotent", k)
+		}
+	}
+}
+
 // TestErrorCodes checks the Error.code enum against apierr.Codes() and each
 // code's status against the per-status error responses of the document.
 func TestErrorCodes(t *testing.T) {

@@ -33,8 +33,8 @@ type Route struct {
 	Method  string
 	Path    string
 	Handler http.HandlerFunc
-	// Idempotent marks a route that moves points or money (or starts a
-	// job): it takes the Idempotency-Key header. The route only declares
+	// Idempotent marks a route that moves points or money (or starts an
+	// import): it takes the Idempotency-Key header. The route only declares
 	// it; shared/idempotency wraps such handlers (app.Base.Lambda), after
 	// authentication, and the OpenAPI test checks that exactly these
 	// operations document the header.

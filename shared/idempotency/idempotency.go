@@ -1,0 +1,225 @@
+// Package idempotency makes the routes that move points or money (and the
+// import POSTs) safe to retry: a request that carries an Idempotency-Key
+// header runs once, and a repeat of it within Lifetime is answered with the
+// first response, byte for byte, with `Idempotent-Replayed: true`.
+//
+// A route opts in with web.Route.Idempotent; Decorate wraps those routes'
+// handlers (app.Base.Lambda does it for every API function). The wrapper
+// runs inside web.Handler's chain, so after authentication: it needs the
+// caller. Without the header a route behaves exactly as without the
+// wrapper, and nothing is stored.
+//
+// With the header:
+//
+//   - The key is 1 to MaxKeyLength printable ASCII characters (else 422
+//     VALIDATION_FAILED naming the header).
+//   - The record is scoped to the tenant, the caller (a user, by user id,
+//     whatever session they use; the tenant's service key; an admin
+//     session made from the service key is the user "service") and the
+//     route (method and pattern): a key of one caller never replays
+//     another caller's response, and one key may be used once per route.
+//   - The request is identified by a SHA-256 of its method, path (with its
+//     path values), canonical query string, x-platform-req-nonce header and
+//     body (a multipart/form-data body by its parts' names, file names and
+//     contents, so a new boundary is the same request). The same key with
+//     another request is 422 IDEMPOTENCY_KEY_REUSED.
+//   - A repeat while the first request is being served is 409
+//     IDEMPOTENCY_IN_PROGRESS with Retry-After: 1.
+//   - The first response is stored (status, Content-Type, Location,
+//     Retry-After and the body) when its status is below 500 and is none of
+//     401, 409 and 429: a success and a client error (validation, business
+//     rule, not found) replay; a server error, a crash, or an answer that
+//     says "retry" (unauthorized, a concurrent change, throttling) releases
+//     the key, so a retry with it runs again.
+//   - A record left IN_FLIGHT longer than InFlightTimeout (its request's
+//     function crashed or timed out before it could finish or release it)
+//     is abandoned: the next request with the key and the same request
+//     claims it again and runs.
+//
+// Storage: one conditional PutItem (the claim) before the handler and one
+// conditional UpdateItem (the response) or DeleteItem (the release) after
+// it, in the Operations table; a repeat costs the failed PutItem, which
+// returns the stored record (ReturnValuesOnConditionCheckFailure).
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/clock"
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// Header names.
+const (
+	// Header is the request header that carries the key.
+	Header = "Idempotency-Key"
+	// ReplayedHeader is set to "true" on a replayed response.
+	ReplayedHeader = "Idempotent-Replayed"
+)
+
+const (
+	// Lifetime is how long a key is remembered after its first request
+	// (DynamoDB TTL on expiresAt, and every read treats an older record
+	// as absent).
+	Lifetime = 24 * time.Hour
+	// InFlightTimeout is how long a record may stay IN_FLIGHT before it
+	// is taken for abandoned: twice the API functions' Lambda timeout
+	// (29 s, template.yaml), so a request that still runs is never
+	// overtaken.
+	InFlightTimeout = 60 * time.Second
+	// MaxKeyLength is the longest key accepted.
+	MaxKeyLength = 255
+
+	// maxRequestBody is the largest body the wrapper reads to identify a
+	// request: a Lambda request event is at most 6 MB, so a larger body
+	// cannot come through API Gateway. A larger one is passed on without
+	// the key (the handler refuses it).
+	maxRequestBody = 6 << 20
+	// maxResponse is the largest response captured (Lambda answers at most
+	// 6 MB).
+	maxResponse = 6 << 20
+	// maxStoredBody is the largest stored body (gzip-compressed when that
+	// is smaller); DynamoDB items are at most 400 KB.
+	maxStoredBody = 300 << 10
+	// writeTimeout bounds the write that records or releases a key, which
+	// runs even when the request's context ended.
+	writeTimeout = 5 * time.Second
+)
+
+// Errors answered by the wrapper.
+var (
+	ErrKeyReused  = apierr.New(apierr.IdempotencyKeyReused, "this Idempotency-Key was used with another request: send a new key for a new request")
+	ErrInProgress = &apierr.Error{Code: apierr.IdempotencyInProgress, Message: "a request with this Idempotency-Key is still being processed: retry shortly", RetryAfter: time.Second}
+	errTooLarge   = apierr.New(apierr.Conflict, "the request with this Idempotency-Key was done, but its response is too large to be replayed")
+)
+
+// Store keeps the records of idempotency keys in the Operations table.
+type Store struct {
+	DB    ddb.API
+	Table string
+	Clock clock.Clock
+}
+
+// Decorate returns routes with the handlers of the Idempotent ones wrapped
+// (see Wrap); the others are unchanged.
+func (s *Store) Decorate(routes []web.Route) []web.Route {
+	out := make([]web.Route, len(routes))
+	for i, rt := range routes {
+		out[i] = rt
+		if rt.Idempotent {
+			out[i].Handler = s.Wrap(rt.Pattern(), rt.Handler)
+		}
+	}
+	return out
+}
+
+// Wrap returns next made idempotent for requests with the Idempotency-Key
+// header; route ("METHOD /pattern") is part of each key's scope.
+func (s *Store) Wrap(route string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		values, present := r.Header[http.CanonicalHeaderKey(Header)]
+		if !present {
+			next(w, r)
+			return
+		}
+		caller := web.CallerOf(r)
+		if !caller.Authenticated() || caller.TenantID == "" {
+			// Every such route needs a caller: the handler answers 401.
+			next(w, r)
+			return
+		}
+		key, err := ParseKey(values)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		body, whole, err := readBody(r)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		if !whole {
+			// Larger than any request that can reach a function: the
+			// handler refuses it (413) without any effect.
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+			next(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		id := recordID{tenantID: caller.TenantID, principal: principal(caller), route: route, key: key}
+		hash := requestHash(r, body)
+		c, err := s.claim(r.Context(), id, hash)
+		var rep *replay
+		switch {
+		case errors.As(err, &rep):
+			rep.write(w, r)
+			return
+		case err != nil:
+			web.Error(w, r, err)
+			return
+		}
+		s.serve(w, r, next, c)
+	}
+}
+
+// serve runs next for a claimed key, capturing its response, then stores
+// the response or releases the key. A panic releases the key and goes on
+// (the recovery middleware answers 500).
+func (s *Store) serve(w http.ResponseWriter, r *http.Request, next http.HandlerFunc, c *claim) {
+	cw := &captureWriter{ResponseWriter: w}
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		// next panicked (or called runtime.Goexit).
+		s.release(r, c, "the handler did not finish")
+	}()
+	next(cw, r)
+	finished = true
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if !Stored(status) {
+		s.release(r, c, "")
+		return
+	}
+	s.complete(r, c, cw.response(status))
+}
+
+// Stored reports whether a first response with status is stored and
+// replayed: below 500, except 401, 409 and 429, which say that the
+// request had no effect and may be retried (so the key is released).
+func Stored(status int) bool {
+	switch {
+	case status >= 500:
+		return false
+	case status == http.StatusUnauthorized, status == http.StatusConflict, status == http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
+// principal names the caller within the tenant: a user by id (every
+// session of the user is the same caller; an admin session made from the
+// service key is the user "service"), or the tenant's service key.
+func principal(c web.Caller) string {
+	if c.UserID != "" {
+		return "USER:" + c.UserID
+	}
+	return "SERVICEKEY"
+}
+
+// detached returns a context for a write that must happen even when the
+// request's context ended (the client went away, the deadline passed).
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+}
