@@ -390,4 +390,3 @@ func TestParseKey(t *testing.T) {
 		})
 	}
 }
-
