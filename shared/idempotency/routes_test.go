@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/callcount"
 	"github.com/loyalty-platform/platform/shared/idempotency"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
@@ -266,4 +267,41 @@ func TestBadKeys(t *testing.T) {
 			t.Errorf("balance = %v, want 2 (without a key each request credits)", got)
 		}
 	})
+}
+
+// TestKeyCost counts what a key adds to a request's DynamoDB calls: the
+// first request one PutItem (the claim) and one UpdateItem (the answer);
+// a repeat is one PutItem (the failed claim returns the stored answer)
+// beyond authentication, and runs nothing else.
+func TestKeyCost(t *testing.T) {
+	h := ts.New(t)
+	uid := h.AdminUser(t, "Cora", "Cost")
+	path := "/users/" + uid + "/credits"
+	credit := map[string]any{"type": "BALANCE", "amount": 1}
+	const ddb = callcount.DynamoDB
+
+	_, plain := h.DoCounted("POST", path, credit, h.Admin())
+	_, first := h.DoCounted("POST", path, credit, h.Admin(), key("cost"))
+	_, repeat := h.DoCounted("POST", path, credit, h.Admin(), key("cost"))
+	// A refused key costs authentication only.
+	_, refused := h.DoCounted("POST", path, credit, h.Admin(), key(""))
+	t.Logf("DynamoDB calls: without a key %d, first with a key %d, repeat %d, authentication %d",
+		plain.Service(ddb), first.Service(ddb), repeat.Service(ddb), refused.Service(ddb))
+
+	for _, tc := range []struct {
+		name      string
+		got, want int
+	}{
+		{"FirstExtraCalls", first.Service(ddb) - plain.Service(ddb), 2},
+		{"FirstExtraPutItem", first.Operation(ddb, "PutItem") - plain.Operation(ddb, "PutItem"), 1},
+		{"FirstExtraUpdateItem", first.Operation(ddb, "UpdateItem") - plain.Operation(ddb, "UpdateItem"), 1},
+		{"RepeatCalls", repeat.Service(ddb) - refused.Service(ddb), 1},
+		{"RepeatPutItem", repeat.Operation(ddb, "PutItem") - refused.Operation(ddb, "PutItem"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %d, want %d", tc.got, tc.want)
+			}
+		})
+	}
 }
