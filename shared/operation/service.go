@@ -2,6 +2,8 @@ package operation
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -203,6 +205,11 @@ func (s *Service) Claim(ctx context.Context, tenantID, id, owner string, d time.
 	if cur.Status.Final() {
 		return nil, ErrFinished
 	}
+	if cur.Status == Running && cur.LeaseOwner == owner {
+		// This claim's own write, applied by an attempt whose answer was
+		// lost before the SDK retried it (owners are random per run).
+		return cur.lease(owner, time.UnixMilli(cur.LeaseUntil).UTC()), nil
+	}
 	return nil, &LeasedError{Owner: cur.LeaseOwner, Until: time.UnixMilli(cur.LeaseUntil).UTC()}
 }
 
@@ -239,17 +246,23 @@ func (s *Service) Commit(ctx context.Context, l *Lease, cp Checkpoint, res Resul
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	expr := "SET cp = :cp, #result = :result, updatedAt = :now, leaseUntil = :until"
+	// token tells this commit's write from any other (committed).
+	token := newToken()
+	expr := "SET cp = :cp, cpToken = :token, #result = :result, updatedAt = :now, leaseUntil = :until"
 	cond := "leaseOwner = :owner AND #status = :running AND cp.parts = :parts"
 	names := map[string]string{"#result": "result", "#status": "status"}
 	values := map[string]types.AttributeValue{
 		":cp": cpv, ":result": resv, ":now": str(stamp(now)), ":until": num(until.UnixMilli()),
 		":owner": str(l.Owner), ":running": str(string(Running)), ":parts": num(int64(l.Checkpoint.Parts)),
+		":token": str(token),
 	}
 	if len(extra) == 0 {
 		_, err = s.st().update(ctx, l.TenantID, l.ID, expr, cond, names, values)
-		if ddb.IsConditionFailed(err) {
+		if ddb.IsConditionFailed(err) && !s.committed(ctx, l, token) {
 			return ErrLeaseLost
+		}
+		if ddb.IsConditionFailed(err) {
+			err = nil
 		}
 		if err != nil {
 			return fmt.Errorf("commit operation %s: %w", l.ID, err)
@@ -260,6 +273,10 @@ func (s *Service) Commit(ctx context.Context, l *Lease, cp Checkpoint, res Resul
 			reasons := ddb.CanceledReasons(err)
 			if len(reasons) == len(items) {
 				if reasons[len(items)-1] == "ConditionalCheckFailed" {
+					if s.committed(ctx, l, token) {
+						l.Checkpoint, l.Result, l.Until = cp, res, until
+						return nil
+					}
 					return ErrLeaseLost
 				}
 				var failed []int
@@ -277,6 +294,24 @@ func (s *Service) Commit(ctx context.Context, l *Lease, cp Checkpoint, res Resul
 	}
 	l.Checkpoint, l.Result, l.Until = cp, res, until
 	return nil
+}
+
+// committed reports whether the write of the commit with token was
+// applied, though its condition failed: the SDK retries a request whose
+// answer was lost (a timeout, a connection reset), and the retry then
+// finds the checkpoint the first attempt wrote. Each commit writes its own
+// random token with its checkpoint, so only that commit's write matches.
+// Any doubt (the read fails) counts as not applied.
+func (s *Service) committed(ctx context.Context, l *Lease, token string) bool {
+	r, err := s.st().get(ctx, l.TenantID, l.ID, s.Clock.Now())
+	return err == nil && r.CpToken == token && r.LeaseOwner == l.Owner
+}
+
+// newToken returns a random commit token.
+func newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // transact runs a transaction, retrying while it lost a race with another

@@ -125,6 +125,8 @@ type record struct {
 	LeaseUntil int64      `dynamodbav:"leaseUntil,omitempty"`
 	Claims     int        `dynamodbav:"claims"`
 	Checkpoint Checkpoint `dynamodbav:"cp"`
+	// CpToken is the token of the commit that wrote Checkpoint.
+	CpToken string `dynamodbav:"cpToken,omitempty"`
 }
 
 func (r *record) expired(now time.Time) bool { return r.ExpiresAt > 0 && r.ExpiresAt <= now.Unix() }
