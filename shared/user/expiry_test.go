@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loyalty-platform/platform/shared/user"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/user"
 )
 
 // TestResetCodeExpires: a reset code works until ResetLifetime has passed,
