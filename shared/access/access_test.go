@@ -26,12 +26,14 @@ const (
 	// self is the victim's own session, tried only on routes that do not
 	// name a user: it must not pass admin routes.
 	self
-	// foreign callers hold credentials of another tenant (or a credential
-	// of the victim's tenant with another tenant's x-application-id). On a
-	// route that names an id they get 4xx; on a collection route (no id in
-	// the path) they act on their own tenant, and the answer must not
-	// reveal the victim's tenant.
+	// foreign callers hold credentials of another tenant. On a route that
+	// names an id they get 4xx; on a collection route (no id in the path)
+	// they act on their own tenant, and the answer must not reveal the
+	// victim's tenant.
 	foreign
+	// crossed callers hold a credential of the victim's tenant with
+	// another tenant's x-application-id: every route refuses them.
+	crossed
 )
 
 // caller is one kind of client of the matrix.
@@ -46,7 +48,8 @@ type caller struct {
 // tenant's catalogue, and routes that answer the caller's own data. Such a
 // success must still not reveal the victim (see fixture.reveals) nor change
 // their data (see fixture.snapshot). Any other route answers 4xx to the
-// matrix's callers. Foreign callers are never listed (see class foreign).
+// matrix's callers. Foreign and crossed callers are never listed (see
+// their classes).
 var allowed = map[string][]class{
 	"POST /users":                 {anonymous, member, self}, // sign-up: a new user, never the victim
 	"POST /guests":                {anonymous, member, self}, // a new guest session
@@ -352,7 +355,7 @@ func (f *fixture) reveals(body []byte, c caller) string {
 			return x
 		}
 	}
-	if c.class == foreign && strings.Contains(s, f.tenantID) {
+	if (c.class == foreign || c.class == crossed) && strings.Contains(s, f.tenantID) {
 		return f.tenantID
 	}
 	return ""
@@ -390,8 +393,8 @@ func TestAccessMatrix(t *testing.T) {
 		{name: "Guest", class: member, headers: ts.Token(guest)},
 		{name: "ForeignUser", class: foreign, headers: ts.Token(foreignToken)},
 		{name: "ForeignServiceKey", class: foreign, headers: h2.Admin()},
-		{name: "ServiceKeyWithForeignTenant", class: foreign, headers: ts.Headers{"x-service-auth-token", h.ServiceKey, "x-application-id", other}},
-		{name: "VictimTokenWithForeignTenant", class: foreign, headers: append(ts.Token(selfToken), "x-application-id", other)},
+		{name: "ServiceKeyWithForeignTenant", class: crossed, headers: ts.Headers{"x-service-auth-token", h.ServiceKey, "x-application-id", other}},
+		{name: "VictimTokenWithForeignTenant", class: crossed, headers: append(ts.Token(selfToken), "x-application-id", other)},
 		{name: "VictimOnAdminRoutes", class: self, headers: ts.Token(selfToken)},
 	}
 
