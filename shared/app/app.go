@@ -12,16 +12,20 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/actionlog"
+	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/callcount"
@@ -181,9 +185,29 @@ func (b *Base) Idempotency() *idempotency.Store {
 // before web.Handler adds the middleware, so the wrapper runs after
 // authentication and knows the caller.
 func (b *Base) Lambda(routes []web.Route) LambdaHandler {
-	adapter := httpadapter.NewV2(web.Handler(b.Idempotency().Decorate(routes), b.Auth(), b.Log))
-	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return adapter.ProxyWithContext(ctx, withoutStage(req))
+	return lambda(web.Handler(b.Idempotency().Decorate(routes), b.Auth(), b.Log), b.Log)
+}
+
+// lambda adapts h to API Gateway HTTP API events. An event that does not
+// make an HTTP request (a path with a bad percent escape) is answered 422
+// like a malformed query string, rather than failing the invocation
+// (which API Gateway would answer 500).
+func lambda(h http.Handler, log *slog.Logger) LambdaHandler {
+	adapter := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		req, err := adapter.EventToRequestWithContext(ctx, withoutStage(ev))
+		if err != nil {
+			log.Info("request", "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
+			body, _ := json.Marshal(web.ErrorBody{Code: string(apierr.ValidationFailed), Message: "the request URL is malformed (check its percent-encoding)"})
+			return events.APIGatewayV2HTTPResponse{
+				StatusCode: http.StatusUnprocessableEntity,
+				Headers:    map[string]string{"Content-Type": "application/json"},
+				Body:       string(body),
+			}, nil
+		}
+		w := core.NewProxyResponseWriterV2()
+		h.ServeHTTP(w, req)
+		return w.GetProxyResponse()
 	}
 }
 

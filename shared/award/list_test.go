@@ -493,6 +493,8 @@ func TestListAwardsUpdatedAt(t *testing.T) {
 		{"MalformedDate", "updatedAt.gt=yesterday"},
 		{"DateOnly", "updatedAt=" + q("2024-05-01")},
 		{"MalformedNeq", "updatedAt.neq=2024-13-01T00:00:00Z"},
+		{"AfterYear9999InUTC", "updatedAt.lte=" + q("9999-12-31T23:59:59-05:00")},
+		{"BeforeYear0000InUTC", "updatedAt.gt=" + q("0000-01-01T00:00:00+01:00")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.Do("GET", "/awards?"+tc.param, nil, h.Admin(), v8).Expect(t, 422, "VALIDATION_FAILED")

@@ -2,6 +2,9 @@ package awardcsv_test
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/job"
@@ -93,4 +96,44 @@ func TestImportRequestValidation(t *testing.T) {
 			t.Fatalf("operation = %v", op)
 		}
 	})
+}
+
+// TestUploadTooLarge: a file uploaded to the presigned URL that is larger
+// than the jobs' input limit FAILS the operation with PAYLOAD_TOO_LARGE
+// before any row is read (the limit is lowered for the test).
+func TestUploadTooLarge(t *testing.T) {
+	h := ts.New(t)
+	capture := h.CaptureS3("jobs")
+	a := newPerk(t, h, nil)
+	u := h.AdminUser(t, "Lara", "Large")
+	op := h.Do("POST", "/awards/imports?upload=url&dryRun=false", nil, h.Admin(), ts.Headers{"x-platform-req-nonce", ts.Nonce()}).Expect(t, 202, "").Map(t)
+	file := csvOf([]string{"user_id", "perk_id"}, []string{u, a}, []string{u, a})
+	up := op["upload"].(map[string]any)
+	req, err := http.NewRequest("PUT", up["url"].(string), strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("presigned PUT: %d", resp.StatusCode)
+	}
+	ev := capture.Next(t)
+	jobs := h.Deps.Jobs
+	jobs.MaxInput = int64(len(file) - 1)
+	defer func() { jobs.MaxInput = 0 }()
+	if err := jobs.HandleS3(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	got := h.Do("GET", "/operations/"+op["_id"].(string), nil, h.Admin()).Expect(t, 200, "").Map(t)
+	e, _ := got["error"].(map[string]any)
+	if got["status"] != "FAILED" || e["code"] != "PAYLOAD_TOO_LARGE" {
+		t.Fatalf("operation = %v", got)
+	}
+	if n := len(h.Do("GET", "/users/"+u+"/pointawards", nil, h.Admin()).Expect(t, 200, "").Map(t)["awards"].([]any)); n != 0 {
+		t.Errorf("the refused file granted %d awards", n)
+	}
 }

@@ -75,6 +75,12 @@ const (
 	DefaultStopBefore = 30 * time.Second
 	// DefaultPresignExpiry is how long a presigned URL is valid.
 	DefaultPresignExpiry = 15 * time.Minute
+	// DefaultMaxInput is the largest input file a job reads (an upload
+	// through the presigned URL; a direct upload is at most
+	// MaxDirectUpload): about five million award rows, or hours of
+	// importing. A larger file FAILS the operation with PAYLOAD_TOO_LARGE
+	// before any row is read.
+	DefaultMaxInput = 256 << 20
 )
 
 // S3API is the subset of the S3 client the jobs use.
@@ -133,6 +139,9 @@ type Service struct {
 	StopBefore    time.Duration
 	PresignExpiry time.Duration
 	InlineLimit   int64
+	// MaxInput is the largest input file in bytes; 0 means
+	// DefaultMaxInput.
+	MaxInput int64
 	// MaxRowsPerRun, when set, makes a run yield after that many rows (to
 	// test continuation without waiting for a deadline).
 	MaxRowsPerRun int64
@@ -159,6 +168,13 @@ func (s *Service) stopBefore() time.Duration {
 		return s.StopBefore
 	}
 	return DefaultStopBefore
+}
+
+func (s *Service) maxInput() int64 {
+	if s.MaxInput > 0 {
+		return s.MaxInput
+	}
+	return DefaultMaxInput
 }
 
 func (s *Service) presignExpiry() time.Duration {

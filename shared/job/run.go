@@ -133,11 +133,12 @@ type Input struct {
 var ErrInputChanged = &FileError{Code: apierr.Conflict, Message: "the input file changed while the job ran"}
 
 // OpenInput opens the input file at the checkpoint. On a first run it reads
-// the header row: an empty file, or one that is not UTF-8 text, is a
-// *FileError. The first run notes the file's ETag (the first commit puts it
-// in the checkpoint); a resumed run reads on only while the file still has
-// it (If-Match, and the answer's ETag is compared too), else it returns
-// ErrInputChanged. The caller must Close the input.
+// the header row: a file larger than the service's MaxInput, an empty file,
+// or one that is not UTF-8 text, is a *FileError. The first run notes the
+// file's ETag (the first commit puts it in the checkpoint); a resumed run
+// reads on only while the file still has it (If-Match, and the answer's
+// ETag is compared too), else it returns ErrInputChanged. The caller must
+// Close the input.
 func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 	l := r.lease
 	cp := l.Checkpoint
@@ -181,6 +182,10 @@ func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 		return in, nil
 	}
 	in.Size = aws.ToInt64(out.ContentLength)
+	if max := r.svc.maxInput(); in.Size > max {
+		in.Close()
+		return nil, &FileError{Code: apierr.PayloadTooLarge, Message: fmt.Sprintf("file: the file has %d bytes: at most %d", in.Size, max)}
+	}
 	// A UTF-8 byte order mark (Excel writes one) is not part of the data.
 	if b, _ := br.Peek(3); bytes.Equal(b, []byte{0xEF, 0xBB, 0xBF}) {
 		_, _ = br.Discard(3)

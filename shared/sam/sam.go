@@ -18,9 +18,28 @@ import (
 
 // Template is the part of template.yaml the project reads.
 type Template struct {
-	Functions []Function
-	Tables    []Table
-	Buckets   []Bucket
+	Functions  []Function
+	Tables     []Table
+	Buckets    []Bucket
+	APIs       []HttpAPI
+	Parameters map[string]Parameter
+}
+
+// HttpAPI is one AWS::Serverless::HttpApi and the default throttling of
+// its stage's routes (DefaultRouteSettings), each the name of the
+// parameter a !Ref names or a literal value; empty when unset.
+type HttpAPI struct {
+	LogicalID            string
+	ThrottlingBurstLimit string
+	ThrottlingRateLimit  string
+}
+
+// Parameter is one template parameter.
+type Parameter struct {
+	Type     string
+	Default  string
+	MinValue string
+	MaxValue string
 }
 
 // Function is one AWS::Serverless::Function.
@@ -152,7 +171,12 @@ func Parse(b []byte) (*Template, error) {
 		return nil, fmt.Errorf("parse template: not a mapping")
 	}
 	res, _ := doc["Resources"].(map[string]any)
-	t := &Template{}
+	t := &Template{Parameters: map[string]Parameter{}}
+	params, _ := doc["Parameters"].(map[string]any)
+	for name, v := range params {
+		p, _ := v.(map[string]any)
+		t.Parameters[name] = Parameter{Type: str(p["Type"]), Default: str(p["Default"]), MinValue: str(p["MinValue"]), MaxValue: str(p["MaxValue"])}
+	}
 	ids := make([]string, 0, len(res))
 	for id := range res {
 		ids = append(ids, id)
@@ -168,6 +192,9 @@ func Parse(b []byte) (*Template, error) {
 			t.Tables = append(t.Tables, parseTable(id, props))
 		case "AWS::S3::Bucket":
 			t.Buckets = append(t.Buckets, Bucket{LogicalID: id})
+		case "AWS::Serverless::HttpApi":
+			rs, _ := props["DefaultRouteSettings"].(map[string]any)
+			t.APIs = append(t.APIs, HttpAPI{LogicalID: id, ThrottlingBurstLimit: ref(rs["ThrottlingBurstLimit"]), ThrottlingRateLimit: ref(rs["ThrottlingRateLimit"])})
 		}
 	}
 	return t, nil

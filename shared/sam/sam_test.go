@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/sam"
@@ -22,6 +23,31 @@ func TestTemplateLint(t *testing.T) {
 	out, err := exec.Command(bin, sam.Path()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("cfn-lint template.yaml: %v\n%s", err, out)
+	}
+}
+
+// TestThrottling: the stage's routes are throttled by API Gateway with
+// limits the operator sets as parameters (positive numbers with defaults).
+func TestThrottling(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	if len(tpl.APIs) != 1 {
+		t.Fatalf("HttpApis = %d, want 1", len(tpl.APIs))
+	}
+	api := tpl.APIs[0]
+	for setting, param := range map[string]string{"ThrottlingBurstLimit": api.ThrottlingBurstLimit, "ThrottlingRateLimit": api.ThrottlingRateLimit} {
+		t.Run(setting, func(t *testing.T) {
+			p, ok := tpl.Parameters[param]
+			if !ok {
+				t.Fatalf("DefaultRouteSettings.%s = %q, want a !Ref to a parameter", setting, param)
+			}
+			n, err := strconv.Atoi(p.Default)
+			if p.Type != "Number" || err != nil || n < 1 || p.MinValue != "1" {
+				t.Errorf("parameter %s = %+v, want a Number of at least 1 with a default", param, p)
+			}
+		})
 	}
 }
 

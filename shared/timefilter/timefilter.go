@@ -53,7 +53,8 @@ func HoldAll(conds []Cond, ts string) bool {
 }
 
 // Parse reads name and name.<op> (RFC 3339 date-times; the bare name
-// compares eq). A value that does not parse is 422 naming the parameter.
+// compares eq). A value that does not parse, or that is outside the years
+// 0000 to 9999 in UTC, is 422 naming the parameter.
 func Parse(r *http.Request, name string) ([]Cond, error) {
 	var out []Cond
 	q := r.URL.Query()
@@ -66,6 +67,12 @@ func Parse(r *http.Request, name string) ([]Cond, error) {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
 				return nil, apierr.Invalid(key, "must be an RFC 3339 date-time such as 2024-05-01T12:30:00Z")
+			}
+			// An offset can carry a date at the ends of the four-digit
+			// years out of them in UTC, where the fixed-width form (and
+			// so the key order) no longer holds.
+			if y := t.UTC().Year(); y < 0 || y > 9999 {
+				return nil, apierr.Invalid(key, "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z")
 			}
 			o := op
 			if o == "" {

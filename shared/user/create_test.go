@@ -42,6 +42,8 @@ func TestCreateUserRejectsBadInput(t *testing.T) {
 		{"BadBirthdate", with("birthdate", "31/12/1990"), 422, "VALIDATION_FAILED"},
 		{"RolesByAnonymous", with("roles", []string{"ADMIN"}), 401, "UNAUTHORIZED"},
 		{"OversizeBody", `{"firstName":"` + strings.Repeat("a", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE"},
+		{"BadTokenInArray", `{"firstName":"a","credentials":[x"]}`, 422, "VALIDATION_FAILED"},
+		{"BadKeyInObject", `{"firstName":"a","credentials":[{provider:"EMAIL"}]}`, 422, "VALIDATION_FAILED"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

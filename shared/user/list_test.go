@@ -193,6 +193,7 @@ func TestListUsers(t *testing.T) {
 			{"UnknownSort", "sort=name"},
 			{"UnknownRole", "role=KING"},
 			{"BadDate", "createdAfter=yesterday"},
+			{"DateAfterYear9999InUTC", "updatedAfter=9999-12-31T23:59:59-05:00"},
 			{"UnknownInclude", "include=everything"},
 			{"ForgedStartKey", "startKey=forged"},
 		}

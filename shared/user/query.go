@@ -602,6 +602,12 @@ func ParseAfter(field, v string) (string, error) {
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
 		if t, err := time.Parse(layout, v); err == nil {
+			// An offset can carry a date at the ends of the four-digit
+			// years out of them in UTC, where the stored timestamps'
+			// fixed-width order no longer holds.
+			if y := t.UTC().Year(); y < 0 || y > 9999 {
+				return "", apierr.Invalid(field, "must be from 0000-01-01 to 9999-12-31 in UTC")
+			}
 			return stamp(t), nil
 		}
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -20,8 +21,16 @@ import (
 func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return walkKeys(dec, t, "")
+	if err := walkKeys(dec, t, ""); !errors.Is(err, errSyntax) {
+		return err
+	}
+	return nil
 }
+
+// errSyntax ends the walk at the first token that does not read: the
+// decoder reports the syntax error. (The walk must stop there: the
+// decoder's More keeps answering true before a bad token.)
+var errSyntax = errors.New("syntax error")
 
 var (
 	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -43,7 +52,7 @@ func checked(t reflect.Type) reflect.Type {
 func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return nil
+		return errSyntax
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
@@ -66,7 +75,7 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return nil
+				return errSyntax
 			}
 			key, _ := kt.(string)
 			at := key

@@ -1,0 +1,64 @@
+package awardcsv
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"testing"
+
+	"github.com/loyalty-platform/platform/shared/perk"
+)
+
+// FuzzImportRows reads a CSV file as the award import does (its header,
+// then its rows) and checks that nothing panics, and that a row's grants
+// fit the results file (at most grants() of them) with points from 0 to
+// perk.MaxPoints.
+func FuzzImportRows(f *testing.F) {
+	for _, s := range []string{
+		"user_id,perk_id\nu1,p1\n",
+		"user_id,perk_id,points\nu1,p1,5\nu2,p2,\nu3,p3,-1\nu4,p4,1.5\n",
+		"USER_ID,perk_abc,perk_def\nu1,3,\nu2,,\nu3,x,4\n",
+		"user_id,perk_id,perk_abc\n",
+		"user_id,points\n",
+		"user_id,perk_id,points,result,error\nu,p,1,ok,\n",
+		"user_id,perk_id\n\"u\nx\",p\nu,p,extra\n",
+		"user_id,PER\u212a_x\nu,1\n",
+		"user_id,perk_id,points\nu,p,99999999999999999999\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := csv.NewReader(bytes.NewReader(data))
+		c.FieldsPerRecord = -1
+		names, err := c.Read()
+		if err != nil {
+			return
+		}
+		h, err := parseHeader(names)
+		if err != nil {
+			return
+		}
+		_ = h.resultsHeader()
+		for i := 0; i < 100; i++ {
+			rec, err := c.Read()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				continue
+			}
+			r := h.parseRow(rec)
+			if len(r.wants) > h.grants() {
+				t.Fatalf("row %q asks %d grants, the results file has room for %d", rec, len(r.wants), h.grants())
+			}
+			for _, w := range r.wants {
+				if w.points != nil && (*w.points < 0 || *w.points > perk.MaxPoints) {
+					t.Fatalf("row %q: points %d", rec, *w.points)
+				}
+			}
+			if len(r.errs) == 0 && (r.userID == "" || len(r.wants) == 0) {
+				t.Fatalf("row %q is clean but grants nothing: %+v", rec, r)
+			}
+		}
+	})
+}
