@@ -84,6 +84,9 @@ type Base struct {
 	Clock  clock.Clock
 	Log    *slog.Logger
 	Cursor ddb.Cursor
+	// TenantCache is the container's cache of tenants and service keys
+	// (tenant.CacheTTL), made on first use and shared by every domain.
+	TenantCache *tenant.Cache
 }
 
 // Blob returns the S3 client, making it on first use.
@@ -114,9 +117,12 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	return b, nil
 }
 
-// Tenants is the tenants' store.
+// Tenants is the tenants' store, on the container's cache.
 func (b *Base) Tenants() *tenant.Store {
-	return &tenant.Store{DB: b.DB, Table: b.Config.Tables.Tenants}
+	if b.TenantCache == nil {
+		b.TenantCache = tenant.NewCache()
+	}
+	return &tenant.Store{DB: b.DB, Table: b.Config.Tables.Tenants, Cache: b.TenantCache, Clock: b.Clock}
 }
 
 // Auth resolves who calls (sessions, service keys, tenants).
