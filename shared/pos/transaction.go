@@ -278,9 +278,12 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 	default:
 		return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
 	}
-	s.react(ctx, created)
 	if generated != nil {
+		// One run of the rules for the transaction and its order.
+		comp.actions = append([]action.Action{created}, comp.actions...)
 		s.after(ctx, comp)
+	} else {
+		s.react(ctx, created)
 	}
 	return t, false, nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -264,6 +263,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 			primary = true
 		}
 	}
+	r.creds = creds // the session's view shows them
 	hash := r.PasswordHash
 	if hash == "" || !primary || r.Deleted || r.IsGuest {
 		hash = dummyHash()
@@ -383,7 +383,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.primaryOwner(ctx, tenantID, provider, id, now)
+	uid, cred, err := st.primaryCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
@@ -437,20 +437,21 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	if err := s.updateUser(ctx, r, upd, cond, acts...); err != nil {
+	if err := s.updateUserAt(ctx, r, now, upd, cond, acts...); err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
 			return nil, ErrInvalidToken
 		}
 		return nil, fmt.Errorf("activate: %w", err)
 	}
 	// The credential the code went to is now verified.
-	if err := s.markVerified(ctx, r, provider, id); err != nil {
+	if err := s.markVerified(ctx, r, cred); err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	r, err = st.getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return nil, err
-	}
+	// The user as the conditional update left it (it changed nothing else).
+	r = activated
+	r.ActivationCode, r.ActivationAttempts = "", 0
+	r.UpdatedAt, r.Version = stamp(now), r.Version+1
+	r.setKeys()
 	sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 	if err != nil {
 		return nil, err
@@ -458,22 +459,11 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	return &sess, nil
 }
 
-// markVerified marks the credential (provider, id) of r verified, as
-// VerifyCredential does: updatedAt and its list key move with it. A
+// markVerified marks credential c of r (as this request read it) verified,
+// as VerifyCredential does: updatedAt and its list key move with it. A
 // credential removed meanwhile is left alone.
-func (s *Service) markVerified(ctx context.Context, r record, provider, id string) error {
-	k := key(r.PK, credSK(provider, id))
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: k, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return fmt.Errorf("get credential of %s: %w", r.ID, err)
-	}
-	if out.Item == nil {
-		return nil
-	}
-	var c credRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-		return fmt.Errorf("get credential of %s: %w", r.ID, err)
-	}
+func (s *Service) markVerified(ctx context.Context, r record, c credRecord) error {
+	k := key(c.PK, c.SK)
 	now := stamp(s.Clock.Now())
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
@@ -594,7 +584,12 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 // (the actions the change records) when there are any. A failed condition
 // is ErrConcurrentUpdate.
 func (s *Service) updateUser(ctx context.Context, r record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := stamp(s.Clock.Now())
+	return s.updateUserAt(ctx, r, s.Clock.Now(), upd, cond, with...)
+}
+
+// updateUserAt is updateUser with the time the change is stamped with.
+func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
+	now := stamp(at)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))

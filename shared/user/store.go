@@ -141,6 +141,11 @@ type record struct {
 	// change, password reset, deletion); a session is stored only while it
 	// is unchanged since the login read the user (see putSessionAtEpoch).
 	SessionEpoch int `dynamodbav:"sessionEpoch,omitempty"`
+
+	// creds are the user's live credentials when this request read them
+	// already (nil: not read), so that a view does not read them again.
+	// They are never stored.
+	creds []credRecord
 }
 
 func (r *record) setKeys() {
@@ -344,24 +349,30 @@ func codeSendUnchanged(r record) expression.ConditionBuilder {
 // one of that user's primary credentials: secondary credentials cannot log
 // in, activate a user or reset a password.
 func (s *store) primaryOwner(ctx context.Context, tenantID, provider, id string, now time.Time) (string, error) {
+	uid, _, err := s.primaryCredential(ctx, tenantID, provider, id, now)
+	return uid, err
+}
+
+// primaryCredential is primaryOwner, and returns the credential item too.
+func (s *store) primaryCredential(ctx context.Context, tenantID, provider, id string, now time.Time) (string, credRecord, error) {
 	uid, err := s.userIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
-		return "", err
+		return "", credRecord{}, err
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.users), Key: key(userPK(tenantID, uid), credSK(provider, id)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return "", fmt.Errorf("get credential: %w", err)
+		return "", credRecord{}, fmt.Errorf("get credential: %w", err)
 	}
 	var c credRecord
 	if out.Item != nil {
 		if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-			return "", fmt.Errorf("get credential: %w", err)
+			return "", credRecord{}, fmt.Errorf("get credential: %w", err)
 		}
 	}
 	if out.Item == nil || !c.IsPrimary {
-		return "", fmt.Errorf("find credential: %w", ErrNotFound)
+		return "", credRecord{}, fmt.Errorf("find credential: %w", ErrNotFound)
 	}
-	return uid, nil
+	return uid, c, nil
 }
 
 func (s *store) credentials(ctx context.Context, tenantID, userID string, now time.Time) ([]credRecord, error) {

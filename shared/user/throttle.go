@@ -104,6 +104,20 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 	}
 	unlocked := "(attribute_not_exists(lockedUntil) OR lockedUntil <= :now)"
 	for range 4 {
+		// A new window first: an identifier with no attempts counted (the
+		// usual case: a correct password clears the count) costs one write.
+		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(st.sessions), Key: k,
+			UpdateExpression:          aws.String("SET attempts = :one, windowStart = :now, expiresAt = :exp REMOVE lockedUntil"),
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart <= :floor AND " + unlocked + ")"),
+			ExpressionAttributeValues: vals,
+		})
+		if err == nil {
+			return 1, time.Time{}, nil
+		}
+		if !ddb.IsConditionFailed(err) {
+			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
+		}
 		out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(st.sessions), Key: k,
 			UpdateExpression:          aws.String("ADD attempts :one SET expiresAt = :exp"),
@@ -117,18 +131,6 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 				return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
 			}
 			return a.Attempts, time.Time{}, nil
-		}
-		if !ddb.IsConditionFailed(err) {
-			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
-		}
-		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(st.sessions), Key: k,
-			UpdateExpression:          aws.String("SET attempts = :one, windowStart = :now, expiresAt = :exp REMOVE lockedUntil"),
-			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart <= :floor AND " + unlocked + ")"),
-			ExpressionAttributeValues: vals,
-		})
-		if err == nil {
-			return 1, time.Time{}, nil
 		}
 		if !ddb.IsConditionFailed(err) {
 			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
