@@ -54,7 +54,7 @@ var ErrSessionRaced = apierr.New(apierr.Unauthorized, "the account changed while
 // read into r, so a change that ends sessions (and bumps the epoch) cannot
 // be outlived by a session made from the user as it was before; otherwise
 // it is ErrSessionRaced.
-func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
+func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time, with ...types.TransactWriteItem) (Session, error) {
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
 	rec := sessionRecord{
@@ -64,7 +64,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
 	}
-	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch); err != nil {
+	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch, with...); err != nil {
 		return Session{}, err
 	}
 	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
@@ -214,10 +214,10 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	// A change to the user while its password was being checked (a
 	// demotion, a reset, a deletion) voids the session about to be stored;
 	// the login is tried once more against the changed user.
-	return s.throttledLogin(ctx, t.ID, provider, id, func() (Session, error) {
-		sess, err := s.passwordLogin(ctx, t, provider, id, password)
+	return s.throttledLogin(ctx, t.ID, provider, id, func(clear types.TransactWriteItem) (Session, error) {
+		sess, err := s.passwordLogin(ctx, t, provider, id, password, clear)
 		if errors.Is(err, ErrSessionRaced) {
-			sess, err = s.passwordLogin(ctx, t, provider, id, password)
+			sess, err = s.passwordLogin(ctx, t, provider, id, password, clear)
 		}
 		if errors.Is(err, ErrSessionRaced) {
 			return Session{}, ErrBadLogin
@@ -233,7 +233,9 @@ var dummyHash = sync.OnceValue(func() string { return HashPassword(newToken("dum
 
 // passwordLogin reads the owner of a normalized primary credential, checks
 // the password and opens a session.
-func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string) (Session, error) {
+// clear, which clears the identifier's login attempts, commits with the
+// session.
+func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string, clear types.TransactWriteItem) (Session, error) {
 	tenantID := t.ID
 	now := s.Clock.Now()
 	st := s.st()
@@ -274,7 +276,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if r.State != StateActive {
 		return Session{}, ErrPendingLogin
 	}
-	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
+	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)), clear)
 }
 
 // MaxCodeSends is how many activation or reset codes a user may be sent in

@@ -430,7 +430,7 @@ func (s *store) putSession(ctx context.Context, rec sessionRecord) error {
 // its own write before it lists and deletes them, so a session made from
 // the user as read before the change fails here (ErrSessionRaced) rather
 // than outlive it.
-func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int) error {
+func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int, with ...types.TransactWriteItem) error {
 	put, err := s.put(s.sessions, rec, aws.String("attribute_not_exists(pk)"))
 	if err != nil {
 		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
@@ -444,7 +444,7 @@ func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch 
 			":e":     &types.AttributeValueMemberN{Value: fmt.Sprint(epoch)},
 		},
 	}}
-	err = s.transact(ctx, []types.TransactWriteItem{put, check})
+	err = s.transact(ctx, append([]types.TransactWriteItem{put, check}, with...))
 	if slices.Contains(failedAt(err), 1) {
 		return fmt.Errorf("put session of %s: %w", rec.UserID, ErrSessionRaced)
 	}

@@ -49,8 +49,9 @@ type loginAttempt struct {
 // throttledLogin runs login, a password login of the identifier, within the
 // identifier's attempt count: a locked identifier is refused before login
 // runs; a failed login over the limit locks it; a correct password (also of
-// a PENDING user) clears the count.
-func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id string, login func() (Session, error)) (Session, error) {
+// a PENDING user) clears the count. login is given the write that clears
+// the count, to commit with the session it makes.
+func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id string, login func(clear types.TransactWriteItem) (Session, error)) (Session, error) {
 	st := s.st()
 	now := s.Clock.Now()
 	n, lockedUntil, err := st.countLoginAttempt(ctx, tenantID, provider, id, now)
@@ -67,9 +68,13 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 		// (an app retrying) do not lock their owner out.
 		return Session{}, tooManyLogins(now.Add(time.Second), now)
 	}
-	sess, err := login()
+	sess, err := login(types.TransactWriteItem{Delete: &types.Delete{
+		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
+	}})
 	switch {
-	case err == nil, errors.Is(err, ErrPendingLogin):
+	case err == nil:
+		// The count was cleared with the session.
+	case errors.Is(err, ErrPendingLogin):
 		if cerr := st.clearLoginAttempts(ctx, tenantID, provider, id); cerr != nil {
 			return Session{}, cerr
 		}
