@@ -54,7 +54,7 @@ var ErrSessionRaced = apierr.New(apierr.Unauthorized, "the account changed while
 // read into r, so a change that ends sessions (and bumps the epoch) cannot
 // be outlived by a session made from the user as it was before; otherwise
 // it is ErrSessionRaced.
-func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time, with ...types.TransactWriteItem) (Session, error) {
+func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
 	rec := sessionRecord{
@@ -64,7 +64,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
 	}
-	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch, with...); err != nil {
+	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch); err != nil {
 		return Session{}, err
 	}
 	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
@@ -214,10 +214,10 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	// A change to the user while its password was being checked (a
 	// demotion, a reset, a deletion) voids the session about to be stored;
 	// the login is tried once more against the changed user.
-	return s.throttledLogin(ctx, t.ID, provider, id, func(clear types.TransactWriteItem) (Session, error) {
-		sess, err := s.passwordLogin(ctx, t, provider, id, password, clear)
+	return s.throttledLogin(ctx, t.ID, provider, id, func() (Session, error) {
+		sess, err := s.passwordLogin(ctx, t, provider, id, password)
 		if errors.Is(err, ErrSessionRaced) {
-			sess, err = s.passwordLogin(ctx, t, provider, id, password, clear)
+			sess, err = s.passwordLogin(ctx, t, provider, id, password)
 		}
 		if errors.Is(err, ErrSessionRaced) {
 			return Session{}, ErrBadLogin
@@ -233,9 +233,7 @@ var dummyHash = sync.OnceValue(func() string { return HashPassword(newToken("dum
 
 // passwordLogin reads the owner of a normalized primary credential, checks
 // the password and opens a session.
-// clear, which clears the identifier's login attempts, commits with the
-// session.
-func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string, clear types.TransactWriteItem) (Session, error) {
+func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string) (Session, error) {
 	tenantID := t.ID
 	now := s.Clock.Now()
 	st := s.st()
@@ -247,7 +245,9 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if err != nil {
 		return Session{}, err
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
+	// The user and its credentials in one read (the session's view shows
+	// them).
+	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
 	if errors.Is(err, ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
@@ -255,17 +255,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if err != nil {
 		return Session{}, err
 	}
-	creds, err := st.credentials(ctx, tenantID, uid, now)
-	if err != nil {
-		return Session{}, err
-	}
-	primary := false
-	for _, c := range creds {
-		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
-			primary = true
-		}
-	}
-	r.creds = creds // the session's view shows them
+	_, primary := primaryAmong(creds, provider, id)
 	hash := r.PasswordHash
 	if hash == "" || !primary || r.Deleted || r.IsGuest {
 		hash = dummyHash()
@@ -276,7 +266,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if r.State != StateActive {
 		return Session{}, ErrPendingLogin
 	}
-	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)), clear)
+	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 }
 
 // MaxCodeSends is how many activation or reset codes a user may be sent in
@@ -385,9 +375,18 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, cred, err := st.primaryCredential(ctx, tenantID, provider, id, now)
+	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
+	}
+	// The user and its credentials in one read.
+	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	cred, ok := primaryAmong(creds, provider, id)
+	if !ok {
+		return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
 	}
 	pending := func(r record) error {
 		if r.State == StateActive {
@@ -412,10 +411,6 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
 	if err := pending(r); err != nil {
 		return nil, err
 	}
@@ -439,21 +434,41 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	if err := s.updateUserAt(ctx, r, now, upd, cond, acts...); err != nil {
+	// The credential the code went to is verified in the same transaction.
+	verified, err := verifiedItem(s.Tables.Users, cred, now)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	items := append(slices.Clip(acts), verified)
+	err = s.updateUserAt(ctx, r, now, upd, cond, items...)
+	credGone := ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
+	if credGone {
+		// The credential was removed meanwhile: activate without it.
+		err = s.updateUserAt(ctx, r, now, upd, cond, acts...)
+	}
+	if err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
 			return nil, ErrInvalidToken
 		}
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	// The credential the code went to is now verified.
-	if err := s.markVerified(ctx, r, cred); err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
-	// The user as the conditional update left it (it changed nothing else).
+	// The user and its credentials as the transaction left them (it
+	// changed nothing else).
 	r = activated
 	r.ActivationCode, r.ActivationAttempts = "", 0
 	r.UpdatedAt, r.Version = stamp(now), r.Version+1
 	r.setKeys()
+	if credGone {
+		r.creds = nil // read them again for the view
+	} else {
+		r.creds = make([]credRecord, 0, len(creds))
+		for _, c := range creds {
+			if c.SK == cred.SK {
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", stamp(now)
+			}
+			r.creds = append(r.creds, c)
+		}
+	}
 	sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 	if err != nil {
 		return nil, err
@@ -461,28 +476,34 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	return &sess, nil
 }
 
-// markVerified marks credential c of r (as this request read it) verified,
-// as VerifyCredential does: updatedAt and its list key move with it. A
-// credential removed meanwhile is left alone.
-func (s *Service) markVerified(ctx context.Context, r record, c credRecord) error {
-	k := key(c.PK, c.SK)
-	now := stamp(s.Clock.Now())
+// primaryAmong returns the credential (provider, id) among creds when it is
+// a primary one.
+func primaryAmong(creds []credRecord, provider, id string) (credRecord, bool) {
+	for _, c := range creds {
+		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
+			return c, true
+		}
+	}
+	return credRecord{}, false
+}
+
+// verifiedItem is the update that marks credential c (as this request read
+// it) verified at now, as VerifyCredential does: updatedAt and its list key
+// move with it. It is conditional on the credential still existing.
+func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWriteItem, error) {
+	at := stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
-		Set(expression.Name("updatedAt"), expression.Value(now)).
-		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).
+		Set(expression.Name("updatedAt"), expression.Value(at)).
+		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).
 		Remove(expression.Name("verifyCode"))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(expression.Name("pk").AttributeExists()).Build()
 	if err != nil {
-		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
+		return types.TransactWriteItem{}, fmt.Errorf("verify credential %s: %w", c.CredID, err)
 	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: k, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	if err != nil && !ddb.IsConditionFailed(err) {
-		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
-	}
-	return nil
+	}}, nil
 }
 
 // RequestReset sends a password reset code (POST /users/reset {id}).

@@ -7,6 +7,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -401,6 +402,63 @@ func (s *store) credentials(ctx context.Context, tenantID, userID string, now ti
 	return kept, nil
 }
 
+// userWithCredentials reads a user and its live credentials in one query
+// of the user's partition (the profile, the credentials and the few
+// name-search entries between them, which it skips); a missing or expired
+// user is ErrNotFound. The credentials are set on the record too (see
+// record.creds).
+func (s *store) userWithCredentials(ctx context.Context, tenantID, userID string, now time.Time) (record, []credRecord, error) {
+	kc := expression.Key("pk").Equal(expression.Value(userPK(tenantID, userID))).
+		And(expression.Key("sk").Between(expression.Value("CRED#"), expression.Value(skProfile)))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(s.users), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	}
+	var (
+		r     record
+		found bool
+		creds = []credRecord{}
+	)
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+		}
+		for _, it := range out.Items {
+			sk, _ := it["sk"].(*types.AttributeValueMemberS)
+			switch {
+			case sk == nil:
+			case sk.Value == skProfile:
+				if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+					return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+				}
+				found = true
+			case strings.HasPrefix(sk.Value, "CRED#"):
+				var c credRecord
+				if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+					return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+				}
+				if c.ExpiresAt == 0 || c.ExpiresAt > now.Unix() {
+					creds = append(creds, c)
+				}
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	if !found || r.expired(now) {
+		return record{}, nil, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
+	}
+	r.creds = creds
+	return r, creds, nil
+}
+
 // transact runs a transaction, retrying a few times when it lost a race with
 // another transaction on the same items.
 func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
@@ -430,7 +488,7 @@ func (s *store) putSession(ctx context.Context, rec sessionRecord) error {
 // its own write before it lists and deletes them, so a session made from
 // the user as read before the change fails here (ErrSessionRaced) rather
 // than outlive it.
-func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int, with ...types.TransactWriteItem) error {
+func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int) error {
 	put, err := s.put(s.sessions, rec, aws.String("attribute_not_exists(pk)"))
 	if err != nil {
 		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
@@ -444,7 +502,7 @@ func (s *store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch 
 			":e":     &types.AttributeValueMemberN{Value: fmt.Sprint(epoch)},
 		},
 	}}
-	err = s.transact(ctx, append([]types.TransactWriteItem{put, check}, with...))
+	err = s.transact(ctx, []types.TransactWriteItem{put, check})
 	if slices.Contains(failedAt(err), 1) {
 		return fmt.Errorf("put session of %s: %w", rec.UserID, ErrSessionRaced)
 	}

@@ -49,9 +49,8 @@ type loginAttempt struct {
 // throttledLogin runs login, a password login of the identifier, within the
 // identifier's attempt count: a locked identifier is refused before login
 // runs; a failed login over the limit locks it; a correct password (also of
-// a PENDING user) clears the count. login is given the write that clears
-// the count, to commit with the session it makes.
-func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id string, login func(clear types.TransactWriteItem) (Session, error)) (Session, error) {
+// a PENDING user) clears the count.
+func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id string, login func() (Session, error)) (Session, error) {
 	st := s.st()
 	now := s.Clock.Now()
 	n, lockedUntil, err := st.countLoginAttempt(ctx, tenantID, provider, id, now)
@@ -68,13 +67,9 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 		// (an app retrying) do not lock their owner out.
 		return Session{}, tooManyLogins(now.Add(time.Second), now)
 	}
-	sess, err := login(types.TransactWriteItem{Delete: &types.Delete{
-		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
-	}})
+	sess, err := login()
 	switch {
-	case err == nil:
-		// The count was cleared with the session.
-	case errors.Is(err, ErrPendingLogin):
+	case err == nil, errors.Is(err, ErrPendingLogin):
 		if cerr := st.clearLoginAttempts(ctx, tenantID, provider, id); cerr != nil {
 			return Session{}, cerr
 		}
@@ -109,20 +104,6 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 	}
 	unlocked := "(attribute_not_exists(lockedUntil) OR lockedUntil <= :now)"
 	for range 4 {
-		// A new window first: an identifier with no attempts counted (the
-		// usual case: a correct password clears the count) costs one write.
-		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(st.sessions), Key: k,
-			UpdateExpression:          aws.String("SET attempts = :one, windowStart = :now, expiresAt = :exp REMOVE lockedUntil"),
-			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart <= :floor AND " + unlocked + ")"),
-			ExpressionAttributeValues: vals,
-		})
-		if err == nil {
-			return 1, time.Time{}, nil
-		}
-		if !ddb.IsConditionFailed(err) {
-			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
-		}
 		out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(st.sessions), Key: k,
 			UpdateExpression:          aws.String("ADD attempts :one SET expiresAt = :exp"),
@@ -136,6 +117,18 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 				return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
 			}
 			return a.Attempts, time.Time{}, nil
+		}
+		if !ddb.IsConditionFailed(err) {
+			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
+		}
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(st.sessions), Key: k,
+			UpdateExpression:          aws.String("SET attempts = :one, windowStart = :now, expiresAt = :exp REMOVE lockedUntil"),
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart <= :floor AND " + unlocked + ")"),
+			ExpressionAttributeValues: vals,
+		})
+		if err == nil {
+			return 1, time.Time{}, nil
 		}
 		if !ddb.IsConditionFailed(err) {
 			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
