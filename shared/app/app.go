@@ -85,7 +85,8 @@ type Base struct {
 	Log    *slog.Logger
 	Cursor ddb.Cursor
 	// TenantCache is the container's cache of tenants and service keys
-	// (tenant.CacheTTL), made on first use and shared by every domain.
+	// (tenant.CacheTTL), shared by every domain (Tenants makes one for a
+	// Base built without NewBase).
 	TenantCache *tenant.Cache
 }
 
@@ -110,6 +111,7 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	b := &Base{
 		Config: cfg, AWS: awsCfg, DB: ddb.NewClient(awsCfg),
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),
+		TenantCache: tenant.NewCache(),
 	}
 	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !RunningLocally() && os.Getenv("PAGING_KEY_SECRET") == "" {
 		b.Log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
