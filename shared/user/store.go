@@ -350,30 +350,24 @@ func codeSendUnchanged(r record) expression.ConditionBuilder {
 // one of that user's primary credentials: secondary credentials cannot log
 // in, activate a user or reset a password.
 func (s *store) primaryOwner(ctx context.Context, tenantID, provider, id string, now time.Time) (string, error) {
-	uid, _, err := s.primaryCredential(ctx, tenantID, provider, id, now)
-	return uid, err
-}
-
-// primaryCredential is primaryOwner, and returns the credential item too.
-func (s *store) primaryCredential(ctx context.Context, tenantID, provider, id string, now time.Time) (string, credRecord, error) {
 	uid, err := s.userIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
-		return "", credRecord{}, err
+		return "", err
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.users), Key: key(userPK(tenantID, uid), credSK(provider, id)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return "", credRecord{}, fmt.Errorf("get credential: %w", err)
+		return "", fmt.Errorf("get credential: %w", err)
 	}
 	var c credRecord
 	if out.Item != nil {
 		if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-			return "", credRecord{}, fmt.Errorf("get credential: %w", err)
+			return "", fmt.Errorf("get credential: %w", err)
 		}
 	}
 	if out.Item == nil || !c.IsPrimary {
-		return "", credRecord{}, fmt.Errorf("find credential: %w", ErrNotFound)
+		return "", fmt.Errorf("find credential: %w", ErrNotFound)
 	}
-	return uid, c, nil
+	return uid, nil
 }
 
 func (s *store) credentials(ctx context.Context, tenantID, userID string, now time.Time) ([]credRecord, error) {
