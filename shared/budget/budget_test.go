@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -196,4 +197,35 @@ func TestBudgets(t *testing.T) {
 		}
 	})
 	t.Logf("DynamoDB calls per request:\n%s", report.String())
+}
+
+// TestREADMETable: the README's table of storage calls lists the budgets
+// of Routes, in order.
+func TestREADMETable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Storage calls per request")
+	if !ok {
+		t.Fatal("README has no section \"Storage calls per request\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows [][2]string
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 3 || strings.HasPrefix(cells[0], "route") || strings.HasPrefix(cells[0], "-") {
+			continue
+		}
+		rows = append(rows, [2]string{cells[1], cells[2]})
+	}
+	if len(rows) != len(budget.Routes) {
+		t.Fatalf("README lists %d routes, the table %d", len(rows), len(budget.Routes))
+	}
+	for i, r := range budget.Routes {
+		want := [2]string{fmt.Sprint(r.DynamoDB), fmt.Sprint(r.Cold)}
+		if rows[i] != want {
+			t.Errorf("README row %d (%s) = %v, want %v", i+1, r.Name, rows[i], want)
+		}
+	}
 }
