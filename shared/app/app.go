@@ -89,6 +89,10 @@ type Base struct {
 	Clock  clock.Clock
 	Log    *slog.Logger
 	Cursor ddb.Cursor
+	// TenantCache is the container's cache of tenants and service keys
+	// (tenant.CacheTTL), shared by every domain (Tenants makes one for a
+	// Base built without NewBase).
+	TenantCache *tenant.Cache
 }
 
 // Blob returns the S3 client, making it on first use.
@@ -112,6 +116,7 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	b := &Base{
 		Config: cfg, AWS: awsCfg, DB: ddb.NewClient(awsCfg),
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),
+		TenantCache: tenant.NewCache(),
 	}
 	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !RunningLocally() && os.Getenv("PAGING_KEY_SECRET") == "" {
 		b.Log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
@@ -119,9 +124,12 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	return b, nil
 }
 
-// Tenants is the tenants' store.
+// Tenants is the tenants' store, on the container's cache.
 func (b *Base) Tenants() *tenant.Store {
-	return &tenant.Store{DB: b.DB, Table: b.Config.Tables.Tenants}
+	if b.TenantCache == nil {
+		b.TenantCache = tenant.NewCache()
+	}
+	return &tenant.Store{DB: b.DB, Table: b.Config.Tables.Tenants, Cache: b.TenantCache, Clock: b.Clock}
 }
 
 // Auth resolves who calls (sessions, service keys, tenants).

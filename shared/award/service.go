@@ -110,7 +110,9 @@ type Service struct {
 
 // Reactions run what follows a recorded action (the rules).
 type Reactions interface {
-	Run(ctx context.Context, a action.Action) error
+	// Run runs the rules on the actions, in order (reading the rules once),
+	// and returns the failures joined.
+	Run(ctx context.Context, actions ...action.Action) error
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
@@ -119,13 +121,12 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 	if s.Rules == nil {
 		return
 	}
+	var ids []string
 	for _, a := range actions {
-		if a.ID == "" {
-			continue
-		}
-		if err := s.Rules.Run(ctx, a); err != nil {
-			slog.Default().Warn("rules after an award change failed; the stream consumer will apply them", "actionId", a.ID, "error", err.Error())
-		}
+		ids = append(ids, a.ID)
+	}
+	if err := s.Rules.Run(ctx, actions...); err != nil {
+		slog.Default().Warn("rules after an award change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }
 

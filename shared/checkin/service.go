@@ -91,12 +91,17 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 		return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 	}
 	st := s.st()
+	// The first write assumes the slot is empty, as it mostly is, and reads
+	// nothing: when it is not, the failed condition returns what the slot
+	// holds, and the next attempt decides on that (a live check-in here is
+	// refused, one elsewhere or an expired one is replaced). So a check-in
+	// makes one write, and a repeat is refused by that one failed write.
+	var (
+		prev Checkin
+		held bool
+	)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		now := s.Clock.Now()
-		prev, held, err := st.slot(ctx, t.ID, userID)
-		if err != nil {
-			return Checkin{}, err
-		}
 		replaced := held && prev.live(now)
 		if replaced && prev.LocationID == in.LocationID {
 			return Checkin{}, ErrAlreadyCheckedIn
@@ -143,7 +148,11 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 			return Checkin{}, fmt.Errorf("check in %s: %w", userID, profile.ErrNotFound)
 		}
 		if conditionFailed(err) {
-			continue // another request changed the slot: read it again
+			// The slot holds something else than this attempt assumed.
+			if prev, held, err = heldBy(err); err != nil {
+				return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
+			}
+			continue
 		}
 		if err != nil {
 			return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)

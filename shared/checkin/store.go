@@ -98,12 +98,31 @@ func (s *store) putItem(c Checkin, prevID string) (types.TransactWriteItem, erro
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("marshal check-in: %w", err)
 	}
-	put := &types.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}
+	put := &types.Put{
+		TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		// A failed condition returns what the slot holds (see heldBy).
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
 	if prevID != "" {
 		put.ConditionExpression = aws.String("id = :prev")
 		put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": &types.AttributeValueMemberS{Value: prevID}}
 	}
 	return types.TransactWriteItem{Put: put}, nil
+}
+
+// heldBy returns what the slot held when the Put of putItem, the first
+// item of the transaction that failed with err, found its condition false:
+// ok is false when the slot was empty by then.
+func heldBy(err error) (c Checkin, ok bool, _ error) {
+	item := ddb.CanceledItem(err, 0)
+	if item == nil {
+		return Checkin{}, false, nil
+	}
+	var r record
+	if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+		return Checkin{}, false, fmt.Errorf("read check-in slot: %w", err)
+	}
+	return r.Checkin, true, nil
 }
 
 // deleteItem returns the Delete of check-in c, conditional on the slot

@@ -117,10 +117,7 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 	if err != nil {
 		return CreditResult{}, false, err
 	}
-	cur, err := s.Users.Balance(ctx, caller.TenantID, userID)
-	if err != nil {
-		return CreditResult{}, false, err
-	}
+	cur := prof.Balance
 	next := decimalSum(cur, amt)
 	if next < 0 {
 		return CreditResult{}, false, ErrInsufficientBalance

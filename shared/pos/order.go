@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -267,7 +268,7 @@ const maxAttempts = 8
 func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
-	prep, err := s.prepareCompletion(ctx, caller, tx, &r, paymentType, now)
+	prep, err := s.prepareCompletion(ctx, caller, tx, &r, paymentType, now, nil)
 	if err != nil {
 		return Order{}, false, err
 	}
@@ -278,12 +279,46 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 		}
 		return Order{}, false, nil
 	}
+	ctx, earned := withEarned(ctx)
 	s.after(ctx, prep)
-	// The rules ran: read the order again for the points they earned.
-	if fresh, err := s.st().order(ctx, r.TenantID, r.ID); err == nil {
-		r = fresh
+	// When the rules earned points on the order (AddEarned), read it again
+	// for them; else the order is as written.
+	if earned.on(r.ID) {
+		if fresh, err := s.st().order(ctx, r.TenantID, r.ID); err == nil {
+			r = fresh
+		}
 	}
 	return r.view(), true, nil
+}
+
+// earned records, for one request, the orders AddEarned recorded points
+// on.
+type earned struct {
+	mu     sync.Mutex
+	orders map[string]bool
+}
+
+type earnedKey struct{}
+
+// withEarned returns ctx carrying a new record of earned points.
+func withEarned(ctx context.Context) (context.Context, *earned) {
+	e := &earned{orders: map[string]bool{}}
+	return context.WithValue(ctx, earnedKey{}, e), e
+}
+
+func (e *earned) add(orderID string) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.orders[orderID] = true
+	e.mu.Unlock()
+}
+
+func (e *earned) on(orderID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.orders[orderID]
 }
 
 // completion is what prepareCompletion added to a transaction.
@@ -308,26 +343,36 @@ func (c completion) failure(err error) (retry bool, out error) {
 	return false, err
 }
 
+// read is what a change read before it completes an order: the user and
+// the order's location (nil for none), so that they are not read twice.
+type read struct {
+	prof  profile.Profile
+	place *award.Place
+}
+
 // prepareCompletion adds the completion of order r to tx (see complete)
-// and sets r COMPLETED.
-func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *ddb.Tx, r *orderRecord, paymentType string, now time.Time) (completion, error) {
+// and sets r COMPLETED. pre is what the caller read already (nil: read the
+// user and the location here).
+func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *ddb.Tx, r *orderRecord, paymentType string, now time.Time, pre *read) (completion, error) {
 	var c completion
-	prof, err := s.Users.Get(ctx, r.TenantID, r.UserID)
-	if err != nil {
-		return c, err
-	}
 	title, err := s.title(ctx, caller)
 	if err != nil {
 		return c, err
 	}
-	var place *award.Place
-	if r.LocationID != "" {
-		p, err := s.place(ctx, r.TenantID, r.LocationID)
-		if err != nil {
+	if pre == nil {
+		pre = &read{}
+		if pre.prof, err = s.Users.Get(ctx, r.TenantID, r.UserID); err != nil {
 			return c, err
 		}
-		place = &p
+		if r.LocationID != "" {
+			p, err := s.place(ctx, r.TenantID, r.LocationID)
+			if err != nil {
+				return c, err
+			}
+			pre.place = &p
+		}
 	}
+	prof, place := pre.prof, pre.place
 	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, stamp(now), stamp(now)
 	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, 0
 	r.Version++
@@ -420,6 +465,8 @@ func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, o
 	if r.UserID != userID {
 		return nil
 	}
+	e, _ := ctx.Value(earnedKey{}).(*earned)
+	e.add(orderID)
 	set := "pointsEarned.#a = if_not_exists(pointsEarned.#a, :zero) + :p"
 	if r.PointsEarned == nil {
 		set = "pointsEarned = :m"

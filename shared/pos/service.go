@@ -15,10 +15,9 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// Users reads users (profiles and app balances).
+// Users reads users (profiles, with their app balances).
 type Users interface {
 	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
-	Balance(ctx context.Context, tenantID, userID string) (float64, error)
 }
 
 // Places reads locations.
@@ -39,7 +38,9 @@ type Checkins interface {
 
 // Reactions run what follows a recorded action (the rules).
 type Reactions interface {
-	Run(ctx context.Context, a action.Action) error
+	// Run runs the rules on the actions, in order (reading the rules once),
+	// and returns the failures joined.
+	Run(ctx context.Context, actions ...action.Action) error
 }
 
 // Service runs the POS domain's operations.
@@ -117,12 +118,11 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 	if s.Rules == nil {
 		return
 	}
+	var ids []string
 	for _, a := range actions {
-		if a.ID == "" {
-			continue
-		}
-		if err := s.Rules.Run(ctx, a); err != nil {
-			s.log().Warn("rules after a POS change failed; the stream consumer will apply them", "actionId", a.ID, "type", a.Type, "error", err.Error())
-		}
+		ids = append(ids, a.ID)
+	}
+	if err := s.Rules.Run(ctx, actions...); err != nil {
+		s.log().Warn("rules after a POS change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }

@@ -138,17 +138,37 @@ func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, user
 	}
 	hash := in.hash(userID)
 	st := s.st()
+	// replay answers a short code already taken: the first transaction for
+	// the same body (replayed), else 409. done is false for a new code.
+	replay := func() (t Transaction, done bool, err error) {
+		code, found, err := st.code(ctx, caller.TenantID, in.ShortCode)
+		if err != nil || !found {
+			return Transaction{}, err != nil, err
+		}
+		if code.BodyHash != hash {
+			return Transaction{}, true, ErrShortCodeTaken
+		}
+		r, err := st.txn(ctx, caller.TenantID, code.TransactionID)
+		return r.Transaction, true, err
+	}
+	// The first attempt assumes the short code is new, as it mostly is, and
+	// reads nothing for it: the code's conditional write fails on a repeat
+	// (and the next attempt looks the code up), and when the first attempt
+	// is refused for another reason the code is looked up before the
+	// answer, so a repeat is answered as the first transaction whatever
+	// changed since (a completed order, a spent balance).
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if code, found, err := st.code(ctx, caller.TenantID, in.ShortCode); err != nil {
-			return Transaction{}, false, err
-		} else if found {
-			if code.BodyHash != hash {
-				return Transaction{}, false, ErrShortCodeTaken
+		if attempt > 0 {
+			if t, done, err := replay(); done {
+				return t, err == nil, err
 			}
-			t, err := st.txn(ctx, caller.TenantID, code.TransactionID)
-			return t.Transaction, true, err
 		}
 		t, retry, err := s.createTransaction(ctx, caller, userID, in, hash)
+		if err != nil && attempt == 0 {
+			if t, done, rerr := replay(); done {
+				return t, rerr == nil, rerr
+			}
+		}
 		if err != nil || !retry {
 			return t, false, err
 		}
@@ -216,7 +236,7 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		o := orderRecord{Order: newOrder(t.TenantID, userID, now)}
 		o.LocationID, o.TransactionsTotal, o.TransactionCount = t.LocationID, t.TotalPrice, 1
 		t.OrderID, t.OrderGenerated = o.ID, true
-		if comp, err = s.prepareCompletion(ctx, caller, tx, &o, t.PaymentType, now); err != nil {
+		if comp, err = s.prepareCompletion(ctx, caller, tx, &o, t.PaymentType, now, &read{prof: prof, place: place}); err != nil {
 			return Transaction{}, false, err
 		}
 		generated = &o
@@ -258,9 +278,12 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 	default:
 		return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
 	}
-	s.react(ctx, created)
 	if generated != nil {
+		// One run of the rules for the transaction and its order.
+		comp.actions = append([]action.Action{created}, comp.actions...)
 		s.after(ctx, comp)
+	} else {
+		s.react(ctx, created)
 	}
 	return t, false, nil
 }

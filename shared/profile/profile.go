@@ -54,6 +54,9 @@ type Profile struct {
 	PrimaryPlatform    string   `dynamodbav:"primaryPlatform"`
 	FavouriteLocations []string `dynamodbav:"favouriteLocations"`
 	ExpiresAt          int64    `dynamodbav:"expiresAt"`
+	// Balance is the user's app balance (0 for a user who never had one),
+	// read with the profile so that a balance change reads the user once.
+	Balance float64 `dynamodbav:"balance"`
 }
 
 // live reports whether a stored profile counts at now: not deleted, and a
@@ -74,7 +77,7 @@ func (p Profile) normalized() Profile {
 }
 
 // projection is the attributes a profile read fetches.
-const projection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt"
+const projection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance"
 
 var projectionNames = map[string]string{"#state": "state"}
 
@@ -205,22 +208,4 @@ func BalanceSet(table, tenantID, userID string, cur, next float64) types.Transac
 			":next":  &types.AttributeValueMemberN{Value: strconv.FormatFloat(next, 'f', -1, 64)},
 		},
 	}}
-}
-
-// Balance reads a user's app balance (0 for a user who never had one).
-func (r *Reader) Balance(ctx context.Context, tenantID, userID string) (float64, error) {
-	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(r.Table), Key: key(tenantID, userID), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("balance"),
-	})
-	if err != nil {
-		return 0, fmt.Errorf("balance of %s: %w", userID, err)
-	}
-	var b struct {
-		Balance float64 `dynamodbav:"balance"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &b); err != nil {
-		return 0, fmt.Errorf("balance of %s: %w", userID, err)
-	}
-	return b.Balance, nil
 }

@@ -98,15 +98,35 @@ func depthOf(a action.Action) int {
 	return 0
 }
 
-// Run runs the rules triggered by action a (and, within MaxDepth, the rules
-// triggered by the actions their effects record).
-func (e *Engine) Run(ctx context.Context, a action.Action) error {
+// Run runs the rules triggered by each action, in order (and, within
+// MaxDepth, the rules triggered by the actions their effects record). It
+// reads each tenant's rules once per call, however many actions it runs. A
+// failure on one action does not stop the others: the failures are
+// returned joined.
+func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
+	loaded := map[string][]Rule{}
+	var errs []error
+	for _, a := range actions {
+		if err := e.run(ctx, a, loaded); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run runs the rules on action a, with the rules of the tenants loaded
+// so far (it adds a's tenant's when missing).
+func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]Rule) error {
 	if a.ID == "" || a.TenantID == "" || depthOf(a) >= MaxDepth {
 		return nil
 	}
-	all, err := e.st().all(ctx, a.TenantID)
-	if err != nil {
-		return err
+	all, ok := loaded[a.TenantID]
+	if !ok {
+		var err error
+		if all, err = e.st().all(ctx, a.TenantID); err != nil {
+			return fmt.Errorf("rules on action %s: %w", a.ID, err)
+		}
+		loaded[a.TenantID] = all
 	}
 	var rules []Rule
 	for _, r := range all {
@@ -136,7 +156,7 @@ func (e *Engine) Run(ctx context.Context, a action.Action) error {
 		produced = append(produced, acts...)
 	}
 	for _, p := range produced {
-		if err := e.Run(ctx, p); err != nil {
+		if err := e.run(ctx, p, loaded); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Tenant, string, e
 }
 
 // RotateKey gives the tenant a new service key and returns it; the old key
-// stops working at once.
+// stops working at once in this function and within CacheTTL in the other
+// warm functions (see Cache).
 func (s *Service) RotateKey(ctx context.Context, id string) (string, error) {
 	key := NewServiceKey()
 	if err := s.Store.RotateKey(ctx, id, key, s.Clock.Now()); err != nil {

@@ -1,6 +1,16 @@
 // Package tenant is the tenant (merchant) domain: tenants, their settings and
 // their service keys, and the direct-invoke handler operators use to create
 // tenants and rotate keys.
+//
+// Every request resolves its tenant (and a service key its tenant), so each
+// warm function caches them (Cache, shared by the function's Stores):
+// a tenant or a key's lookup is trusted for CacheTTL (30 seconds), an
+// unknown id or key for NegativeCacheTTL (5 seconds), at most CacheSize of
+// each kind. A settings change or a key rotation therefore applies at once
+// in the function that made it and within 30 seconds in the others; a
+// rotated key stops earlier in a function that has read the tenant again
+// (for its new key, or when its entry expired), since a key is accepted
+// only while the tenant item names it.
 package tenant
 
 import (

@@ -104,9 +104,12 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 		u.Points = &v
 	}
 	if include["credentials"] {
-		creds, err := s.st().credentials(ctx, r.TenantID, r.ID, s.Clock.Now())
-		if err != nil {
-			return User{}, err
+		creds := slices.Clone(r.creds)
+		if r.creds == nil {
+			var err error
+			if creds, err = s.st().credentials(ctx, r.TenantID, r.ID, s.Clock.Now()); err != nil {
+				return User{}, err
+			}
 		}
 		sortCreds(creds, "created")
 		v := make([]Credential, 0, len(creds))

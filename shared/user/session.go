@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -246,7 +245,9 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if err != nil {
 		return Session{}, err
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
+	// The user and its credentials in one read (the session's view shows
+	// them).
+	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
 	if errors.Is(err, ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
@@ -254,16 +255,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if err != nil {
 		return Session{}, err
 	}
-	creds, err := st.credentials(ctx, tenantID, uid, now)
-	if err != nil {
-		return Session{}, err
-	}
-	primary := false
-	for _, c := range creds {
-		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
-			primary = true
-		}
-	}
+	_, primary := primaryAmong(creds, provider, id)
 	hash := r.PasswordHash
 	if hash == "" || !primary || r.Deleted || r.IsGuest {
 		hash = dummyHash()
@@ -383,9 +375,18 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.primaryOwner(ctx, tenantID, provider, id, now)
+	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
+	}
+	// The user and its credentials in one read.
+	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	cred, ok := primaryAmong(creds, provider, id)
+	if !ok {
+		return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
 	}
 	pending := func(r record) error {
 		if r.State == StateActive {
@@ -410,10 +411,6 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
 	if err := pending(r); err != nil {
 		return nil, err
 	}
@@ -437,19 +434,40 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	if err := s.updateUser(ctx, r, upd, cond, acts...); err != nil {
+	// The credential the code went to is verified in the same transaction.
+	verified, err := verifiedItem(s.Tables.Users, cred, now)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	items := append(slices.Clip(acts), verified)
+	err = s.updateUserAt(ctx, r, now, upd, cond, items...)
+	credGone := ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
+	if credGone {
+		// The credential was removed meanwhile: activate without it.
+		err = s.updateUserAt(ctx, r, now, upd, cond, acts...)
+	}
+	if err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
 			return nil, ErrInvalidToken
 		}
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	// The credential the code went to is now verified.
-	if err := s.markVerified(ctx, r, provider, id); err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
-	r, err = st.getUser(ctx, tenantID, uid, now)
-	if err != nil {
-		return nil, err
+	// The user and its credentials as the transaction left them (it
+	// changed nothing else).
+	r = activated
+	r.ActivationCode, r.ActivationAttempts = "", 0
+	r.UpdatedAt, r.Version = stamp(now), r.Version+1
+	r.setKeys()
+	if credGone {
+		r.creds = nil // read them again for the view
+	} else {
+		r.creds = make([]credRecord, 0, len(creds))
+		for _, c := range creds {
+			if c.SK == cred.SK {
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", stamp(now)
+			}
+			r.creds = append(r.creds, c)
+		}
 	}
 	sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 	if err != nil {
@@ -458,39 +476,34 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	return &sess, nil
 }
 
-// markVerified marks the credential (provider, id) of r verified, as
-// VerifyCredential does: updatedAt and its list key move with it. A
-// credential removed meanwhile is left alone.
-func (s *Service) markVerified(ctx context.Context, r record, provider, id string) error {
-	k := key(r.PK, credSK(provider, id))
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: k, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return fmt.Errorf("get credential of %s: %w", r.ID, err)
+// primaryAmong returns the credential (provider, id) among creds when it is
+// a primary one.
+func primaryAmong(creds []credRecord, provider, id string) (credRecord, bool) {
+	for _, c := range creds {
+		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
+			return c, true
+		}
 	}
-	if out.Item == nil {
-		return nil
-	}
-	var c credRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-		return fmt.Errorf("get credential of %s: %w", r.ID, err)
-	}
-	now := stamp(s.Clock.Now())
+	return credRecord{}, false
+}
+
+// verifiedItem is the update that marks credential c (as this request read
+// it) verified at now, as VerifyCredential does: updatedAt and its list key
+// move with it. It is conditional on the credential still existing.
+func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWriteItem, error) {
+	at := stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
-		Set(expression.Name("updatedAt"), expression.Value(now)).
-		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).
+		Set(expression.Name("updatedAt"), expression.Value(at)).
+		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).
 		Remove(expression.Name("verifyCode"))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(expression.Name("pk").AttributeExists()).Build()
 	if err != nil {
-		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
+		return types.TransactWriteItem{}, fmt.Errorf("verify credential %s: %w", c.CredID, err)
 	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: k, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	if err != nil && !ddb.IsConditionFailed(err) {
-		return fmt.Errorf("verify credential of %s: %w", r.ID, err)
-	}
-	return nil
+	}}, nil
 }
 
 // RequestReset sends a password reset code (POST /users/reset {id}).
@@ -594,7 +607,12 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 // (the actions the change records) when there are any. A failed condition
 // is ErrConcurrentUpdate.
 func (s *Service) updateUser(ctx context.Context, r record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := stamp(s.Clock.Now())
+	return s.updateUserAt(ctx, r, s.Clock.Now(), upd, cond, with...)
+}
+
+// updateUserAt is updateUser with the time the change is stamped with.
+func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
+	now := stamp(at)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))

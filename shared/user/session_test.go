@@ -63,7 +63,16 @@ func TestActivate(t *testing.T) {
 		if len(creds) != 1 || creds[0].(map[string]any)["isVerified"] != true {
 			t.Errorf("credentials = %v, want one verified", creds)
 		}
-		h.Do("GET", "/users/"+u["id"].(string), nil, ts.Token(s["_id"].(string))).Expect(t, 200, "")
+		got := h.Do("GET", "/users/"+u["id"].(string)+"?include=credentials", nil, ts.Token(s["_id"].(string))).Expect(t, 200, "").Map(t)
+		// The session's user is the user as stored.
+		for _, k := range []string{"updatedAt", "state"} {
+			if got[k] != user[k] {
+				t.Errorf("%s: session user %v, stored %v", k, user[k], got[k])
+			}
+		}
+		if stored, _ := got["credentials"].([]any); len(stored) != 1 || stored[0].(map[string]any)["updatedAt"] != creds[0].(map[string]any)["updatedAt"] {
+			t.Errorf("credentials: session user %v, stored %v", creds, stored)
+		}
 	})
 	t.Run("ErrAlreadyActive", func(t *testing.T) {
 		h.Do("POST", "/users/activate", map[string]any{"id": mobile, "token": code}, h.Anon()).Expect(t, 422, "ALREADY_ACTIVE")

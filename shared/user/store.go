@@ -7,6 +7,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -141,6 +142,11 @@ type record struct {
 	// change, password reset, deletion); a session is stored only while it
 	// is unchanged since the login read the user (see putSessionAtEpoch).
 	SessionEpoch int `dynamodbav:"sessionEpoch,omitempty"`
+
+	// creds are the user's live credentials when this request read them
+	// already (nil: not read), so that a view does not read them again.
+	// They are never stored.
+	creds []credRecord
 }
 
 func (r *record) setKeys() {
@@ -388,6 +394,63 @@ func (s *store) credentials(ctx context.Context, tenantID, userID string, now ti
 		}
 	}
 	return kept, nil
+}
+
+// userWithCredentials reads a user and its live credentials in one query
+// of the user's partition (the profile, the credentials and the few
+// name-search entries between them, which it skips); a missing or expired
+// user is ErrNotFound. The credentials are set on the record too (see
+// record.creds).
+func (s *store) userWithCredentials(ctx context.Context, tenantID, userID string, now time.Time) (record, []credRecord, error) {
+	kc := expression.Key("pk").Equal(expression.Value(userPK(tenantID, userID))).
+		And(expression.Key("sk").Between(expression.Value("CRED#"), expression.Value(skProfile)))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(s.users), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	}
+	var (
+		r     record
+		found bool
+		creds = []credRecord{}
+	)
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+		}
+		for _, it := range out.Items {
+			sk, _ := it["sk"].(*types.AttributeValueMemberS)
+			switch {
+			case sk == nil:
+			case sk.Value == skProfile:
+				if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+					return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+				}
+				found = true
+			case strings.HasPrefix(sk.Value, "CRED#"):
+				var c credRecord
+				if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+					return record{}, nil, fmt.Errorf("get user %s: %w", userID, err)
+				}
+				if c.ExpiresAt == 0 || c.ExpiresAt > now.Unix() {
+					creds = append(creds, c)
+				}
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	if !found || r.expired(now) {
+		return record{}, nil, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
+	}
+	r.creds = creds
+	return r, creds, nil
 }
 
 // transact runs a transaction, retrying a few times when it lost a race with

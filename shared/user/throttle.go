@@ -93,7 +93,9 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 // returns the count within the current window, or the time until which the
 // identifier is locked (then nothing is counted). Two conditional updates
 // keep the count exact under concurrent attempts: one counts within a live
-// window, the other starts a new window when the last one has ended.
+// window or starts the first one (so an identifier with no attempts
+// counted, as after a correct password, costs one write), the other starts
+// a new window when the last one has ended.
 func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
 	k := loginAttemptKey(tenantID, provider, id)
 	vals := map[string]types.AttributeValue{
@@ -106,8 +108,8 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 	for range 4 {
 		out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(st.sessions), Key: k,
-			UpdateExpression:          aws.String("ADD attempts :one SET expiresAt = :exp"),
-			ConditionExpression:       aws.String("windowStart > :floor AND " + unlocked),
+			UpdateExpression:          aws.String("ADD attempts :one SET expiresAt = :exp, windowStart = if_not_exists(windowStart, :now)"),
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart > :floor AND " + unlocked + ")"),
 			ExpressionAttributeValues: vals,
 			ReturnValues:              types.ReturnValueAllNew,
 		})

@@ -1,0 +1,90 @@
+// Package budget is the table of storage-call budgets: for each route
+// family, the most DynamoDB calls one request may make in a warm function
+// (its tenant and service-key caches filled by earlier requests). The test
+// of this package sends every route through the real handlers and fails
+// when one exceeds its budget.
+package budget
+
+// Route is the budget of one route family.
+type Route struct {
+	// Name is the route and, in brackets, the case (credentials, outcome).
+	Name string
+	// DynamoDB is the most DynamoDB calls one warm request may make.
+	DynamoDB int
+	// Cold is how many more calls a request makes in a cold container (its
+	// caches empty).
+	Cold int
+	// Why explains the calls the budget allows.
+	Why string
+}
+
+// Routes are the budgets, in the order of the README's table. Each Why
+// lists the calls of a warm request. A session is read on every request
+// made with a token (never cached: a logout or a role change applies at
+// once); a tenant and a service key are read only by a cold container, or
+// once per tenant.CacheTTL (Cold counts them: the tenant's settings or
+// title, and the service key's item).
+var Routes = []Route{
+	{Name: "GET /users/{id} (user token)", DynamoDB: 2, Cold: 0,
+		Why: "the session, the user"},
+	{Name: "GET /users/{id} (service key)", DynamoDB: 1, Cold: 2,
+		Why: "the user (cold: the key's item and the tenant)"},
+	{Name: "GET /users/{id} (admin session)", DynamoDB: 2, Cold: 0,
+		Why: "the session, the user"},
+	{Name: "POST /users (sign-up)", DynamoDB: 1, Cold: 1,
+		Why: "one transaction: the user, its credential's uniqueness item, the action"},
+	{Name: "POST /users (taken e-mail)", DynamoDB: 1, Cold: 1,
+		Why: "the same transaction, refused by the credential's condition"},
+	{Name: "POST /users/activate", DynamoDB: 4, Cold: 1,
+		Why: "the credential's owner, the user with its credentials (one query), " +
+			"the activation with its action and the verified credential, the session (conditional on the user)"},
+	// The throttle counts every attempt before the password is checked and
+	// a correct password clears the count; the clear stays a write of its
+	// own (inside the session's transaction it made concurrent logins of
+	// one identifier conflict).
+	{Name: "GET /users/login (Basic)", DynamoDB: 5, Cold: 1,
+		Why: "the throttle's count, the credential's owner, the user with its credentials (one query), the session, the throttle's clear"},
+	{Name: "POST /users/{id}/checkins", DynamoDB: 4, Cold: 1,
+		Why: "the session, the user, the location, the check-in with its action (conditional on an empty slot)"},
+	{Name: "POST /users/{id}/checkins (already checked in)", DynamoDB: 4, Cold: 1,
+		Why: "the same reads, and the same write refused by its condition (which returns the live check-in)"},
+	// Checkout reads the check-in to know where the user is, and the
+	// location for the CHECKOUT action's context.
+	{Name: "DELETE /users/{id}/checkins (checkout)", DynamoDB: 5, Cold: 1,
+		Why: "the session, the user, the check-in, its location, the delete with its action"},
+	// Grant and redeem cannot reach 2: the perk (its rules of points) and
+	// the user (the action's context) are read before the write, the rules
+	// run on the action (one query of the tenant's rules), and the answer
+	// is the award with its enrichments.
+	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 6, Cold: 2,
+		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action, the rules, the enrichments"},
+	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 7, Cold: 1,
+		Why: "the session, the user, the perk, the conditional write with its action, the rules, the award as the write left it, the enrichments"},
+	{Name: "GET /awards", DynamoDB: 6, Cold: 2,
+		Why: "the user, the enrichments, the perks, the awards, the segments, the user's memberships"},
+	{Name: "POST /users/{id}/credits", DynamoDB: 3, Cold: 2,
+		Why: "the user with its balance, the conditional balance change with its action, the rules"},
+	{Name: "POST /transactions (APP payment)", DynamoDB: 4, Cold: 2,
+		Why: "the user, the check-in (a purchase checks out), one transaction (short code, payment, balance, order, actions), the rules once for both actions"},
+	{Name: "POST /users/{id}/orders", DynamoDB: 3, Cold: 2,
+		Why: "the user, the location, the order with its action"},
+	{Name: "PUT /orders/{id} (complete)", DynamoDB: 6, Cold: 2,
+		Why: "the order, the user, the location, the check-in, the completion with its actions, the rules (the order is read again only when they earned points on it)"},
+	{Name: "GET /locations", DynamoDB: 2, Cold: 1,
+		Why: "the locations' version item, the locations (one batch)"},
+	// The actions log is written across 8 shards (so that a tenant's
+	// actions are not one hot partition), and the tenant-wide list merges
+	// them: one query per shard.
+	{Name: "GET /actions", DynamoDB: 8, Cold: 2,
+		Why: "one query per shard of the tenant's actions"},
+}
+
+// Find returns the budget named name.
+func Find(name string) (Route, bool) {
+	for _, r := range Routes {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
