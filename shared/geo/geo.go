@@ -91,7 +91,23 @@ func FromEnv(cfg aws.Config) Geocoder {
 		}
 		return NewLocation(cfg, index)
 	}
-	return NewGazetteer()
+	return lazyGazetteer{}
+}
+
+// lazyGazetteer is the offline geocoder parsed on its first use rather
+// than at a cold start (parsing the embedded places takes tens of
+// milliseconds, which every cold start of the users function would pay
+// though most never geocode).
+type lazyGazetteer struct{}
+
+// Suggest implements Geocoder.
+func (lazyGazetteer) Suggest(ctx context.Context, text string, bias []float64, max int) ([]Suggestion, error) {
+	return gazetteer().Suggest(ctx, text, bias, max)
+}
+
+// Locate implements Geocoder.
+func (lazyGazetteer) Locate(ctx context.Context, a Address) ([]float64, error) {
+	return gazetteer().Locate(ctx, a)
 }
 
 // ValidateText checks the text of a suggestion search: 3 to 200

@@ -273,13 +273,13 @@ func TestFromEnv(t *testing.T) {
 		check                 func(t *testing.T, g Geocoder)
 	}{
 		{"unset gives the gazetteer", "", "", func(t *testing.T, g Geocoder) {
-			if _, ok := g.(*Gazetteer); !ok {
-				t.Fatalf("got %T, want *Gazetteer", g)
+			if _, ok := g.(lazyGazetteer); !ok {
+				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
 			}
 		}},
 		{"offline gives the gazetteer", "offline", "idx", func(t *testing.T, g Geocoder) {
-			if _, ok := g.(*Gazetteer); !ok {
-				t.Fatalf("got %T, want *Gazetteer", g)
+			if _, ok := g.(lazyGazetteer); !ok {
+				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
 			}
 		}},
 		{"aws gives the Location adapter on the index", "aws", "platform-places", func(t *testing.T, g Geocoder) {
