@@ -46,6 +46,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +60,7 @@ type settings struct {
 	ImportRows   int           `json:"importRows"`
 	ColdRuns     int           `json:"coldRuns"`
 	Functions    []string      `json:"functions,omitempty"`
+	Sections     []string      `json:"sections"`
 	Soak         bool          `json:"soak,omitempty"`
 	SoakRequests int           `json:"soakRequests,omitempty"`
 	SoakDuration time.Duration `json:"soakDuration,omitempty"`
@@ -106,6 +108,7 @@ func parseSettings(args []string) (settings, error) {
 	fs.IntVar(&set.Concurrency, "concurrency", envInt("BENCH_CONCURRENCY", 8), "requests in flight (workers)")
 	fs.IntVar(&set.ImportRows, "import-rows", envInt("BENCH_IMPORT_ROWS", 20000), "rows of each import file (0 skips the imports)")
 	fs.IntVar(&set.ColdRuns, "cold-runs", envInt("BENCH_COLD_RUNS", 10), "cold starts per function, the median is reported (0 skips them)")
+	sections := fs.String("sections", "api,imports,cold", "comma-separated sections to run: api, imports, cold")
 	fns := fs.String("functions", "", "comma-separated functions to cold-start (default: every function)")
 	fs.BoolVar(&set.Soak, "soak", false, "run the soak instead of the benchmark")
 	fs.IntVar(&set.SoakRequests, "soak-requests", envInt("SOAK_REQUESTS", 0), "soak: stop after this many requests (0: only the duration bounds it)")
@@ -121,6 +124,12 @@ func parseSettings(args []string) (settings, error) {
 	}
 	if *fns != "" {
 		set.Functions = strings.Split(*fns, ",")
+	}
+	set.Sections = strings.Split(*sections, ",")
+	for _, sec := range set.Sections {
+		if sec != "api" && sec != "imports" && sec != "cold" {
+			return set, fmt.Errorf("-sections: unknown section %q (api, imports, cold)", sec)
+		}
 	}
 	if set.Concurrency < 1 || set.Requests < 1 {
 		return set, fmt.Errorf("-concurrency and -requests must be positive")
@@ -290,6 +299,27 @@ func writeJSON(path string, rep report) error {
 
 // bench runs the three sections into rep.
 func bench(ctx context.Context, e *env, root string, set settings, rep *report) error {
+	if slices.Contains(set.Sections, "api") {
+		if err := benchAPI(ctx, e, set, rep); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(set.Sections, "imports") && set.ImportRows > 0 {
+		if err := benchImports(ctx, e, set, rep); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(set.Sections, "cold") && set.ColdRuns > 0 {
+		if err := benchColdStarts(ctx, e, root, set, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchAPI measures each operation alone and the mix against their raw
+// DynamoDB calls.
+func benchAPI(ctx context.Context, e *env, set settings, rep *report) error {
 	c := set.Concurrency
 	fmt.Fprintln(os.Stderr, "bench: creating users")
 	fx, err := e.setup(ctx, 2*c)
@@ -359,53 +389,62 @@ func bench(ctx context.Context, e *env, root string, set settings, rep *report) 
 			}
 		}
 	}
+	return nil
+}
 
-	if set.ImportRows > 0 {
-		fmt.Fprintf(os.Stderr, "bench: location import of %d rows\n", set.ImportRows)
-		loc, err := e.runImport(ctx, "/locations/imports", e.tables.Locations, locationFile(set.ImportRows), set.ImportRows)
-		if err != nil {
-			return err
-		}
-		rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("location import (%d rows)", loc.Rows), loc.RowsPerSec(), loc.RawRowsPerSec(), "rows/s", ""))
-		rep.Notes = append(rep.Notes, fmt.Sprintf("location import: %.2f items/row of %d bytes on average written raw", loc.ItemsPerRow, loc.AvgItemSize))
-		fmt.Fprintf(os.Stderr, "bench: award import of %d rows\n", set.ImportRows)
-		file, err := e.awardFile(ctx, set.ImportRows)
-		if err != nil {
-			return err
-		}
-		aw, err := e.runImport(ctx, "/awards/imports", e.tables.Loyalty, file, set.ImportRows)
-		if err != nil {
-			return err
-		}
-		rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("award import (%d rows)", aw.Rows), aw.RowsPerSec(), aw.RawRowsPerSec(), "rows/s", ""))
-		rep.Notes = append(rep.Notes, fmt.Sprintf("award import: %.2f items/row of %d bytes on average written raw", aw.ItemsPerRow, aw.AvgItemSize))
+// benchImports measures the location and the award import against raw
+// BatchWriteItem of the items they stored.
+func benchImports(ctx context.Context, e *env, set settings, rep *report) error {
+
+	fmt.Fprintf(os.Stderr, "bench: location import of %d rows\n", set.ImportRows)
+	loc, err := e.runImport(ctx, "/locations/imports", e.tables.Locations, locationFile(set.ImportRows), set.ImportRows)
+	if err != nil {
+		return err
 	}
+	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("location import (%d rows)", loc.Rows), loc.RowsPerSec(), loc.RawRowsPerSec(), "rows/s", ""))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("location import: %.2f items/row of %d bytes on average written raw", loc.ItemsPerRow, loc.AvgItemSize))
+	fmt.Fprintf(os.Stderr, "bench: award import of %d rows\n", set.ImportRows)
+	file, err := e.awardFile(ctx, set.ImportRows)
+	if err != nil {
+		return err
+	}
+	aw, err := e.runImport(ctx, "/awards/imports", e.tables.Loyalty, file, set.ImportRows)
+	if err != nil {
+		return err
+	}
+	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("award import (%d rows)", aw.Rows), aw.RowsPerSec(), aw.RawRowsPerSec(), "rows/s", ""))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("award import: %.2f items/row of %d bytes on average written raw", aw.ItemsPerRow, aw.AvgItemSize))
+	return nil
+}
 
-	if set.ColdRuns > 0 {
-		fmt.Fprintln(os.Stderr, "bench: cold starts")
-		fns := set.Functions
-		if len(fns) == 0 {
-			if fns, err = functionNames(root); err != nil {
-				return err
-			}
-		}
-		hello := set.Hello
-		if hello == "" {
-			hello = filepath.Join(set.BuildDir, "bench", "hello", "bootstrap")
-			if err := goBuild(ctx, root, hello, "./localstack/cmd/bench/hello", true); err != nil {
-				return err
-			}
-		}
-		env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, e.stackEnv()...)
-		h, cs, err := coldStarts(ctx, fns, filepath.Join(set.BuildDir, "host"), set.BuildDir, hello, set.HelloArm, env, set.ColdRuns)
-		if err != nil {
+// benchColdStarts measures every function's size and initialisation
+// against the hello-world Lambda's.
+func benchColdStarts(ctx context.Context, e *env, root string, set settings, rep *report) error {
+
+	fmt.Fprintln(os.Stderr, "bench: cold starts")
+	fns := set.Functions
+	if len(fns) == 0 {
+		var err error
+		if fns, err = functionNames(root); err != nil {
 			return err
 		}
-		for _, f := range cs {
-			rep.Rows = append(rep.Rows, lower("cold start", f.Function+" init", ms(f.Init), ms(h.Init), "ms", ""))
-			if f.Size > 0 && h.Size > 0 {
-				rep.Rows = append(rep.Rows, lower("cold start", f.Function+" arm64 size", float64(f.Size)/(1<<20), float64(h.Size)/(1<<20), "MiB", ""))
-			}
+	}
+	hello := set.Hello
+	if hello == "" {
+		hello = filepath.Join(set.BuildDir, "bench", "hello", "bootstrap")
+		if err := goBuild(ctx, root, hello, "./localstack/cmd/bench/hello", true); err != nil {
+			return err
+		}
+	}
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, e.stackEnv()...)
+	h, cs, err := coldStarts(ctx, fns, filepath.Join(set.BuildDir, "host"), set.BuildDir, hello, set.HelloArm, env, set.ColdRuns)
+	if err != nil {
+		return err
+	}
+	for _, f := range cs {
+		rep.Rows = append(rep.Rows, lower("cold start", f.Function+" init", ms(f.Init), ms(h.Init), "ms", ""))
+		if f.Size > 0 && h.Size > 0 {
+			rep.Rows = append(rep.Rows, lower("cold start", f.Function+" arm64 size", float64(f.Size)/(1<<20), float64(h.Size)/(1<<20), "MiB", ""))
 		}
 	}
 	return nil

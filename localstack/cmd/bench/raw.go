@@ -48,10 +48,12 @@ var rawCalls = map[string]int{opGetUser: 2, opCheckin: 6, opCheckout: 6, opGrant
 type item = map[string]types.AttributeValue
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
-func b(v bool) types.AttributeValue   { return &types.AttributeValueMemberBOOL{Value: v} }
-func m(v item) types.AttributeValue   { return &types.AttributeValueMemberM{Value: v} }
-func key(pk, sk string) item          { return item{"pk": s(pk), "sk": s(sk)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func b(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
+func m(v item) types.AttributeValue { return &types.AttributeValueMemberM{Value: v} }
+func key(pk, sk string) item        { return item{"pk": s(pk), "sk": s(sk)} }
 
 func sha(v string) string {
 	h := sha256.Sum256([]byte(v))
@@ -187,7 +189,7 @@ func (r *raw) action(u benchUser, typ string, metadata item) types.TransactWrite
 					&types.AttributeValueMemberN{Value: "-0.1337"}, &types.AttributeValueMemberN{Value: "51.5136"}}}}),
 			"tags": &types.AttributeValueMemberL{},
 		}),
-		"when": m(item{"timestamp": s(now), "monthofyear": n(11), "weekofyear": n(48), "dayofmonth": n(25), "dayofweek": n(3), "daypart": s("afternoon")}),
+		"when":     m(item{"timestamp": s(now), "monthofyear": n(11), "weekofyear": n(48), "dayofmonth": n(25), "dayofweek": n(3), "daypart": s("afternoon")}),
 		"metadata": m(metadata),
 	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(r.e.tables.Actions), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}}
