@@ -50,6 +50,21 @@ func (r result) All() []time.Duration {
 	return all
 }
 
+// merge returns the results of a and b as one run of both.
+func (r result) merge(b result) result {
+	out := result{Requests: r.Requests + b.Requests, Errors: r.Errors + b.Errors, Elapsed: r.Elapsed + b.Elapsed,
+		Latency: map[string][]time.Duration{}, FirstErrors: append(slices.Clip(r.FirstErrors), b.FirstErrors...)}
+	for _, x := range []result{r, b} {
+		for op, l := range x.Latency {
+			out.Latency[op] = append(out.Latency[op], l...)
+		}
+	}
+	for op := range out.Latency {
+		slices.Sort(out.Latency[op])
+	}
+	return out
+}
+
 // quantile returns the q-quantile of sorted latencies (nearest rank).
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
