@@ -463,11 +463,20 @@ func benchColdStarts(ctx context.Context, e *env, root string, set settings, rep
 func printTable(w io.Writer, rep report) {
 	mc := rep.Machine
 	fmt.Fprintf(w, "\nMachine: %s, %d cores, %s, %s; %s\n", mc.CPU, mc.Cores, mc.OS, mc.Go, mc.Date)
-	fmt.Fprintf(w, "Settings: %d requests per run, %d in flight, %d import rows, %d cold starts per function; took %s\n\n",
-		rep.Settings.Requests, rep.Settings.Concurrency, rep.Settings.ImportRows, rep.Settings.ColdRuns, rep.Elapsed)
-	fmt.Fprintf(w, "%-10s  %-42s  %10s  %10s  %-6s  %6s  %s\n", "section", "figure", "value", "reference", "unit", "ratio", "target")
+	if st := rep.Settings; st.Soak {
+		fmt.Fprintf(w, "Settings: the mix, %d in flight, for %s or %d requests (0: no bound), whichever first; took %s\n\n",
+			st.Concurrency, st.SoakDuration, st.SoakRequests, rep.Elapsed)
+	} else {
+		fmt.Fprintf(w, "Settings: %d requests per run, %d in flight, %d import rows, %d cold starts per function, sections %s; took %s\n\n",
+			st.Requests, st.Concurrency, st.ImportRows, st.ColdRuns, strings.Join(st.Sections, ","), rep.Elapsed)
+	}
+	fmt.Fprintf(w, "%-10s  %-44s  %10s  %10s  %-6s  %6s  %s\n", "section", "figure", "value", "reference", "unit", "ratio", "target")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(w, "%-10s  %-42s  %10s  %10s  %-6s  %6.2f  %s\n", r.Section, r.Figure, num(r.Value), num(r.Reference), r.Unit, r.Ratio, r.Target)
+		ref, ratio := "", ""
+		if r.Reference != 0 {
+			ref, ratio = num(r.Reference), strconv.FormatFloat(r.Ratio, 'f', 2, 64)
+		}
+		fmt.Fprintf(w, "%-10s  %-44s  %10s  %10s  %-6s  %6s  %s\n", r.Section, r.Figure, num(r.Value), ref, r.Unit, ratio, r.Target)
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
