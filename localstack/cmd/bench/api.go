@@ -50,7 +50,7 @@ var phases = []struct {
 // "" for requests outside the mix.
 func routeOf(method, path string) string {
 	switch {
-	case method == "GET" && strings.HasPrefix(path, "/users/") && strings.Count(path, "/") == 2:
+	case method == "GET" && strings.HasPrefix(path, "/users/") && strings.Count(path, "/") == 2 && path != "/users/login":
 		return opGetUser
 	case method == "POST" && strings.HasSuffix(path, "/checkins"):
 		return opCheckin

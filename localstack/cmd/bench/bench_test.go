@@ -117,3 +117,28 @@ func readReport(t *testing.T, path string) report {
 	}
 	return rep
 }
+
+func TestRouteOf(t *testing.T) {
+	tests := []struct {
+		method, path, want string
+	}{
+		{"GET", "/users/u1", opGetUser},
+		{"GET", "/users/u1/checkins", ""},
+		{"POST", "/users/u1/checkins", opCheckin},
+		{"DELETE", "/users/u1/checkins", opCheckout},
+		{"POST", "/pointperks/p1/awards", opGrant},
+		{"POST", "/perks/p1/awards", ""},
+		{"POST", "/users/u1/pointawards/u1-p1/redeem", opRedeem},
+		{"GET", "/awards", opAwards},
+		{"POST", "/transactions", opTxn},
+		{"POST", "/users/u1/transactions", ""},
+		{"GET", "/users/login", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			if got := routeOf(tt.method, tt.path); got != tt.want {
+				t.Errorf("routeOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

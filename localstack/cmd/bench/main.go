@@ -134,6 +134,9 @@ func parseSettings(args []string) (settings, error) {
 	if set.Concurrency < 1 || set.Requests < 1 {
 		return set, fmt.Errorf("-concurrency and -requests must be positive")
 	}
+	if set.Soak && set.SoakDuration <= 0 && set.SoakRequests <= 0 {
+		return set, fmt.Errorf("the soak needs a bound: -soak-duration or -soak-requests (SOAK_DURATION, SOAK_REQUESTS)")
+	}
 	if set.Out == "" {
 		set.Out = filepath.Join(set.BuildDir, "bench.json")
 		if set.Soak {
