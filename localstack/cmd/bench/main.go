@@ -71,6 +71,7 @@ type settings struct {
 	Log      string `json:"-"`
 	Hello    string `json:"-"` // hello-world host build; empty: built here
 	HelloArm string `json:"-"`
+	Markdown string `json:"-"` // a report to print as Markdown instead of running
 }
 
 func main() {
@@ -80,6 +81,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if set.Markdown != "" {
+		if err := printMarkdown(os.Stdout, set.Markdown); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(ctx, set, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -119,6 +127,7 @@ func parseSettings(args []string) (settings, error) {
 	fs.StringVar(&set.Log, "log", "", "the server's log (default build/bench/localstack.log)")
 	fs.StringVar(&set.Hello, "hello", "", "hello-world Lambda, host build (default: built into the build directory)")
 	fs.StringVar(&set.HelloArm, "hello-arm64", "", "hello-world Lambda, linux/arm64 build, for its size (default: build/bench/hello-arm64/bootstrap)")
+	fs.StringVar(&set.Markdown, "markdown", "", "print the report in this JSON `file` (build/bench.json) as a Markdown table, and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return set, err
 	}
@@ -485,6 +494,42 @@ func printTable(w io.Writer, rep report) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintln(w)
+}
+
+// printMarkdown prints the report in path as a Markdown table headed by
+// the machine and the date, for the README.
+func printMarkdown(w io.Writer, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	mc, st := rep.Machine, rep.Settings
+	fmt.Fprintf(w, "Measured %s on %s, %d cores, %s, %s", mc.Date, mc.CPU, mc.Cores, mc.OS, mc.Go)
+	if st.Soak {
+		fmt.Fprintf(w, "; the soak: %d in flight for %s or %d requests.\n\n", st.Concurrency, st.SoakDuration, st.SoakRequests)
+	} else {
+		fmt.Fprintf(w, "; %d requests per run, %d in flight, %d import rows, median of %d cold starts.\n\n", st.Requests, st.Concurrency, st.ImportRows, st.ColdRuns)
+	}
+	fmt.Fprintln(w, "| section | figure | value | reference | ratio | target |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|---|")
+	for _, r := range rep.Rows {
+		ref, ratio := "", ""
+		if r.Reference != 0 {
+			ref, ratio = num(r.Reference)+" "+r.Unit, strconv.FormatFloat(r.Ratio, 'f', 2, 64)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s | %s |\n", r.Section, r.Figure, num(r.Value), r.Unit, ref, ratio, r.Target)
+	}
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	return nil
 }
 
 func num(v float64) string {
