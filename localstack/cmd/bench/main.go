@@ -534,6 +534,8 @@ func printMarkdown(w io.Writer, path string) error {
 
 func num(v float64) string {
 	switch {
+	case v == float64(int64(v)):
+		return strconv.FormatInt(int64(v), 10)
 	case v >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case v >= 10:
