@@ -284,7 +284,11 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		if err != nil {
 			return err
 		}
-		cur, _ := strconv.ParseInt(award["available"].(*types.AttributeValueMemberN).Value, 10, 64)
+		avail, ok := award["available"].(*types.AttributeValueMemberN)
+		if !ok {
+			return fmt.Errorf("raw grant: user %d's raw award has no points (prepare makes it)", i)
+		}
+		cur, _ := strconv.ParseInt(avail.Value, 10, 64)
 		if err := r.tx(ctx, r.awardUpdate(u, "available = :cur",
 			"SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, redeemed = if_not_exists(redeemed, :zero), refunded = if_not_exists(refunded, :zero), refundable = if_not_exists(refundable, :zero), redemptions = if_not_exists(redemptions, :zero), available = :avail ADD granted :delta",
 			item{":cur": n(cur), ":avail": n(cur + 1), ":delta": n(1)}),
