@@ -7,11 +7,12 @@
 #                                           run one function locally on one event
 #   make bench [BENCH_REQUESTS=5000] [BENCH_IMPORT_ROWS=20000]
 #                                           API, imports and cold starts against raw
-#                                           DynamoDB and a hello-world Lambda, one table
-#                                           of ratios (build/bench.json); minutes
+#                                           DynamoDB and a hello-world Lambda: one table
+#                                           of ratios (build/bench.json), ~15 minutes
 #   make soak [SOAK_DURATION=10m] [SOAK_REQUESTS=N]
 #                                           the API mix on loopback: zero errors, memory
 #                                           of the stack in the first and last minute
+#                                           (build/soak.json)
 #   make clean
 #
 # sam build calls build-<LogicalId> (BuildMethod: makefile), e.g.
