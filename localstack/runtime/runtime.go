@@ -79,6 +79,10 @@ type Invoker struct {
 	// Output receives the function's stdout and stderr (its logs); nil
 	// means os.Stderr, so that a caller's stdout holds only the result.
 	Output io.Writer
+	// InitDone, when set, is called once with the function's
+	// initialisation time: from just before its process is started to its
+	// first GET /invocation/next (the cold start the benchmarks report).
+	InitDone func(time.Duration)
 }
 
 // Invoke runs the Lambda bootstrap binary at binPath with the zero Invoker;
@@ -138,12 +142,16 @@ func (iv Invoker) Invoke(ctx context.Context, binPath string, event []byte, env 
 		delivered: make(chan struct{}),
 		results:   make(chan result, 1),
 		done:      make(chan struct{}),
+		initDone:  iv.InitDone,
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: listen for the runtime API: %w", name, err)
 	}
 	httpSrv := &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
+	// Set before the server goroutine starts, which reads it; the process
+	// starts a few microseconds later.
+	srv.execStart = time.Now()
 	go func() { _ = httpSrv.Serve(ln) }()
 	defer func() {
 		close(srv.done)
@@ -315,6 +323,9 @@ type server struct {
 	results     chan result   // holds the first result posted
 	resultOnce  sync.Once
 	done        chan struct{} // closed when Invoke returns
+
+	execStart time.Time           // just before the process started
+	initDone  func(time.Duration) // Invoker.InitDone
 }
 
 // routes returns the Runtime API handler.
@@ -343,6 +354,9 @@ func (s *server) next(w http.ResponseWriter, r *http.Request) {
 	first := false
 	s.deliverOnce.Do(func() {
 		first = true
+		if s.initDone != nil {
+			s.initDone(time.Since(s.execStart))
+		}
 		close(s.delivered)
 	})
 	if !first {

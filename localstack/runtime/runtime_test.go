@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,6 +123,30 @@ func TestInvokeResponse(t *testing.T) {
 	}
 	if api := got.Env["AWS_LAMBDA_RUNTIME_API"]; !strings.HasPrefix(api, "127.0.0.1:") {
 		t.Errorf("AWS_LAMBDA_RUNTIME_API = %q, want 127.0.0.1:<port>", api)
+	}
+}
+
+func TestInitDone(t *testing.T) {
+	t.Parallel()
+	var calls []time.Duration
+	var mu sync.Mutex
+	inv := runtime.Invoker{Output: t.Output(), InitDone: func(d time.Duration) {
+		mu.Lock()
+		calls = append(calls, d)
+		mu.Unlock()
+	}}
+	start := time.Now()
+	if _, fnErr, err := inv.Invoke(context.Background(), echoBin, []byte(`{}`), testEnv(), 30*time.Second); err != nil || fnErr != nil {
+		t.Fatalf("Invoke: err %v, function error %s", err, fnErr)
+	}
+	total := time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 {
+		t.Fatalf("InitDone called %d times, want once", len(calls))
+	}
+	if got := calls[0]; got <= 0 || got > total {
+		t.Errorf("init time = %s, want between 0 and the whole invocation (%s)", got, total)
 	}
 }
 

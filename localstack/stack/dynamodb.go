@@ -129,6 +129,10 @@ func (db *DynamoDB) waitReady(ctx context.Context) error {
 	}
 }
 
+// Pid returns the process id of the emulator's java process, for
+// measurements of its memory (the benchmarks read its resident set size).
+func (db *DynamoDB) Pid() int { return db.cmd.Process.Pid }
+
 // Close stops the emulator and its whole process group and waits for it to
 // exit. It is safe to call more than once.
 func (db *DynamoDB) Close() error {

