@@ -3,7 +3,9 @@ package awardcsv_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,11 +21,20 @@ import (
 
 // The size of the benchmarks' file: every row a grant of 1 point to one
 // of benchUsers users of one of benchPerks perks, each (user, perk) once
-// per file.
+// per file (IMPORT_BENCH_ROWS sets the number of rows: benchRows, rounded
+// down to a multiple of benchUsers, default 5,000).
+var benchRows, benchPerks = benchSize()
+
+func benchSize() (rows, perks int) {
+	rows = 5000
+	if n, err := strconv.Atoi(os.Getenv("IMPORT_BENCH_ROWS")); err == nil && n >= benchUsers {
+		rows = n / benchUsers * benchUsers
+	}
+	return rows, rows / benchUsers
+}
+
 const (
-	benchRows  = 5000
 	benchUsers = 500
-	benchPerks = 10
 	// rawWriters is the number of concurrent BatchWriteItem writers of the
 	// raw side.
 	rawWriters = 8
@@ -63,7 +74,7 @@ func (env *benchEnv) file() string {
 // and reports both and their ratio. The peak heap of the process during
 // the import is reported too (it includes the in-process S3 stand-in).
 //
-//	go run ./localstack/cmd/testenv -- go test -run '^$' -bench AwardImport -benchtime 1x ./shared/awardcsv/
+//	IMPORT_BENCH_ROWS=20000 go run ./localstack/cmd/testenv -- go test -run '^$' -bench AwardImport -benchtime 1x ./shared/awardcsv/
 func BenchmarkAwardImport(b *testing.B) {
 	env := newBenchEnv(b)
 	h := env.h

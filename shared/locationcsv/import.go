@@ -116,6 +116,9 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
+	if imp.titles, err = k.s.Locations.LoadTitleIndex(ctx, imp.tenantID, location.TitleIndexLimit); err != nil {
+		return fmt.Errorf("titles of the import: %w", err)
+	}
 	cp := r.Checkpoint()
 	cp.Header, cp.Columns = in.Header, h.resultsHeader()
 	if cp.InputSize == 0 {
@@ -187,6 +190,10 @@ type importer struct {
 	cp       operation.Checkpoint
 	res      operation.Result
 	tenant   string // the tenant's title, for actions
+	// titles are the tenant's location titles, read once (nil for a
+	// tenant with more than location.TitleIndexLimit locations: each row
+	// then looks its title up in the table).
+	titles *location.TitleIndex
 	// commits counts the transactions that wrote locations; committed
 	// maps the keys (see location.ImportWrite.Keys) they wrote since the
 	// current group was prepared to the number of the last one.
@@ -269,7 +276,7 @@ func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	e.write, e.action, e.errs = nil, nil, nil
 	e.prepared = imp.commits
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep)
+	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
 			e.errs = []string{ae.Message}
@@ -362,6 +369,9 @@ func (imp *importer) noteCommitted(b *batch) {
 	for _, e := range b.entries {
 		if e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
 			continue
+		}
+		if imp.titles != nil {
+			imp.titles.Note(*e.write)
 		}
 		for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
 			imp.committed[k] = imp.commits
