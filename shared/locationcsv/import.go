@@ -125,6 +125,17 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		cp.InputSize = in.Size
 	}
 	imp.cp, imp.res = cp, r.Result()
+	// Lists learn of the commits in the background, one bump at a time
+	// (commits during a bump ask for one more after it).
+	imp.bumps = make(chan struct{}, 1)
+	bumped := make(chan struct{})
+	go func() {
+		defer close(bumped)
+		for range imp.bumps {
+			k.s.Locations.ImportCommitted(ctx, imp.tenantID)
+		}
+	}()
+	defer func() { close(imp.bumps); <-bumped }()
 	b := newBatch(cp.Offset)
 	group := make([]*entry, 0, groupSize)
 	for eof := false; !eof; {
@@ -194,6 +205,8 @@ type importer struct {
 	// tenant with more than location.TitleIndexLimit locations: each row
 	// then looks its title up in the table).
 	titles *location.TitleIndex
+	// bumps asks for location.Service.ImportCommitted after a commit.
+	bumps chan struct{}
 	// commits counts the transactions that wrote locations; committed
 	// maps the keys (see location.ImportWrite.Keys) they wrote since the
 	// current group was prepared to the number of the last one.
@@ -330,7 +343,10 @@ func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
 			}
 			imp.cp, imp.res = imp.r.Checkpoint(), imp.r.Result()
 			if len(items) > 0 {
-				imp.s.Locations.ImportCommitted(ctx, imp.tenantID)
+				select {
+				case imp.bumps <- struct{}{}:
+				default: // a bump after this commit is already asked for
+				}
 				imp.noteCommitted(b)
 			}
 			return nil
