@@ -29,8 +29,6 @@ type ImportWrite struct {
 	Created bool
 	// Location is the location as it is after the writes.
 	Location Location
-	// PrevTitle is the title of an updated location before the writes.
-	PrevTitle string
 	// Items are the writes, for the caller's transaction; none when an
 	// update would change nothing (the location and its `updated` stay).
 	Items []types.TransactWriteItem
@@ -61,8 +59,8 @@ func ImportKeys(id, title string) []string {
 // not nil, keep(stored, &l) first fills in what the row leaves to the
 // stored location (the import's columns absent from its file); keep must
 // not modify the maps, slices or pointers l shares with the caller, nor
-// stored. The title lookup reads ix when it is not nil (see TitleIndex),
-// else the table. Nothing is written.
+// stored. With ix (see TitleIndex), a title it does not know is not looked
+// up in the table. Nothing is written.
 func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex) (ImportWrite, error) {
 	st := s.st()
 	var old *record
@@ -80,32 +78,23 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 		}
 		old = &r
 	case strings.TrimSpace(l.Title) != "":
-		var ids []string
-		if ix != nil {
-			ids = ix.lookup(l.Title)
-		} else {
-			sums, err := st.byTitle(ctx, tenantID, l.Title)
+		var sums []summary
+		if ix == nil || ix.mayHave(l.Title) {
+			var err error
+			if sums, err = st.byTitle(ctx, tenantID, l.Title); err != nil {
+				return ImportWrite{}, err
+			}
+		}
+		switch len(sums) {
+		case 0:
+		case 1:
+			r, err := st.get(ctx, tenantID, sums[0].ID)
 			if err != nil {
 				return ImportWrite{}, err
 			}
-			for _, sum := range sums {
-				ids = append(ids, sum.ID)
-			}
-		}
-		switch len(ids) {
-		case 0:
-		case 1:
-			r, err := st.get(ctx, tenantID, ids[0])
-			switch {
-			case errors.Is(err, ErrNotFound) && ix != nil:
-				// Deleted since the index was read: no match.
-			case err != nil:
-				return ImportWrite{}, err
-			default:
-				old = &r
-			}
+			old = &r
 		default:
-			return ImportWrite{}, apierr.Invalid("title", "%d locations have this title; name the location by _id", len(ids))
+			return ImportWrite{}, apierr.Invalid("title", "%d locations have this title; name the location by _id", len(sums))
 		}
 	}
 	now := stamp(s.Clock.Now())
@@ -147,7 +136,7 @@ func (s *Service) prepareReplace(old record, next Location, now string) (ImportW
 		return ImportWrite{}, err
 	}
 	next.ID, next.TenantID, next.Created, next.Updated, next.Distance = old.ID, old.TenantID, old.Created, old.Updated, nil
-	w := ImportWrite{PrevTitle: old.Title, Keys: []string{"id:" + old.ID, "title:" + strings.ToLower(old.Title), "title:" + strings.ToLower(next.Title)}}
+	w := ImportWrite{Keys: []string{"id:" + old.ID, "title:" + strings.ToLower(old.Title), "title:" + strings.ToLower(next.Title)}}
 	if same(old.Location, next) {
 		w.Location = old.Location
 		return w, nil

@@ -204,3 +204,35 @@ func TestFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestImportTitlesOfEarlierRows: a row finds by title the location an
+// earlier row of the same file created or renamed (the run's index of
+// titles learns of each commit), ignoring case and spaces around it.
+func TestImportTitlesOfEarlierRows(t *testing.T) {
+	h := ts.New(t)
+	camden := h.Do("POST", "/locations", map[string]any{"title": "Camden", "geo": []float64{-0.14, 51.54}}, h.Admin()).Expect(t, 201, "").Map(t)
+	file := csvOf(
+		[]string{"_id", "title", "geo_longitude", "geo_latitude", "description"},
+		[]string{camden["_id"].(string), "Renamed Camden", "-0.14", "51.54", "renamed"},
+		[]string{"", "renamed camden", "-0.14", "51.54", "found by its new title"},
+		[]string{"", "New Place", "1", "2", "created"},
+		[]string{"", " NEW PLACE ", "1", "2", "found by the title a row created"},
+		[]string{"", "Camden", "3", "4", "the old title is free"},
+	)
+	op := importFile(h, "dryRun=false", file)
+	if op["status"] != "DONE" || counts(op) != [4]int{5, 5, 0, 0} {
+		t.Fatalf("operation = %v", op)
+	}
+	recs := results(h, op)
+	if got, want := strings.Join(column(t, recs, "action"), ","), "updated,updated,created,updated,created"; got != want {
+		t.Fatalf("actions = %s, want %s", got, want)
+	}
+	ids := column(t, recs, "locationId")
+	if ids[0] != camden["_id"] || ids[1] != camden["_id"] || ids[3] != ids[2] || ids[4] == camden["_id"] || ids[4] == ids[2] {
+		t.Fatalf("locationIds = %v", ids)
+	}
+	got := h.Do("GET", "/locations/"+ids[2], nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if got["title"] != "NEW PLACE" || got["description"] != "found by the title a row created" {
+		t.Fatalf("location = %v", got)
+	}
+}
