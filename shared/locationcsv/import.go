@@ -116,8 +116,10 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
-	if imp.titles, err = k.s.Locations.LoadTitleIndex(ctx, imp.tenantID, location.TitleIndexLimit); err != nil {
-		return fmt.Errorf("titles of the import: %w", err)
+	if !r.Checkpoint().InputDone {
+		if imp.titles, err = k.s.Locations.LoadTitleIndex(ctx, imp.tenantID, location.TitleIndexLimit); err != nil {
+			return fmt.Errorf("titles of the import: %w", err)
+		}
 	}
 	cp := r.Checkpoint()
 	cp.Header, cp.Columns = in.Header, h.resultsHeader()
@@ -201,9 +203,9 @@ type importer struct {
 	cp       operation.Checkpoint
 	res      operation.Result
 	tenant   string // the tenant's title, for actions
-	// titles are the tenant's location titles, read once (nil for a
-	// tenant with more than location.TitleIndexLimit locations: each row
-	// then looks its title up in the table).
+	// titles tells which titles no location of the tenant has, so that
+	// their rows need no lookup (nil for a tenant with more than
+	// location.TitleIndexLimit locations: every title is looked up).
 	titles *location.TitleIndex
 	// bumps asks for location.Service.ImportCommitted after a commit.
 	bumps chan struct{}
