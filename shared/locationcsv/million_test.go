@@ -138,7 +138,7 @@ type genFile struct{ rows int }
 func (g genFile) row(i int) string {
 	return fmt.Sprintf("Large %07d,%09.4f,%08.4f,ACTIVE,food|late,London,A place to eat and drink\n", i, float64(i%360)-179.5, float64(i%180)-89.5)
 }
-func (g genFile) width() int   { return len(g.row(0)) }
+func (g genFile) width() int  { return len(g.row(0)) }
 func (g genFile) size() int64 { return int64(len(genHeader)) + int64(g.rows)*int64(g.width()) }
 
 // reader returns the file from byte offset from on.
