@@ -59,8 +59,9 @@ func ImportKeys(id, title string) []string {
 // not nil, keep(stored, &l) first fills in what the row leaves to the
 // stored location (the import's columns absent from its file); keep must
 // not modify the maps, slices or pointers l shares with the caller, nor
-// stored. Nothing is written.
-func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location)) (ImportWrite, error) {
+// stored. With ix (see TitleIndex), a title it does not know is not looked
+// up in the table. Nothing is written.
+func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex) (ImportWrite, error) {
 	st := s.st()
 	var old *record
 	switch {
@@ -77,9 +78,12 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 		}
 		old = &r
 	case strings.TrimSpace(l.Title) != "":
-		sums, err := st.byTitle(ctx, tenantID, l.Title)
-		if err != nil {
-			return ImportWrite{}, err
+		var sums []summary
+		if ix == nil || ix.mayHave(l.Title) {
+			var err error
+			if sums, err = st.byTitle(ctx, tenantID, l.Title); err != nil {
+				return ImportWrite{}, err
+			}
 		}
 		switch len(sums) {
 		case 0:

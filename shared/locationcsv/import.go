@@ -116,12 +116,28 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
+	if !r.Checkpoint().InputDone {
+		if imp.titles, err = k.s.Locations.LoadTitleIndex(ctx, imp.tenantID, location.TitleIndexLimit); err != nil {
+			return fmt.Errorf("titles of the import: %w", err)
+		}
+	}
 	cp := r.Checkpoint()
 	cp.Header, cp.Columns = in.Header, h.resultsHeader()
 	if cp.InputSize == 0 {
 		cp.InputSize = in.Size
 	}
 	imp.cp, imp.res = cp, r.Result()
+	// Lists learn of the commits in the background, one bump at a time
+	// (commits during a bump ask for one more after it).
+	imp.bumps = make(chan struct{}, 1)
+	bumped := make(chan struct{})
+	go func() {
+		defer close(bumped)
+		for range imp.bumps {
+			k.s.Locations.ImportCommitted(ctx, imp.tenantID)
+		}
+	}()
+	defer func() { close(imp.bumps); <-bumped }()
 	b := newBatch(cp.Offset)
 	group := make([]*entry, 0, groupSize)
 	for eof := false; !eof; {
@@ -187,6 +203,12 @@ type importer struct {
 	cp       operation.Checkpoint
 	res      operation.Result
 	tenant   string // the tenant's title, for actions
+	// titles tells which titles no location of the tenant has, so that
+	// their rows need no lookup (nil for a tenant with more than
+	// location.TitleIndexLimit locations: every title is looked up).
+	titles *location.TitleIndex
+	// bumps asks for location.Service.ImportCommitted after a commit.
+	bumps chan struct{}
 	// commits counts the transactions that wrote locations; committed
 	// maps the keys (see location.ImportWrite.Keys) they wrote since the
 	// current group was prepared to the number of the last one.
@@ -269,7 +291,7 @@ func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	e.write, e.action, e.errs = nil, nil, nil
 	e.prepared = imp.commits
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep)
+	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
 			e.errs = []string{ae.Message}
@@ -323,7 +345,10 @@ func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
 			}
 			imp.cp, imp.res = imp.r.Checkpoint(), imp.r.Result()
 			if len(items) > 0 {
-				imp.s.Locations.ImportCommitted(ctx, imp.tenantID)
+				select {
+				case imp.bumps <- struct{}{}:
+				default: // a bump after this commit is already asked for
+				}
 				imp.noteCommitted(b)
 			}
 			return nil
@@ -362,6 +387,9 @@ func (imp *importer) noteCommitted(b *batch) {
 	for _, e := range b.entries {
 		if e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
 			continue
+		}
+		if imp.titles != nil {
+			imp.titles.Note(*e.write)
 		}
 		for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
 			imp.committed[k] = imp.commits

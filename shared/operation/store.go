@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,7 +63,7 @@ type Checkpoint struct {
 	PartBytes int64 `dynamodbav:"partBytes"`
 	// PartRuns is, for each part, the run that wrote it (part objects are
 	// named by run, so a stale run never overwrites a committed part).
-	PartRuns []int `dynamodbav:"partRuns,omitempty"`
+	PartRuns Runs `dynamodbav:"partRuns,omitempty"`
 	// Columns is the header row of the results file.
 	Columns []string `dynamodbav:"columns,omitempty"`
 	// Header is the input's header row (imports), kept for resumed runs
@@ -78,6 +79,70 @@ type Checkpoint struct {
 	// InputDone is set once the whole input was consumed; the run then
 	// only assembles the results file.
 	InputDone bool `dynamodbav:"inputDone"`
+}
+
+// Runs is a list of run numbers, stored run-length encoded as a string
+// ("<run>x<count>,..."): a job writes tens of thousands of parts, mostly
+// in long stretches by one run, and the checkpoint is rewritten by every
+// commit. A stored list of numbers (the earlier form) is read too.
+type Runs []int
+
+// MarshalDynamoDBAttributeValue stores the runs run-length encoded.
+func (r Runs) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	if len(r) == 0 {
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	}
+	var b []byte
+	for i := 0; i < len(r); {
+		j := i
+		for j < len(r) && r[j] == r[i] {
+			j++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(r[i]), 10)
+		b = append(b, 'x')
+		b = strconv.AppendInt(b, int64(j-i), 10)
+		i = j
+	}
+	return &types.AttributeValueMemberS{Value: string(b)}, nil
+}
+
+// UnmarshalDynamoDBAttributeValue reads the encoded form or a list.
+func (r *Runs) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	*r = nil
+	switch v := av.(type) {
+	case *types.AttributeValueMemberNULL:
+		return nil
+	case *types.AttributeValueMemberL:
+		var list []int
+		if err := attributevalue.Unmarshal(v, &list); err != nil {
+			return fmt.Errorf("part runs: %w", err)
+		}
+		*r = list
+		return nil
+	case *types.AttributeValueMemberS:
+		if v.Value == "" {
+			return nil
+		}
+		var out Runs
+		for _, f := range strings.Split(v.Value, ",") {
+			run, count, ok := strings.Cut(f, "x")
+			n, err1 := strconv.Atoi(run)
+			c, err2 := strconv.Atoi(count)
+			if !ok || err1 != nil || err2 != nil || c <= 0 {
+				return fmt.Errorf("part runs: malformed %q", f)
+			}
+			for ; c > 0; c-- {
+				out = append(out, n)
+			}
+		}
+		*r = out
+		return nil
+	default:
+		return fmt.Errorf("part runs: unexpected %T", av)
+	}
 }
 
 // resultItem is Result as stored.
