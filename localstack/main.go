@@ -96,6 +96,16 @@ func run() error {
 	if err := st.Setenv(); err != nil {
 		return err
 	}
+	// One process serves every function here, but a key rotated or a
+	// setting changed with `make invoke FN=tenants` happens in another:
+	// without the functions' per-container cache of tenants and keys
+	// (30 seconds in AWS) it applies at once. TENANT_CACHE_SECONDS=30
+	// serves as deployed.
+	if os.Getenv("TENANT_CACHE_SECONDS") == "" {
+		if err := os.Setenv("TENANT_CACHE_SECONDS", "0"); err != nil {
+			return err
+		}
+	}
 	// Profile photos are served by this process under /_local/media unless
 	// MEDIA_URL names another host.
 	if os.Getenv("MEDIA_URL") == "" {

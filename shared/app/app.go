@@ -16,7 +16,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,6 +52,10 @@ type Config struct {
 	Notifier    string
 	SenderEmail string
 	MediaURL    string
+	// TenantCacheTTL is how long a warm function trusts a tenant or
+	// service key it read (TENANT_CACHE_SECONDS, default
+	// tenant.CacheTTL; 0 turns the cache off).
+	TenantCacheTTL time.Duration
 }
 
 // ConfigFromEnv reads the configuration.
@@ -61,6 +67,10 @@ func ConfigFromEnv() Config {
 		Notifier:     os.Getenv("NOTIFIER"),
 		SenderEmail:  os.Getenv("SENDER_EMAIL"),
 		MediaURL:     os.Getenv("MEDIA_URL"),
+	}
+	c.TenantCacheTTL = tenant.CacheTTL
+	if v, err := strconv.Atoi(os.Getenv("TENANT_CACHE_SECONDS")); err == nil && v >= 0 {
+		c.TenantCacheTTL = time.Duration(v) * time.Second
 	}
 	if len(c.PagingSecret) == 0 {
 		c.PagingSecret = make([]byte, 32)
@@ -90,8 +100,7 @@ type Base struct {
 	Log    *slog.Logger
 	Cursor ddb.Cursor
 	// TenantCache is the container's cache of tenants and service keys
-	// (tenant.CacheTTL), shared by every domain (Tenants makes one for a
-	// Base built without NewBase).
+	// (Config.TenantCacheTTL), shared by every domain; nil is no cache.
 	TenantCache *tenant.Cache
 }
 
@@ -116,7 +125,7 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	b := &Base{
 		Config: cfg, AWS: awsCfg, DB: ddb.NewClient(awsCfg),
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),
-		TenantCache: tenant.NewCache(),
+		TenantCache: tenant.NewCacheTTL(cfg.TenantCacheTTL),
 	}
 	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !RunningLocally() && os.Getenv("PAGING_KEY_SECRET") == "" {
 		b.Log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
@@ -124,11 +133,9 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 	return b, nil
 }
 
-// Tenants is the tenants' store, on the container's cache.
+// Tenants is the tenants' store, on the container's cache (none when
+// TenantCacheTTL is 0).
 func (b *Base) Tenants() *tenant.Store {
-	if b.TenantCache == nil {
-		b.TenantCache = tenant.NewCache()
-	}
 	return &tenant.Store{DB: b.DB, Table: b.Config.Tables.Tenants, Cache: b.TenantCache, Clock: b.Clock}
 }
 

@@ -32,10 +32,18 @@ type Cache struct {
 }
 
 // NewCache returns an empty cache with the windows and bounds above.
-func NewCache() *Cache {
+func NewCache() *Cache { return NewCacheTTL(CacheTTL) }
+
+// NewCacheTTL returns an empty cache that trusts what it read for ttl (and
+// an unknown tenant or key for NegativeCacheTTL, or ttl when shorter). A
+// ttl of zero or less returns nil: no cache, every lookup reads the table.
+func NewCacheTTL(ttl time.Duration) *Cache {
+	if ttl <= 0 {
+		return nil
+	}
 	return &Cache{
 		tenants: bounded[record]{max: CacheSize}, keys: bounded[string]{max: CacheSize}, unknown: bounded[struct{}]{max: CacheSize},
-		ttl: CacheTTL, neg: NegativeCacheTTL,
+		ttl: ttl, neg: min(ttl, NegativeCacheTTL),
 	}
 }
 

@@ -88,6 +88,9 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 		"PORT="+strconv.Itoa(port),
 		"LOCAL_TENANT_ID="+e.tenant,
 		"LOCAL_SERVICE_TOKEN="+e.serviceToken,
+		// As deployed: the functions cache tenants and service keys
+		// (make run turns the cache off).
+		"TENANT_CACHE_SECONDS=30",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Killed with the driver, should the driver die first.
