@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -15,35 +16,38 @@ import (
 )
 
 // The raw side issues, for each operation of the mix, the DynamoDB calls
-// the API request makes (the same operations, one after another as the
-// functions make them, with the same tables, keys, expressions and item
-// sizes), read from the calls the functions send for one request of each
-// (and checked against the ddbCalls of the request log, which the table
-// shows next to them):
+// a warm API request makes (the same operations, with the same tables,
+// keys, expressions and item sizes, in the order the functions make them:
+// one after another, and at once where a function reads in parallel,
+// marked "at once" below), read from the calls the functions send for one
+// request of each (and checked against the ddbCalls of the request log,
+// which the table shows next to them):
 //
 //	GET /users/{id}     GetItem session, GetItem profile                          2
-//	check-in            GetItem session, profile, location, tenant, check-in;
-//	                    TransactWriteItems (check-in, CHECKIN_CREATED, user)      6
-//	checkout            GetItem session, profile, tenant, check-in, location;
-//	                    TransactWriteItems (delete check-in, CHECKOUT)            6
-//	grant               GetItem service key, tenant, perk, profile, award;
+//	check-in            GetItem session, profile, location; TransactWriteItems
+//	                    (check-in if the slot is empty, CHECKIN_CREATED, user)    4
+//	checkout            GetItem session, profile, check-in, location;
+//	                    TransactWriteItems (delete check-in, CHECKOUT)            5
+//	grant               GetItem profile and perk at once; GetItem award;
 //	                    TransactWriteItems (award, user, AWARD_GRANTED);
-//	                    Query rules, Query enrichments                            8
-//	redeem              GetItem session, profile, perk, tenant;
+//	                    Query rules, Query enrichments                            6
+//	redeem              GetItem session; GetItem perk and profile at once;
 //	                    TransactWriteItems (award, user, AWARD_REDEEMED);
-//	                    Query rules, GetItem award, Query enrichments             8
-//	GET /awards         GetItem service key, tenant, profile; Query memberships,
-//	                    segments, perks, the user's awards, enrichments           8
-//	POST /transactions  GetItem service key; Query rules; GetItem tenant, short
-//	                    code, profile, profile, check-in; TransactWriteItems
-//	                    (short code, order, ORDER_COMPLETED, transaction,
-//	                    TRANSACTION_CREATED); Query rules                         9
+//	                    Query rules, GetItem award, Query enrichments             7
+//	GET /awards         GetItem profile; at once: Query perks, the user's
+//	                    awards, memberships, segments, enrichments                6
+//	POST /transactions  GetItem profile, check-in; TransactWriteItems (short
+//	                    code, order, ORDER_COMPLETED, transaction,
+//	                    TRANSACTION_CREATED); Query rules                         4
 //
-// Writes go to keys of their own (users "raw<id>"), so that their
-// conditions hold as the API's do.
+// A warm container reads neither the tenant nor the service key: its cache
+// holds them (setup's requests filled it) and reads them again once per
+// tenant.CacheTTL, so over a long run the server's average can exceed the
+// raw side's by those few calls. Writes go to keys of their own (users
+// "raw<id>"), so that their conditions hold as the API's do.
 
 // rawCalls is the number of DynamoDB calls of each operation's raw side.
-var rawCalls = map[string]int{opGetUser: 2, opCheckin: 6, opCheckout: 6, opGrant: 8, opRedeem: 8, opAwards: 8, opTxn: 9}
+var rawCalls = map[string]int{opGetUser: 2, opCheckin: 4, opCheckout: 5, opGrant: 6, opRedeem: 7, opAwards: 6, opTxn: 4}
 
 type item = map[string]types.AttributeValue
 
@@ -51,9 +55,10 @@ func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Valu
 func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
-func b(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
-func m(v item) types.AttributeValue { return &types.AttributeValueMemberM{Value: v} }
-func key(pk, sk string) item        { return item{"pk": s(pk), "sk": s(sk)} }
+func decimal(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func b(v bool) types.AttributeValue         { return &types.AttributeValueMemberBOOL{Value: v} }
+func m(v item) types.AttributeValue         { return &types.AttributeValueMemberM{Value: v} }
+func key(pk, sk string) item                { return item{"pk": s(pk), "sk": s(sk)} }
 
 func sha(v string) string {
 	h := sha256.Sum256([]byte(v))
@@ -120,20 +125,10 @@ func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
 	return nil
 }
 
-const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt"
+const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance"
 
 func (r *raw) session(ctx context.Context, u benchUser) error {
 	_, err := r.get(ctx, r.e.tables.Sessions, key(r.e.tenant+"#SESSION#"+sha(u.Token), "SESSION"), false)
-	return err
-}
-
-func (r *raw) serviceKey(ctx context.Context) error {
-	_, err := r.get(ctx, r.e.tables.Tenants, key("SERVICEKEY#"+sha(r.e.serviceToken), "KEY"), false)
-	return err
-}
-
-func (r *raw) tenantItem(ctx context.Context) error {
-	_, err := r.get(ctx, r.e.tables.Tenants, key(r.e.tenant, "TENANT"), false)
 	return err
 }
 
@@ -172,25 +167,29 @@ func (r *raw) userAlive(u benchUser) types.TransactWriteItem {
 }
 
 // action returns an action item of the size and shape the recorder
-// writes (context, time parts, metadata and the three index keys).
-func (r *raw) action(u benchUser, typ string, metadata item) types.TransactWriteItem {
+// writes (context, time parts, metadata and the index keys). The actions
+// of a check-in and a checkout have a place (its context and the location
+// index's keys); a grant's, a redemption's and a payment's have none.
+func (r *raw) action(u benchUser, typ string, atLocation bool, metadata item) types.TransactWriteItem {
 	t, now, id := r.e.tenant, stamp(), newID()
+	ctx := item{
+		"tenant": m(item{"id": s(t), "title": s("Local tenant")}),
+		"user":   m(item{"id": s(rawUser(u)), "name": s("Bench User"), "primaryPlatform": s("UNKNOWN")}),
+		"tags":   &types.AttributeValueMemberL{},
+	}
 	it := item{
 		"pk": s(t + "#ACTION#" + id), "sk": s("ACTION"), "id": s(id), "tenantId": s(t), "type": s(typ), "environment": s("PRODUCTION"),
 		"gsi1pk": s(t + "#USER#" + rawUser(u)), "gsi1sk": s(now + "#" + id),
-		"gsi2pk": s(t + "#LOCATION#" + r.fx.location), "gsi2sk": s(now + "#" + id),
 		"gsi3pk": s(t + "#ACTIONS#" + strconv.Itoa(int(id[len(id)-1])%8)), "gsi3sk": s(now + "#" + id),
-		"userId": s(rawUser(u)), "created": s(now),
-		"context": m(item{
-			"tenant": m(item{"id": s(t), "title": s("Local tenant")}),
-			"user":   m(item{"id": s(rawUser(u)), "name": s("Bench User"), "primaryPlatform": s("UNKNOWN")}),
-			"location": m(item{"id": s(r.fx.location), "title": s("Bench Cafe"), "regions": &types.AttributeValueMemberL{},
-				"tags": &types.AttributeValueMemberL{}, "geo": &types.AttributeValueMemberL{Value: []types.AttributeValue{
-					&types.AttributeValueMemberN{Value: "-0.1337"}, &types.AttributeValueMemberN{Value: "51.5136"}}}}),
-			"tags": &types.AttributeValueMemberL{},
-		}),
+		"context":  m(ctx),
 		"when":     m(item{"timestamp": s(now), "monthofyear": n(11), "weekofyear": n(48), "dayofmonth": n(25), "dayofweek": n(3), "daypart": s("afternoon")}),
 		"metadata": m(metadata),
+	}
+	if atLocation {
+		it["gsi2pk"], it["gsi2sk"] = s(t+"#LOCATION#"+r.fx.location), s(now+"#"+id)
+		ctx["location"] = m(item{"id": s(r.fx.location), "title": s("Bench Cafe"), "regions": &types.AttributeValueMemberL{},
+			"tags": &types.AttributeValueMemberL{}, "geo": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+				&types.AttributeValueMemberN{Value: "-0.1337"}, &types.AttributeValueMemberN{Value: "51.5136"}}}})
 	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(r.e.tables.Actions), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}}
 }
@@ -200,6 +199,16 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 	u := r.fx.users[i]
 	t := r.e.tenant
 	tb := r.e.tables
+	location := func(ctx context.Context) error {
+		_, err := r.get(ctx, tb.Locations, key(t+"#LOC#"+r.fx.location, "LOCATION"), true)
+		return err
+	}
+	perk := func(ctx context.Context) error {
+		_, err := r.get(ctx, tb.Loyalty, key(t+"#PERKS", "PERK#"+r.fx.perk), true)
+		return err
+	}
+	session := func(ctx context.Context) error { return r.session(ctx, u) }
+	profile := func(ctx context.Context) error { return r.profile(ctx, u) }
 	switch op {
 	case opGetUser:
 		if err := r.session(ctx, u); err != nil {
@@ -209,22 +218,10 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		return err
 
 	case opCheckin:
-		for _, f := range []func(context.Context) error{
-			func(ctx context.Context) error { return r.session(ctx, u) },
-			func(ctx context.Context) error { return r.profile(ctx, u) },
-			func(ctx context.Context) error {
-				_, err := r.get(ctx, tb.Locations, key(t+"#LOC#"+r.fx.location, "LOCATION"), true)
-				return err
-			},
-			r.tenantItem,
-			func(ctx context.Context) error {
-				_, err := r.get(ctx, tb.Checkins, key(t+"#USER#"+rawUser(u), "CHECKIN"), true)
-				return err
-			},
-		} {
-			if err := f(ctx); err != nil {
-				return err
-			}
+		// No read of the check-in slot: the write's condition finds it
+		// empty (and would return the live check-in if it were not).
+		if err := each(ctx, session, profile, location); err != nil {
+			return err
 		}
 		now, id := stamp(), newID()
 		checkin := item{
@@ -234,8 +231,9 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			"created": s(now), "updated": s(now), "expiresAt": n(time.Now().Add(30 * time.Minute).Unix()), "type": s("MANUAL"), "trigger": s("CODE"),
 		}
 		if err := r.tx(ctx,
-			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(tb.Checkins), Item: checkin, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-			r.action(u, "CHECKIN_CREATED", item{"type": s("MANUAL"), "trigger": s("CODE"), "checkinId": s(id)}),
+			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(tb.Checkins), Item: checkin, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+			r.action(u, "CHECKIN_CREATED", true, item{"type": s("MANUAL"), "trigger": s("CODE"), "checkinId": s(id)}),
 			r.userAlive(u),
 		); err != nil {
 			return err
@@ -244,40 +242,22 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		return nil
 
 	case opCheckout:
-		if err := r.session(ctx, u); err != nil {
+		if err := each(ctx, session, profile, func(ctx context.Context) error {
+			_, err := r.get(ctx, tb.Checkins, key(t+"#USER#"+rawUser(u), "CHECKIN"), true)
 			return err
-		}
-		if err := r.profile(ctx, u); err != nil {
-			return err
-		}
-		if err := r.tenantItem(ctx); err != nil {
-			return err
-		}
-		if _, err := r.get(ctx, tb.Checkins, key(t+"#USER#"+rawUser(u), "CHECKIN"), true); err != nil {
-			return err
-		}
-		if _, err := r.get(ctx, tb.Locations, key(t+"#LOC#"+r.fx.location, "LOCATION"), true); err != nil {
+		}, location); err != nil {
 			return err
 		}
 		id := r.checkin(i)
 		return r.tx(ctx,
 			types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(tb.Checkins), Key: key(t+"#USER#"+rawUser(u), "CHECKIN"),
 				ConditionExpression: aws.String("id = :id"), ExpressionAttributeValues: item{":id": s(id)}}},
-			r.action(u, "CHECKOUT", item{"type": s("MANUAL"), "trigger": s("CODE"), "checkinId": s(id), "reason": s("REQUESTED"),
+			r.action(u, "CHECKOUT", true, item{"type": s("MANUAL"), "trigger": s("CODE"), "checkinId": s(id), "reason": s("REQUESTED"),
 				"checkedInAt": s(stamp()), "durationSeconds": n(0)}),
 		)
 
 	case opGrant:
-		if err := r.serviceKey(ctx); err != nil {
-			return err
-		}
-		if err := r.tenantItem(ctx); err != nil {
-			return err
-		}
-		if _, err := r.get(ctx, tb.Loyalty, key(t+"#PERKS", "PERK#"+r.fx.perk), true); err != nil {
-			return err
-		}
-		if err := r.profile(ctx, u); err != nil {
+		if err := together(ctx, profile, perk); err != nil {
 			return err
 		}
 		award, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
@@ -293,114 +273,111 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			"SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, redeemed = if_not_exists(redeemed, :zero), refunded = if_not_exists(refunded, :zero), refundable = if_not_exists(refundable, :zero), redemptions = if_not_exists(redemptions, :zero), available = :avail ADD granted :delta",
 			item{":cur": n(cur), ":avail": n(cur + 1), ":delta": n(1)}),
 			r.userAlive(u),
-			r.action(u, "AWARD_GRANTED", item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "source": s("API")}),
+			r.action(u, "AWARD_GRANTED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "source": s("API"),
+				"pointsGranted": n(1), "pointsAvailable": n(cur + 1)}),
 		); err != nil {
 			return err
 		}
-		if err := r.rules(ctx); err != nil {
-			return err
-		}
-		return r.enrichments(ctx)
+		return each(ctx, r.rules, r.enrichments)
 
 	case opRedeem:
 		if err := r.session(ctx, u); err != nil {
 			return err
 		}
-		if err := r.profile(ctx, u); err != nil {
-			return err
-		}
-		if _, err := r.get(ctx, tb.Loyalty, key(t+"#PERKS", "PERK#"+r.fx.perk), true); err != nil {
-			return err
-		}
-		if err := r.tenantItem(ctx); err != nil {
+		if err := together(ctx, perk, profile); err != nil {
 			return err
 		}
 		if err := r.tx(ctx, r.awardUpdate(u, "attribute_exists(pk) AND available >= :need",
 			"SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, granted = if_not_exists(granted, :zero), refunded = if_not_exists(refunded, :zero), available = if_not_exists(available, :init) - :v, refundable = if_not_exists(refundable, :zero) + :v ADD redeemed :v, redemptions :one",
 			item{":need": n(1), ":v": n(1), ":one": n(1), ":init": n(0)}),
 			r.userAlive(u),
-			r.action(u, "AWARD_REDEEMED", item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1)}),
+			r.action(u, "AWARD_REDEEMED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1)}),
 		); err != nil {
 			return err
 		}
-		if err := r.rules(ctx); err != nil {
+		return each(ctx, r.rules, func(ctx context.Context) error {
+			_, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
 			return err
-		}
-		if _, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true); err != nil {
-			return err
-		}
-		return r.enrichments(ctx)
+		}, r.enrichments)
 
 	case opAwards:
-		if err := r.serviceKey(ctx); err != nil {
-			return err
-		}
-		if err := r.tenantItem(ctx); err != nil {
-			return err
-		}
 		if err := r.profile(ctx, u); err != nil {
 			return err
 		}
-		if err := r.query(ctx, &dynamodb.QueryInput{TableName: aws.String(tb.Audiences), IndexName: aws.String("gsi1"),
-			KeyConditionExpression: aws.String("gsi1pk = :pk"), ExpressionAttributeValues: item{":pk": s(t + "#USER#" + u.ID)}}); err != nil {
-			return err
-		}
+		var fs []func(context.Context) error
 		for _, q := range []*dynamodb.QueryInput{
-			r.byPrefix(tb.Audiences, t+"#SEGMENTS", "SEGMENT#", true),
 			r.byPrefix(tb.Loyalty, t+"#PERKS", "PERK#", true),
 			r.byPrefix(tb.Loyalty, t+"#USER#"+u.ID, "AWARD#", true),
+			{TableName: aws.String(tb.Audiences), IndexName: aws.String("gsi1"),
+				KeyConditionExpression: aws.String("gsi1pk = :pk"), ExpressionAttributeValues: item{":pk": s(t + "#USER#" + u.ID)}},
+			r.byPrefix(tb.Audiences, t+"#SEGMENTS", "SEGMENT#", true),
 		} {
-			if err := r.query(ctx, q); err != nil {
-				return err
-			}
+			fs = append(fs, func(ctx context.Context) error { return r.query(ctx, q) })
 		}
-		return r.enrichments(ctx)
+		return together(ctx, append(fs, r.enrichments)...)
 
 	case opTxn:
-		if err := r.serviceKey(ctx); err != nil {
+		// A new short code is written with the payment (its condition
+		// refuses a code already used), with no read of it first.
+		if err := each(ctx, profile, func(ctx context.Context) error {
+			_, err := r.get(ctx, tb.Checkins, key(t+"#USER#"+u.ID, "CHECKIN"), true)
 			return err
-		}
-		if err := r.rules(ctx); err != nil {
-			return err
-		}
-		if err := r.tenantItem(ctx); err != nil {
+		}); err != nil {
 			return err
 		}
 		code := fmt.Sprintf("R-%s-%d", randomHex(3), r.fx.seq.Add(1))
-		if _, err := r.get(ctx, tb.Pos, key(t+"#TXNCODE#"+code, "TXNCODE"), true); err != nil {
-			return err
-		}
-		for range 2 {
-			if err := r.profile(ctx, u); err != nil {
-				return err
-			}
-		}
-		if _, err := r.get(ctx, tb.Checkins, key(t+"#USER#"+u.ID, "CHECKIN"), true); err != nil {
-			return err
-		}
 		now, orderID, txnID := stamp(), newID(), newID()
 		notExists := aws.String("attribute_not_exists(pk)")
 		put := func(table string, it item) types.TransactWriteItem {
 			return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: it, ConditionExpression: notExists}}
 		}
 		empty := &types.AttributeValueMemberL{}
+		price := decimal("3.5") // the request's totalPrice
 		if err := r.tx(ctx,
 			put(tb.Pos, item{"pk": s(t + "#TXNCODE#" + code), "sk": s("TXNCODE"), "transactionId": s(txnID), "bodyHash": s(sha(code))}),
 			put(tb.Pos, item{"pk": s(t + "#ORDER#" + orderID), "sk": s("ORDER"), "id": s(orderID), "tenantId": s(t), "userId": s(rawUser(u)),
 				"version": n(1), "state": s("COMPLETED"), "redemptions": empty, "basket": empty, "created": s(now), "updatedAt": s(now), "completedAt": s(now),
-				"earnedBase": n(3), "transactionsTotal": n(3), "refundedTotal": n(0), "refundedAfter": n(0), "transactionCount": n(1),
+				"earnedBase": price, "transactionsTotal": price, "refundedTotal": n(0), "refundedAfter": n(0), "transactionCount": n(1),
 				"redemptionsReturned": b(false), "pointsEarned": m(item{}), "pointsReversed": m(item{})}),
-			r.action(u, "ORDER_COMPLETED", item{"orderId": s(orderID), "value": n(3), "scenario": s("PAYATPOS")}),
+			r.action(u, "ORDER_COMPLETED", false, item{"orderId": s(orderID), "value": price, "transactionsTotal": price, "redemptions": n(0),
+				"basket": empty, "paymentType": s("CARD_AT_POS")}),
 			put(tb.Pos, item{"pk": s(t + "#TXN#" + txnID), "sk": s("TXN"), "id": s(txnID), "tenantId": s(t), "userId": s(rawUser(u)),
-				"orderId": s(orderID), "shortCode": s(code), "totalPrice": n(3), "paymentType": s("CARD_AT_POS"), "orderGenerated": b(true),
-				"refunded": b(false), "created": s(now), "gsi1pk": s(t + "#TXNS"), "gsi1sk": s(now + "#" + txnID)}),
-			r.action(u, "TRANSACTION_CREATED", item{"transactionId": s(txnID), "orderId": s(orderID), "totalPrice": n(3), "paymentType": s("CARD_AT_POS")}),
+				"orderId": s(orderID), "shortCode": s(code), "totalPrice": price, "paymentType": s("CARD_AT_POS"), "orderGenerated": b(true),
+				"refunded": b(false), "created": s(now)}),
+			r.action(u, "TRANSACTION_CREATED", false, item{"transactionId": s(txnID), "orderId": s(orderID), "shortCode": s(code), "totalPrice": price,
+				"paymentType": s("CARD_AT_POS")}),
 		); err != nil {
 			return err
 		}
 		return r.rules(ctx)
 	}
 	return fmt.Errorf("unknown operation %s", op)
+}
+
+// together runs the calls fs at once, as the functions run the reads they
+// make in parallel, and returns their errors.
+func together(ctx context.Context, fs ...func(context.Context) error) error {
+	errs := make([]error, len(fs))
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// each runs the calls fs one after another and stops at the first error.
+func each(ctx context.Context, fs ...func(context.Context) error) error {
+	for _, f := range fs {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // awardUpdate is the conditional update of a user's raw award, with the
