@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,8 +70,11 @@ func TestTinyRun(t *testing.T) {
 			}
 		}
 		for _, op := range mixOps {
+			// The server's average may carry a fraction: a warm function
+			// re-reads a tenant and service key once its cache window
+			// passes (tenant.CacheTTL), which a slow run can reach.
 			r, ok := got[op+" DynamoDB calls/request"]
-			if !ok || r.Value != r.Reference {
+			if !ok || math.Round(r.Value) != r.Reference {
 				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
 			}
 		}
