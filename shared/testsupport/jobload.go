@@ -420,3 +420,20 @@ func (h *Harness) RunLargeImport(namespace string, file GeneratedCSV, maxRowsPer
 		file.Rows, runs, out.Elapsed.Round(time.Second), float64(file.Rows)/out.Elapsed.Seconds(), float64(out.BaseHeap)/(1<<20), float64(out.PeakHeap)/(1<<20), float64(PeakRSS())/(1<<20), out.ResultLines, out.ResultBytes)
 	return out
 }
+
+// CrashOnceMidFile makes the first run of jobs that commits rows before
+// the input's end stop right after that commit, as if the process died
+// (its lease stays held), and returns where it stopped: the rows committed
+// by then, 0 until it did. It leaves jobs.Crash set (the caller resets
+// it).
+func CrashOnceMidFile(jobs *job.Service) (at *int64) {
+	at = new(int64)
+	jobs.Crash = func(cp operation.Checkpoint) bool {
+		if *at == 0 && cp.Rows > 0 && !cp.InputDone {
+			*at = cp.Rows
+			return true
+		}
+		return false
+	}
+	return at
+}
