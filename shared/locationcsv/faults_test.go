@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/loyalty-platform/platform/shared/job"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -98,31 +96,14 @@ func TestFaults(t *testing.T) {
 	if ref.counts[0] != n || ref.counts[1] == 0 || ref.counts[3] == 0 || strings.Count(ref.results, ",updated,") == 0 {
 		t.Fatalf("reference run = %v\n%s", ref.counts, ref.results)
 	}
-	cases := []struct {
-		name string
-		run  func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event)
-	}{
-		{"CrashAfterEveryCommit", func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event) {
-			// Every run stops right after its first commit, as if the
-			// process died; each redelivery resumes at the checkpoint.
-			if crashes := h.CrashAfterEveryCommit(jobs, id, ev); crashes < 3 {
-				t.Fatalf("crashes = %d, want several", crashes)
-			}
-		}},
-		{"TwoWorkers", func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event) {
-			// A second run finishes the job while the first stalls; the
-			// first then stops without writing anything.
-			h.TwoWorkers(jobs, ev)
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	for _, f := range ts.JobFaults(3) {
+		t.Run(f.Name, func(t *testing.T) {
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			id, ev := startCaptured(t, h, capture, file)
 			jobs := h.Deps.Jobs
 			defer func() { jobs.Crash = nil }()
-			c.run(t, h, jobs, id, ev)
+			f.Run(h, jobs, id, ev)
 			got := outcomeOf(t, h, id, prefix)
 			if got.counts != ref.counts {
 				t.Errorf("counts = %v, want %v", got.counts, ref.counts)

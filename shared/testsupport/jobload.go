@@ -437,3 +437,28 @@ func CrashOnceMidFile(jobs *job.Service) (at *int64) {
 	}
 	return at
 }
+
+// JobFault is a way the runs of a job can go wrong: Run drives the
+// captured job operation id, from its first event ev, through the fault
+// to its end.
+type JobFault struct {
+	Name string
+	Run  func(h *Harness, jobs *job.Service, id string, ev events.S3Event)
+}
+
+// JobFaults returns the faults a job must come through without applying
+// a row twice or losing one: CrashAfterEveryCommit, which fails the test
+// unless it crashed at least minCrashes times, and TwoWorkers. Each leaves
+// jobs.Crash set (the caller resets it).
+func JobFaults(minCrashes int) []JobFault {
+	return []JobFault{
+		{"CrashAfterEveryCommit", func(h *Harness, jobs *job.Service, id string, ev events.S3Event) {
+			if crashes := h.CrashAfterEveryCommit(jobs, id, ev); crashes < minCrashes {
+				h.T.Fatalf("crashes = %d, want at least %d", crashes, minCrashes)
+			}
+		}},
+		{"TwoWorkers", func(h *Harness, jobs *job.Service, _ string, ev events.S3Event) {
+			h.TwoWorkers(jobs, ev)
+		}},
+	}
+}

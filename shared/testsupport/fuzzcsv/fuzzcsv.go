@@ -39,3 +39,17 @@ func Records(data []byte, max int) (header []string, records [][]string, ok bool
 	}
 	return header, records, true
 }
+
+// Parse reads data as Records does and parses its header with
+// parseHeader; ok is false when the header does not read or parse.
+func Parse[H any](data []byte, max int, parseHeader func(names []string) (H, error)) (header H, records [][]string, ok bool) {
+	names, records, ok := Records(data, max)
+	if !ok {
+		return header, nil, false
+	}
+	header, err := parseHeader(names)
+	if err != nil {
+		return header, nil, false
+	}
+	return header, records, true
+}
