@@ -453,11 +453,13 @@ type JobFault struct {
 func JobFaults(minCrashes int) []JobFault {
 	return []JobFault{
 		{"CrashAfterEveryCommit", func(h *Harness, jobs *job.Service, id string, ev events.S3Event) {
+			h.T.Helper()
 			if crashes := h.CrashAfterEveryCommit(jobs, id, ev); crashes < minCrashes {
 				h.T.Fatalf("crashes = %d, want at least %d", crashes, minCrashes)
 			}
 		}},
 		{"TwoWorkers", func(h *Harness, jobs *job.Service, _ string, ev events.S3Event) {
+			h.T.Helper()
 			h.TwoWorkers(jobs, ev)
 		}},
 	}
