@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,14 +94,14 @@ func BenchmarkAwardImport(b *testing.B) {
 	if err := h.Deps.Jobs.HandleS3(ctx, c.Next(b)); err != nil {
 		b.Fatal(err)
 	}
-	if err := batchWrite(ctx, h, rawItems(h, "w"), rawWriters); err != nil {
+	if err := h.BatchWrite(ctx, h.Deps.Config.Tables.Loyalty, rawItems(h, "w"), rawWriters); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		op := upload(h, "dryRun=false", file).Expect(b, 202, "").Map(b)
 		ev := c.Next(b)
-		stop := samplePeak(&peak)
+		stop := ts.SamplePeakHeap(&peak)
 		counter.counting.Store(true)
 		start := time.Now()
 		if err := h.Deps.Jobs.HandleS3(ctx, ev); err != nil {
@@ -119,7 +117,7 @@ func BenchmarkAwardImport(b *testing.B) {
 
 		items := rawItems(h, fmt.Sprintf("i%d", i))
 		start = time.Now()
-		if err := batchWrite(ctx, h, items, rawWriters); err != nil {
+		if err := h.BatchWrite(ctx, h.Deps.Config.Tables.Loyalty, items, rawWriters); err != nil {
 			b.Fatal(err)
 		}
 		rawTime += time.Since(start)
@@ -171,7 +169,7 @@ func BenchmarkRawBatchWrite(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		items := rawItems(h, fmt.Sprintf("r%d", i))
 		start := time.Now()
-		if err := batchWrite(ctx, h, items, rawWriters); err != nil {
+		if err := h.BatchWrite(ctx, h.Deps.Config.Tables.Loyalty, items, rawWriters); err != nil {
 			b.Fatal(err)
 		}
 		total += time.Since(start)
@@ -201,70 +199,4 @@ func rawItems(h *ts.Harness, prefix string) []map[string]types.AttributeValue {
 		out = append(out, item)
 	}
 	return out
-}
-
-// batchWrite writes items with BatchWriteItem, 25 a request, with writers
-// requests at once, retrying unprocessed items.
-func batchWrite(ctx context.Context, h *ts.Harness, items []map[string]types.AttributeValue, writers int) error {
-	table := h.Deps.Config.Tables.Loyalty
-	var next atomic.Int64
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(25)) - 25
-				if i >= len(items) {
-					return
-				}
-				var reqs []types.WriteRequest
-				for _, it := range items[i:min(i+25, len(items))] {
-					reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-				}
-				in := map[string][]types.WriteRequest{table: reqs}
-				for len(in) > 0 {
-					out, err := h.Deps.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: in})
-					if err != nil {
-						errs[w] = fmt.Errorf("batch write: %w", err)
-						return
-					}
-					in = out.UnprocessedItems
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// samplePeak samples the heap in use every 20 ms into peak (the highest
-// seen) until the returned stop is called.
-func samplePeak(peak *uint64) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > *peak {
-				*peak = m.HeapInuse
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }

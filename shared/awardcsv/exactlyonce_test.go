@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/job"
-	"github.com/loyalty-platform/platform/shared/operation"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -122,19 +120,13 @@ func TestCrashAndResume(t *testing.T) {
 			g := newGrid(t, h, 15, 10, 30) // 180 rows
 			id, ev := startCaptured(t, h, c, query, g.file())
 			jobs := h.Deps.Jobs
-			var crashedAt int64
-			jobs.Crash = func(cp operation.Checkpoint) bool {
-				if crashedAt == 0 && cp.Rows > 0 && !cp.InputDone {
-					crashedAt = cp.Rows
-					return true
-				}
-				return false
-			}
+			at := ts.CrashOnceMidFile(jobs)
 			defer func() { jobs.Crash = nil }()
 			ctx := context.Background()
 			if err := jobs.HandleS3(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
+			crashedAt := *at
 			if crashedAt == 0 || crashedAt >= int64(g.rows()) {
 				t.Fatalf("the run did not stop mid-file (at %d)", crashedAt)
 			}
@@ -177,21 +169,7 @@ func TestDuplicateEvents(t *testing.T) {
 	g := newGrid(t, h, 12, 10, 20) // 140 rows
 	id, ev := startCaptured(t, h, c, "dryRun=false", g.file())
 	jobs := h.Deps.Jobs
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = jobs.HandleS3(context.Background(), ev)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	ts.DeliverAll(t, jobs, ev, 4)
 	checkOnce(t, h, id, g)
 	if err := jobs.HandleS3(context.Background(), ev); err != nil {
 		t.Fatal(err)
@@ -210,25 +188,11 @@ func TestContinuation(t *testing.T) {
 	jobs := h.Deps.Jobs
 	jobs.MaxRowsPerRun = 40
 	defer func() { jobs.MaxRowsPerRun = 0 }()
-	ctx := context.Background()
-	runs := 0
-	for {
-		if err := jobs.HandleS3(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		runs++
-		op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
-		if op["status"] == "DONE" {
-			break
-		}
-		if runs > 10 {
-			t.Fatalf("not done after %d runs: %v", runs, op)
-		}
-		ev = c.Next(t)
-		if key := ev.Records[0].S3.Object.Key; !strings.Contains(key, id+"/continue-") {
+	_, runs := h.RunJob(jobs, c, id, ev, 11, func(_ int, _ map[string]any, next events.S3Event) {
+		if key := next.Records[0].S3.Object.Key; !strings.Contains(key, id+"/continue-") {
 			t.Fatalf("continue event key = %q", key)
 		}
-	}
+	})
 	if runs != 4 { // 40 + 40 + 40 + 10 rows
 		t.Fatalf("runs = %d, want 4", runs)
 	}

@@ -1,12 +1,10 @@
 package awardcsv
 
 import (
-	"bytes"
-	"encoding/csv"
-	"io"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/testsupport/fuzzcsv"
 )
 
 // FuzzImportRows reads a CSV file as the award import does (its header,
@@ -14,7 +12,7 @@ import (
 // fit the results file (at most grants() of them) with points from 0 to
 // perk.MaxPoints.
 func FuzzImportRows(f *testing.F) {
-	for _, s := range []string{
+	fuzzcsv.Seed(f,
 		"user_id,perk_id\nu1,p1\n",
 		"user_id,perk_id,points\nu1,p1,5\nu2,p2,\nu3,p3,-1\nu4,p4,1.5\n",
 		"USER_ID,perk_abc,perk_def\nu1,3,\nu2,,\nu3,x,4\n",
@@ -24,29 +22,14 @@ func FuzzImportRows(f *testing.F) {
 		"user_id,perk_id\n\"u\nx\",p\nu,p,extra\n",
 		"user_id,PER\u212a_x\nu,1\n",
 		"user_id,perk_id,points\nu,p,99999999999999999999\n",
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := csv.NewReader(bytes.NewReader(data))
-		c.FieldsPerRecord = -1
-		names, err := c.Read()
-		if err != nil {
-			return
-		}
-		h, err := parseHeader(names)
-		if err != nil {
+		h, recs, ok := fuzzcsv.Parse(data, 100, parseHeader)
+		if !ok {
 			return
 		}
 		_ = h.resultsHeader()
-		for i := 0; i < 100; i++ {
-			rec, err := c.Read()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				continue
-			}
+		for _, rec := range recs {
 			r := h.parseRow(rec)
 			if len(r.wants) > h.grants() {
 				t.Fatalf("row %q asks %d grants, the results file has room for %d", rec, len(r.wants), h.grants())

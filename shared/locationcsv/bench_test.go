@@ -6,13 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
@@ -51,7 +48,7 @@ func BenchmarkImportThroughput(b *testing.B) {
 	if err := h.Deps.Jobs.HandleS3(ctx, c.Next(b)); err != nil {
 		b.Fatal(err)
 	}
-	if err := batchWrite(ctx, h, rawItems(h, "Warm", 1000), rawWriters); err != nil {
+	if err := h.BatchWrite(ctx, h.Deps.Config.Tables.Locations, rawItems(h, "Warm", 1000), rawWriters); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -71,7 +68,7 @@ func BenchmarkImportThroughput(b *testing.B) {
 
 		items := rawItems(h, prefix, benchRows)
 		start = time.Now()
-		if err := batchWrite(ctx, h, items, rawWriters); err != nil {
+		if err := h.BatchWrite(ctx, h.Deps.Config.Tables.Locations, items, rawWriters); err != nil {
 			b.Fatal(err)
 		}
 		rawTime += time.Since(start)
@@ -118,45 +115,4 @@ func rawItems(h *ts.Harness, prefix string, benchRows int) []map[string]types.At
 		})
 	}
 	return out
-}
-
-// batchWrite writes items with BatchWriteItem, 25 a request, with writers
-// requests at once, retrying unprocessed items.
-func batchWrite(ctx context.Context, h *ts.Harness, items []map[string]types.AttributeValue, writers int) error {
-	table := h.Deps.Config.Tables.Locations
-	var next atomic.Int64
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(25)) - 25
-				if i >= len(items) {
-					return
-				}
-				var reqs []types.WriteRequest
-				for _, it := range items[i:min(i+25, len(items))] {
-					reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-				}
-				in := map[string][]types.WriteRequest{table: reqs}
-				for len(in) > 0 {
-					out, err := h.Deps.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: in})
-					if err != nil {
-						errs[w] = fmt.Errorf("batch write: %w", err)
-						return
-					}
-					in = out.UnprocessedItems
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

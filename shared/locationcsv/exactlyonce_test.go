@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/job"
-	"github.com/loyalty-platform/platform/shared/operation"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -77,18 +75,13 @@ func TestCrashAndResume(t *testing.T) {
 	const n = 150
 	id, ev := startCaptured(t, h, c, rowsFile("Crash", n))
 	jobs := h.Deps.Jobs
-	var crashedAt int64
-	jobs.Crash = func(cp operation.Checkpoint) bool {
-		if crashedAt == 0 && cp.Rows > 0 && !cp.InputDone {
-			crashedAt = cp.Rows
-			return true
-		}
-		return false
-	}
+	at := ts.CrashOnceMidFile(jobs)
+	defer func() { jobs.Crash = nil }()
 	ctx := context.Background()
 	if err := jobs.HandleS3(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
+	crashedAt := *at
 	if crashedAt == 0 || crashedAt >= n {
 		t.Fatalf("the run did not stop mid-file (at %d)", crashedAt)
 	}
@@ -126,21 +119,7 @@ func TestDuplicateEvents(t *testing.T) {
 	const n = 120
 	id, ev := startCaptured(t, h, c, rowsFile("Dup", n))
 	jobs := h.Deps.Jobs
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = jobs.HandleS3(context.Background(), ev)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	ts.DeliverAll(t, jobs, ev, 4)
 	checkOnce(t, h, id, "Dup", n)
 	// A late duplicate after the end does nothing either.
 	if err := jobs.HandleS3(context.Background(), ev); err != nil {
@@ -159,29 +138,15 @@ func TestContinuation(t *testing.T) {
 	id, ev := startCaptured(t, h, c, rowsFile("Cont", n))
 	jobs := h.Deps.Jobs
 	jobs.MaxRowsPerRun = 40
-	ctx := context.Background()
-	runs := 0
-	for {
-		if err := jobs.HandleS3(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		runs++
-		op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
-		if op["status"] == "DONE" {
-			break
-		}
-		if runs > 10 {
-			t.Fatalf("not done after %d runs: %v", runs, op)
-		}
-		ev = c.Next(t)
-		key := ev.Records[0].S3.Object.Key
+	_, runs := h.RunJob(jobs, c, id, ev, 11, func(_ int, _ map[string]any, next events.S3Event) {
+		key := next.Records[0].S3.Object.Key
 		if !strings.Contains(key, id+"/continue-") || !strings.HasSuffix(key, ".json") {
 			t.Fatalf("continue event key = %q", key)
 		}
 		if _, _, ok := job.ParseKey(key); !ok {
 			t.Fatalf("ParseKey(%q) failed", key)
 		}
-	}
+	})
 	if runs != 4 { // 40 + 40 + 40 + 10 rows
 		t.Fatalf("runs = %d, want 4", runs)
 	}
@@ -234,20 +199,13 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 			file := rowsFile("Etag", n)
 			id, ev := startCaptured(t, h, capture, file)
 			jobs := h.Deps.Jobs
-			crashed := false
-			jobs.Crash = func(cp operation.Checkpoint) bool {
-				if !crashed && cp.Rows > 0 && !cp.InputDone {
-					crashed = true
-					return true
-				}
-				return false
-			}
+			at := ts.CrashOnceMidFile(jobs)
 			defer func() { jobs.Crash = nil }()
 			ctx := context.Background()
 			if err := jobs.HandleS3(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
-			if !crashed {
+			if *at == 0 {
 				t.Fatal("the run did not stop mid-file")
 			}
 			if c.replace != nil {

@@ -1,16 +1,10 @@
 package locationcsv_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/loyalty-platform/platform/shared/job"
-	"github.com/loyalty-platform/platform/shared/operation"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -86,27 +80,6 @@ func outcomeOf(t *testing.T, h *ts.Harness, id, prefix string) outcome {
 	return out
 }
 
-// deliverAll delivers ev to n runs at once (S3 delivering an event more
-// than once).
-func deliverAll(t *testing.T, jobs *job.Service, ev events.S3Event, n int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = jobs.HandleS3(context.Background(), ev)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestFaults runs a file whose rows depend on each other under faults and
 // compares what it left with an uninterrupted run of the same file in
 // another tenant: the counts, the results file (in row order) and the
@@ -123,69 +96,14 @@ func TestFaults(t *testing.T) {
 	if ref.counts[0] != n || ref.counts[1] == 0 || ref.counts[3] == 0 || strings.Count(ref.results, ",updated,") == 0 {
 		t.Fatalf("reference run = %v\n%s", ref.counts, ref.results)
 	}
-	cases := []struct {
-		name string
-		run  func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event)
-	}{
-		{"CrashAfterEveryCommit", func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event) {
-			// Every run stops right after its first commit, as if the
-			// process died; each redelivery (three at once) after the
-			// lease expired resumes at the checkpoint.
-			var mu sync.Mutex
-			crashes := 0
-			jobs.Crash = func(cp operation.Checkpoint) bool {
-				mu.Lock()
-				defer mu.Unlock()
-				if cp.InputDone {
-					return false
-				}
-				crashes++
-				return true
-			}
-			deliverAll(t, jobs, ev, 1)
-			for runs := 1; ; runs++ {
-				if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] == "DONE" {
-					break
-				}
-				if runs > 50 {
-					t.Fatal("not done after 50 runs")
-				}
-				h.Clock.Advance(job.DefaultLease + time.Second)
-				deliverAll(t, jobs, ev, 3)
-			}
-			if crashes < 3 {
-				t.Fatalf("crashes = %d, want several", crashes)
-			}
-		}},
-		{"TwoWorkers", func(t *testing.T, h *ts.Harness, jobs *job.Service, id string, ev events.S3Event) {
-			// The first run stalls after its first commit until its lease
-			// expired; a second run claims the operation and finishes
-			// it; then the first run goes on: its next commit finds the
-			// lease lost and it stops without writing anything.
-			stalled := false
-			jobs.Crash = func(cp operation.Checkpoint) bool {
-				if stalled {
-					return false
-				}
-				stalled = true
-				h.Clock.Advance(job.DefaultLease + time.Second)
-				deliverAll(t, jobs, ev, 1)
-				return false
-			}
-			deliverAll(t, jobs, ev, 1)
-			if !stalled {
-				t.Fatal("the first run did not commit")
-			}
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	for _, f := range ts.JobFaults(3) {
+		t.Run(f.Name, func(t *testing.T) {
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			id, ev := startCaptured(t, h, capture, file)
 			jobs := h.Deps.Jobs
 			defer func() { jobs.Crash = nil }()
-			c.run(t, h, jobs, id, ev)
+			f.Run(h, jobs, id, ev)
 			got := outcomeOf(t, h, id, prefix)
 			if got.counts != ref.counts {
 				t.Errorf("counts = %v, want %v", got.counts, ref.counts)

@@ -1,11 +1,10 @@
 package locationcsv
 
 import (
-	"bytes"
-	"encoding/csv"
-	"io"
 	"reflect"
 	"testing"
+
+	"github.com/loyalty-platform/platform/shared/testsupport/fuzzcsv"
 )
 
 // FuzzImportRows reads a CSV file as the location import does (its header,
@@ -14,9 +13,9 @@ import (
 // exports to a row that imports to the same cells (the export and the
 // import read each other).
 func FuzzImportRows(f *testing.F) {
-	for _, s := range []string{
+	fuzzcsv.Seed(f,
 		"title,geo_longitude,geo_latitude\nSoho,-0.13,51.51\n",
-		"_id,title,geo_longitude,geo_latitude,state,tags,address.line1,address.city,contacts.email,services.checkins,openingHours.monday,zones.0.name,zones.0.tables,links.deliveroo.enabled,links.deliveroo.parameters,buttons_json,extended_json\n" +
+		"_id,title,geo_longitude,geo_latitude,state,tags,address.line1,address.city,contacts.email,services.checkins,openingHours.monday,zones.0.name,zones.0.tables,links.deliveroo.enabled,links.deliveroo.parameters,buttons_json,extended_json\n"+
 			"a1,Camden,-0.14,51.54,ACTIVE,a|b\\|c,1 High St,London,x@example.com,true,09:00-17:00,Bar,1|2,yes,?x=1,\"[{\"\"title\"\":\"\"Go\"\"}]\",\"{\"\"k\"\":1}\"\n",
 		"title,geo_longitude,geo_latitude\nx,181,0\n,NaN,1e9\n\"unterminated\n",
 		"title,geo_longitude,geo_latitude,title\n",
@@ -24,29 +23,14 @@ func FuzzImportRows(f *testing.F) {
 		"title,geo_longitude,geo_latitude,zones.1.name,zones.0.key\nA,1,2,z,k\n",
 		"title,geo_longitude,geo_latitude,result_location_id,result_action,result_errors\nA,1,2,x,CREATED,\n",
 		"\xef\xbb\xbftitle,geo_longitude,geo_latitude\n\xff,0,0\n",
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := csv.NewReader(bytes.NewReader(data))
-		c.FieldsPerRecord = -1
-		names, err := c.Read()
-		if err != nil {
-			return
-		}
-		h, err := parseHeader(names)
-		if err != nil {
+		h, recs, ok := fuzzcsv.Parse(data, 100, parseHeader)
+		if !ok {
 			return
 		}
 		width := len(h.resultsHeader())
-		for i := 0; i < 100; i++ {
-			rec, err := c.Read()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				continue
-			}
+		for _, rec := range recs {
 			r := h.parseRow(rec)
 			if got := len(h.resultLine(rec, r.id, "CREATED", r.errs)); got != width {
 				t.Fatalf("results line of %q has %d cells, the results header %d", rec, got, width)
