@@ -11,15 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
 )
@@ -137,41 +136,7 @@ func (h *Harness) RunJob(jobs *job.Service, c *S3Capture, id string, ev events.S
 // writers requests at once, retrying unprocessed items: the ceiling an
 // import's writes are compared with.
 func (h *Harness) BatchWrite(ctx context.Context, table string, items []map[string]types.AttributeValue, writers int) error {
-	var next atomic.Int64
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(25)) - 25
-				if i >= len(items) {
-					return
-				}
-				var reqs []types.WriteRequest
-				for _, it := range items[i:min(i+25, len(items))] {
-					reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-				}
-				in := map[string][]types.WriteRequest{table: reqs}
-				for len(in) > 0 {
-					out, err := h.Deps.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: in})
-					if err != nil {
-						errs[w] = fmt.Errorf("batch write: %w", err)
-						return
-					}
-					in = out.UnprocessedItems
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return ddb.BatchPut(ctx, h.Deps.DB, table, items, writers)
 }
 
 // SamplePeakHeap samples the heap in use every 20 ms into peak (the

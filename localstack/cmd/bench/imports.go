@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"mime/multipart"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // rawWriters is the number of concurrent BatchWriteItem writers of the
@@ -217,41 +216,7 @@ func keyOf(it item) [2]string {
 // batchWrite writes items with BatchWriteItem, 25 a request, writers
 // requests at once, retrying unprocessed items.
 func (e *env) batchWrite(ctx context.Context, table string, items []item, writers int) error {
-	var next atomic.Int64
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(25)) - 25
-				if i >= len(items) {
-					return
-				}
-				var reqs []types.WriteRequest
-				for _, it := range items[i:min(i+25, len(items))] {
-					reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-				}
-				in := map[string][]types.WriteRequest{table: reqs}
-				for len(in) > 0 {
-					out, err := e.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: in})
-					if err != nil {
-						errs[w] = fmt.Errorf("batch write: %w", err)
-						return
-					}
-					in = out.UnprocessedItems
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return ddb.BatchPut(ctx, e.db, table, items, writers)
 }
 
 // itemSize approximates DynamoDB's item size: attribute names plus values.
