@@ -210,3 +210,31 @@ func TestListsQueryTheIndexes(t *testing.T) {
 		check(t, "gsi3", shards)
 	})
 }
+
+// TestTenantListReadsAboutAPage: a page of the tenant-wide list reads
+// about twice its size from the write shards together, not a page from
+// each shard (8 times the page) that the merge then drops.
+func TestTenantListReadsAboutAPage(t *testing.T) {
+	h := ts.New(t)
+	uid := h.AdminUser(t, "Rhea", "Reads")
+	seed(t, h, 800, time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), uid, "l1")
+	db := recordListReads(t, h)
+	const limit = 100
+	var pages, reads int
+	path := "/actions?limit=100"
+	for pages < 3 {
+		m := h.Do("GET", path, nil, h.Admin()).Expect(t, 200, "").Map(t)
+		if n := len(m["actions"].([]any)); n != limit {
+			t.Fatalf("page %d has %d actions, want %d", pages+1, n, limit)
+		}
+		_, _, items := db.reset()
+		reads += items
+		pages++
+		path = "/actions?limit=100&startKey=" + url.QueryEscape(m["page"].(map[string]any)["nextKey"].(string))
+	}
+	got := float64(reads) / float64(pages*limit)
+	t.Logf("read %.2f items per action listed", got)
+	if want := 2.5; got > want {
+		t.Errorf("read %.2f items per action listed, want at most %.1f", got, want)
+	}
+}

@@ -53,10 +53,15 @@ func Merge(ctx context.Context, api API, streams []Stream, sortAttr string, desc
 			s.lek, s.pos, s.head = k, k, false
 		}
 	}
+	// Each Query reads about twice a stream's even share of the page (at
+	// least 25 items): a stream that runs dry before the page is full is
+	// read again from where it stopped, so uneven streams cost a Query
+	// more, not a page of items from every stream that the merge drops.
+	perStream := int32(max(2*limit/max(len(streams), 1)+1, 25))
 	fill := func(s *state, in dynamodb.QueryInput) error {
 		for len(s.buf) == 0 && !s.done {
 			in.ExclusiveStartKey = s.lek
-			in.Limit = aws.Int32(int32(max(limit, 25)))
+			in.Limit = aws.Int32(perStream)
 			out, err := api.Query(ctx, &in)
 			if err != nil {
 				return fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
