@@ -88,26 +88,59 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	return nil
 }
 
-// copyParts writes the header and then every part object into w, extending
-// the lease now and then.
+// partsAhead is how many part objects the assembly reads ahead of the one
+// it writes: a results file of a million rows has thousands of parts, and
+// reading them one after another would wait on S3 for each.
+const partsAhead = 8
+
+// copyParts writes the header and then every part object into w, in
+// order, reading up to partsAhead parts at once and extending the lease
+// now and then.
 func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte, w io.Writer) error {
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
 	cp := l.Checkpoint
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type part struct {
+		body []byte
+		err  error
+	}
+	fetch := func(n int) <-chan part {
+		ch := make(chan part, 1)
+		go func() {
+			out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))}, noResponseChecksum)
+			if err != nil {
+				ch <- part{err: fmt.Errorf("read results part %d: %w", n, err)}
+				return
+			}
+			b, err := io.ReadAll(out.Body)
+			_ = out.Body.Close()
+			if err != nil {
+				err = fmt.Errorf("read results part %d: %w", n, err)
+			}
+			ch <- part{body: b, err: err}
+		}()
+		return ch
+	}
+	var ahead []<-chan part
+	next := 1
 	for n := 1; n <= cp.Parts; n++ {
+		for ; next <= cp.Parts && next < n+partsAhead; next++ {
+			ahead = append(ahead, fetch(next))
+		}
 		if n%heartbeatEvery == 0 {
 			if err := s.Ops.Commit(ctx, l, cp, l.Result, s.lease(), nil); err != nil {
 				return err
 			}
 		}
-		out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))}, noResponseChecksum)
-		if err != nil {
-			return fmt.Errorf("read results part %d: %w", n, err)
+		p := <-ahead[0]
+		ahead = ahead[1:]
+		if p.err != nil {
+			return p.err
 		}
-		_, err = io.Copy(w, out.Body)
-		_ = out.Body.Close()
-		if err != nil {
+		if _, err := w.Write(p.body); err != nil {
 			return fmt.Errorf("copy results part %d: %w", n, err)
 		}
 	}
