@@ -235,20 +235,11 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 
 // readOnlyUnchanged refuses a changed read-only field.
 func readOnlyUnchanged(in Input, cur Enrichment) error {
-	for _, f := range []struct {
-		name string
-		got  *string
-		want string
-	}{
-		{"_id", in.ID, cur.ID}, {"tenantId", in.TenantID, cur.TenantID},
-		{"loyaltyRewardId", in.LoyaltyRewardID, cur.LoyaltyRewardID}, {"loyaltyProvider", in.LoyaltyProvider, cur.LoyaltyProvider},
-		{"created", in.Created, cur.Created}, {"updated", in.Updated, cur.Updated},
-	} {
-		if f.got != nil && *f.got != f.want {
-			return apierr.Invalid(f.name, "is read-only (send it unchanged or leave it out)")
-		}
-	}
-	return nil
+	return web.CheckReadOnly(
+		web.ReadOnly("_id", in.ID, cur.ID), web.ReadOnly("tenantId", in.TenantID, cur.TenantID),
+		web.ReadOnly("loyaltyRewardId", in.LoyaltyRewardID, cur.LoyaltyRewardID), web.ReadOnly("loyaltyProvider", in.LoyaltyProvider, cur.LoyaltyProvider),
+		web.ReadOnly("created", in.Created, cur.Created), web.ReadOnly("updated", in.Updated, cur.Updated),
+	)
 }
 
 // merge overlays the top-level fields of patch on cur (null removes a

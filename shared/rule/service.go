@@ -149,14 +149,11 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 		if err != nil {
 			return Rule{}, err
 		}
-		for _, f := range []struct {
-			name string
-			got  *string
-			want string
-		}{{"_id", in.ID, cur.ID}, {"tenantId", in.TenantID, cur.TenantID}, {"created", in.Created, cur.Created}, {"updatedAt", in.UpdatedAt, cur.UpdatedAt}} {
-			if f.got != nil && *f.got != f.want {
-				return Rule{}, apierr.Invalid(f.name, "is read-only (send it unchanged or leave it out)")
-			}
+		if err := web.CheckReadOnly(
+			web.ReadOnly("_id", in.ID, cur.ID), web.ReadOnly("tenantId", in.TenantID, cur.TenantID),
+			web.ReadOnly("created", in.Created, cur.Created), web.ReadOnly("updatedAt", in.UpdatedAt, cur.UpdatedAt),
+		); err != nil {
+			return Rule{}, err
 		}
 		next := cur
 		if _, ok := patch["title"]; ok {
