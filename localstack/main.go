@@ -50,6 +50,10 @@ func main() {
 	}
 }
 
+// localSMSCountryCodes are the calling codes the seeded tenant sends text
+// messages to (settings.smsCountryCodes).
+var localSMSCountryCodes = []string{"+44", "+1"}
+
 // settings are the local stack's own knobs, from the environment.
 type settings struct {
 	Port         string
@@ -118,8 +122,18 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
 	}
-	if _, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken); err != nil {
+	seeded, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken)
+	if err != nil {
 		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+	}
+	if len(seeded.Settings.SMSCountryCodes) == 0 {
+		// The local tenant sends text messages to UK and North American
+		// numbers only, as a real tenant should name its countries.
+		s := seeded.Settings
+		s.SMSCountryCodes = localSMSCountryCodes
+		if err := deps.Tenants.Store.UpdateSettings(ctx, set.TenantID, s, deps.Clock.Now()); err != nil {
+			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+		}
 	}
 	l := &local{template: tmpl, stack: st, deps: deps}
 	if err := l.subscribe(); err != nil {

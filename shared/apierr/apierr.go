@@ -48,6 +48,14 @@ const (
 	// another request; a request with the key is still being served.
 	IdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
 	IdempotencyInProgress Code = "IDEMPOTENCY_IN_PROGRESS"
+
+	// Abuse defences: the per-address allowance of anonymous sign-ups and
+	// code requests, the tenant's hourly cap of SMS and e-mails, the
+	// tenant's SMS countries and the list of common passwords.
+	TooManyRequests      Code = "TOO_MANY_REQUESTS"
+	MessageLimitReached  Code = "MESSAGE_LIMIT_REACHED"
+	SMSCountryNotAllowed Code = "SMS_COUNTRY_NOT_ALLOWED"
+	PasswordTooCommon    Code = "PASSWORD_TOO_COMMON"
 )
 
 // statuses is the single table from error code to HTTP status.
@@ -81,6 +89,11 @@ var statuses = map[Code]int{
 
 	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
 	IdempotencyInProgress: http.StatusConflict,
+
+	TooManyRequests:      http.StatusTooManyRequests,
+	MessageLimitReached:  http.StatusTooManyRequests,
+	SMSCountryNotAllowed: http.StatusUnprocessableEntity,
+	PasswordTooCommon:    http.StatusUnprocessableEntity,
 }
 
 // Codes returns every known code; the contract test compares it with the

@@ -158,6 +158,7 @@ func (t Tenant) clone() Tenant {
 		}
 		t.Settings.SSOClientIDs = ids
 	}
+	t.Settings.SMSCountryCodes = append([]string(nil), t.Settings.SMSCountryCodes...)
 	return t
 }
 

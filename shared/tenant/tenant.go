@@ -47,6 +47,33 @@ type Settings struct {
 	// SSOClientIDs maps an SSO provider (google, apple) to the client ids
 	// accepted as token audiences.
 	SSOClientIDs map[string][]string `json:"ssoClientIds,omitempty" dynamodbav:"ssoClientIds,omitempty"`
+	// SMSCountryCodes are the country calling codes ("+44", "+1") of the
+	// mobile numbers the platform sends text messages to for this tenant:
+	// a MOBILE credential with another code is refused wherever it would
+	// get a code by SMS. Empty (a tenant created without the setting)
+	// allows every country; the tenant's hourly SMS cap still applies.
+	SMSCountryCodes []string `json:"smsCountryCodes,omitempty" dynamodbav:"smsCountryCodes,omitempty"`
+}
+
+// MaxSMSCountryCodes is how many calling codes settings.smsCountryCodes
+// may list.
+const MaxSMSCountryCodes = 100
+
+var callingCodePattern = regexp.MustCompile(`^\+[1-9][0-9]{0,3}$`)
+
+// AllowsSMSTo reports whether a mobile number in E.164 form ("+447700900123")
+// may receive text messages under these settings. Country calling codes
+// form a prefix code, so a number has exactly one of them as its prefix.
+func (s Settings) AllowsSMSTo(number string) bool {
+	if len(s.SMSCountryCodes) == 0 {
+		return true
+	}
+	for _, c := range s.SMSCountryCodes {
+		if strings.HasPrefix(number, c) {
+			return true
+		}
+	}
+	return false
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -74,6 +101,16 @@ func (t *Tenant) Validate() error {
 	}
 	if t.Settings.SessionHours < 0 {
 		return apierr.Invalid("settings.sessionHours", "must be >= 0")
+	}
+	if len(t.Settings.SMSCountryCodes) > MaxSMSCountryCodes {
+		return apierr.Invalid("settings.smsCountryCodes", "must list at most %d calling codes", MaxSMSCountryCodes)
+	}
+	for i, c := range t.Settings.SMSCountryCodes {
+		c = strings.TrimSpace(c)
+		if !callingCodePattern.MatchString(c) {
+			return apierr.Invalid("settings.smsCountryCodes", "each must be a country calling code such as +44 or +1 (a + and 1 to 4 digits)")
+		}
+		t.Settings.SMSCountryCodes[i] = c
 	}
 	return nil
 }

@@ -9,10 +9,12 @@ package testsupport
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,6 +111,37 @@ type Harness struct {
 	// SkipContract turns off the OpenAPI check of responses (for tests of
 	// deliberately broken requests to routes the document does not know).
 	SkipContract bool
+	// Peer is the client address the harness's requests come from (API
+	// Gateway's source IP): each harness has its own, so that the
+	// per-address allowance of anonymous calls of one test does not meet
+	// another's. From sends a request from another address.
+	Peer string
+}
+
+// headerPeer names, on a request the harness sends, the client address
+// the API Gateway stand-in sees as the request's TCP peer.
+const headerPeer = "x-test-peer"
+
+// From returns the header that sends a request from client address addr.
+func From(addr string) Headers { return Headers{headerPeer, addr} }
+
+// NewPeer returns a client address no other harness or test uses (one of
+// the IPv6 documentation networks, a /64 of its own).
+func NewPeer() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("2001:db8:%x:%x:%x::1", uint16(b[0])<<8|uint16(b[1]), uint16(b[2])<<8|uint16(b[3]), uint16(b[4])<<8|uint16(b[5]))
+}
+
+// withPeer gives a request the client address its headerPeer names.
+func withPeer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.Header.Get(headerPeer); p != "" {
+			r.RemoteAddr = net.JoinHostPort(p, "40000")
+			r.Header.Del(headerPeer)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // New starts a harness with a fresh tenant.
@@ -136,7 +169,8 @@ func New(t testing.TB) *Harness {
 			gw.Route(r.Method, r.Path, handler)
 		}
 	}
-	h.Server = httptest.NewServer(countCalls(gw))
+	h.Server = httptest.NewServer(withPeer(countCalls(gw)))
+	h.Peer = NewPeer()
 	t.Cleanup(h.Server.Close)
 	h.Tenant, h.ServiceKey = h.NewTenant(tenant.Settings{InitialPoints: 0})
 	return h
@@ -219,6 +253,7 @@ func (h *Harness) Do(method, path string, body any, headers ...Headers) *Resp {
 	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set(headerPeer, h.Peer)
 	for _, hs := range headers {
 		for i := 0; i+1 < len(hs); i += 2 {
 			req.Header.Set(hs[i], hs[i+1])

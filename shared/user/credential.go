@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -71,6 +73,15 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, apierr.Invalid("id", "must be a valid %s", strings.ToLower(provider))
 	}
+	t, err := s.tenant(ctx, caller.TenantID, "add credential")
+	if err != nil {
+		return Credential{}, err
+	}
+	if !in.SkipVerification {
+		if err := checkSMSCountry(t, provider, id, "id"); err != nil {
+			return Credential{}, err
+		}
+	}
 	now := s.Clock.Now()
 	st := s.st()
 	r, err := st.getUser(ctx, caller.TenantID, userID, now)
@@ -91,7 +102,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	// code (also after five wrong codes voided the old one).
 	for _, c := range existing {
 		if c.Provider == provider && c.Identifier == id && !c.IsVerified && !c.IsPrimary {
-			return s.resendVerification(ctx, caller.TenantID, r, c)
+			return s.resendVerification(ctx, t, r, c)
 		}
 	}
 	if len(existing) >= MaxCredentials {
@@ -130,7 +141,14 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if err != nil {
 		return Credential{}, err
 	}
+	var res notify.Reservation
+	if c.VerifyCode != "" {
+		if res, err = s.reserveCode(ctx, t, provider, id, "id"); err != nil {
+			return Credential{}, err
+		}
+	}
 	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
+		s.cancelCode(ctx, res, err)
 		failed := failedAt(err)
 		switch {
 		case slices.Contains(failed, 0) || slices.Contains(failed, 1):
@@ -148,9 +166,14 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 
 // resendVerification gives an unverified credential of the user r a new
 // code and sends it, counting the send as AddCredential does.
-func (s *Service) resendVerification(ctx context.Context, tenantID string, r record, c credRecord) (Credential, error) {
+func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r record, c credRecord) (Credential, error) {
+	tenantID := t.ID
 	st := s.st()
 	count, err := st.codeSendCounted(r, s.Clock.Now())
+	if err != nil {
+		return Credential{}, err
+	}
+	res, err := s.reserveCode(ctx, t, c.Provider, c.Identifier, "id")
 	if err != nil {
 		return Credential{}, err
 	}
@@ -162,6 +185,7 @@ func (s *Service) resendVerification(ctx context.Context, tenantID string, r rec
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: c.VerifyCode}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
 	}}, count})
 	if err != nil {
+		s.cancelCode(ctx, res, err)
 		failed := failedAt(err)
 		switch {
 		case slices.Contains(failed, 0):
@@ -524,6 +548,13 @@ func (s *Service) handleAddCredential(w http.ResponseWriter, r *http.Request) {
 	if err := web.Decode(r, &in); err != nil {
 		web.Error(w, r, err)
 		return
+	}
+	if !in.SkipVerification {
+		// A verification code goes to the new credential.
+		if err := s.admit(r, caller); err != nil {
+			web.Error(w, r, err)
+			return
+		}
 	}
 	c, err := s.AddCredential(r.Context(), caller, userID, in)
 	if err != nil {

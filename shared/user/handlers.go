@@ -70,6 +70,10 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	if err := s.admit(r, caller); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	u, err := s.Create(r.Context(), caller, in, opt)
 	if err != nil {
 		web.Error(w, r, err)
@@ -93,6 +97,10 @@ func (s *Service) handleCreateGuest(w http.ResponseWriter, r *http.Request) {
 	}
 	var in CreateInput
 	if err := web.DecodeOptional(r, &in); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if err := s.admit(r, caller); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -290,6 +298,13 @@ func (s *Service) handleActivate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, apierr.Invalid("id", "is required"))
 		return
 	}
+	if strings.TrimSpace(body.Token) == "" {
+		// A resend of the activation code.
+		if err := s.admit(r, caller); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
 	sess, err := s.Activate(r.Context(), caller.TenantID, body.ID, strings.TrimSpace(body.Token))
 	if err != nil {
 		web.Error(w, r, err)
@@ -376,7 +391,9 @@ func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 	case body.ID != nil && strings.TrimSpace(*body.ID) == "":
 		err = apierr.Invalid("id", "is required")
 	case body.ID != nil:
-		err = s.RequestReset(r.Context(), caller.TenantID, *body.ID)
+		if err = s.admit(r, caller); err == nil {
+			err = s.RequestReset(r.Context(), caller.TenantID, *body.ID)
+		}
 	case !completing:
 		err = apierr.Invalid("id", "is required (or send {username, token, password} to set a new password)")
 	case body.Username == "":

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/allowance"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -61,6 +62,13 @@ type Service struct {
 	Extras Extras
 	// Actions records USER_CREATED and USER_ACTIVATED (nil: none).
 	Actions *action.Recorder
+	// Allowance counts the anonymous sign-ups and code requests of each
+	// client address, at most AnonymousPerMinute a minute (nil: no
+	// allowance).
+	Allowance          *allowance.Counter
+	AnonymousPerMinute int
+	// Caps bound the codes each tenant sends an hour (nil: no caps).
+	Caps *notify.Caps
 }
 
 func (s *Service) st() *store {
@@ -132,6 +140,15 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	if err := deviceOption(&opt, t.Settings.SingleAccountPerDevice); err != nil {
 		return User{}, err
 	}
+	if !caller.IsAdmin() {
+		// A number the tenant sends no text messages to cannot sign up:
+		// it could get no activation or reset code.
+		for i, c := range in.Credentials {
+			if err := checkSMSCountry(t, c.Provider, c.ID, credField(i, "id")); err != nil {
+				return User{}, err
+			}
+		}
+	}
 	now := s.Clock.Now()
 	r, creds := s.newRecord(t, caller.TenantID, in, opt.Platform, now)
 	// Social credentials are verified with their provider now; one that
@@ -193,7 +210,16 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 	if err != nil {
 		return User{}, fmt.Errorf("create user: %w", err)
 	}
+	// The activation code counts against the tenant's hourly cap before
+	// anything is written, so that a refused sign-up leaves nothing behind.
+	var res notify.Reservation
+	if first := creds[0]; r.ActivationCode != "" && codeSentOnCreate(first, caller) {
+		if res, err = s.reserveCode(ctx, t, first.Provider, first.Identifier, credField(0, "id")); err != nil {
+			return User{}, err
+		}
+	}
 	if err := s.writeNewUser(ctx, r, guest, creds, t.Settings.SingleAccountPerDevice, opt, now, acts...); err != nil {
+		s.cancelCode(ctx, res, err)
 		return User{}, err
 	}
 	if guest != nil {
@@ -456,10 +482,7 @@ func ParsePlatform(v string) (string, error) {
 }
 
 func (s *Service) sendCode(ctx context.Context, tenantID string, c credRecord, subject, text string) {
-	ch := notify.SMS
-	if c.Provider == ProviderEmail {
-		ch = notify.Email
-	}
+	ch := channelOf(c.Provider)
 	if err := s.Notifier.Send(ctx, notify.Message{TenantID: tenantID, Channel: ch, To: c.Identifier, Subject: subject, Text: text}); err != nil {
 		web.Logger(ctx).Error("send code failed", "error", err.Error(), "channel", string(ch))
 	}

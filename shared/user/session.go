@@ -398,14 +398,19 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		return nil
 	}
 	if code == "" {
+		res, err := s.reserveCode(ctx, t, provider, id, "id")
+		if err != nil {
+			return nil, err
+		}
 		newCodeValue := newCode(4)
-		err := s.countedSend(ctx, tenantID, uid, pending, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
+		err = s.countedSend(ctx, tenantID, uid, pending, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
 			return count.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
 				Set(expression.Name("activationAttempts"), expression.Value(0))
 		}, func(record) expression.ConditionBuilder {
 			return expression.Name("state").Equal(expression.Value(StatePending))
 		})
 		if err != nil {
+			s.cancelCode(ctx, res, err)
 			return nil, fmt.Errorf("resend activation: %w", err)
 		}
 		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
@@ -508,7 +513,8 @@ func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWrit
 
 // RequestReset sends a password reset code (POST /users/reset {id}).
 func (s *Service) RequestReset(ctx context.Context, tenantID, credential string) error {
-	if _, err := s.tenant(ctx, tenantID, "reset"); err != nil {
+	t, err := s.tenant(ctx, tenantID, "reset")
+	if err != nil {
 		return err
 	}
 	provider := ProviderFor(credential)
@@ -519,6 +525,10 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 	uid, err := s.st().primaryOwner(ctx, tenantID, provider, id, s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
+	}
+	res, err := s.reserveCode(ctx, t, provider, id, "id")
+	if err != nil {
+		return err
 	}
 	code := newCode(6)
 	err = s.countedSend(ctx, tenantID, uid, func(r record) error {
@@ -537,6 +547,7 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return expression.Name("state").Equal(expression.Value(StateActive)).And(expression.Name("deleted").Equal(expression.Value(false)))
 	})
 	if err != nil {
+		s.cancelCode(ctx, res, err)
 		return fmt.Errorf("reset: %w", err)
 	}
 	s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)

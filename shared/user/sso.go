@@ -48,7 +48,9 @@ func (s *Service) verifySocial(ctx context.Context, t tenant.Tenant, credProvide
 
 // SignInWithSSO logs in or signs up with a third-party ID token (POST
 // /users/{ssoProvider}/sso). It reports whether a new user was created.
-func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider string, in SSOInput, platform string) (Session, bool, error) {
+// admit (nil: none) runs before a sign-up writes anything and refuses it
+// with its error: the caller's per-address allowance.
+func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider string, in SSOInput, platform string, admit func() error) (Session, bool, error) {
 	credProvider := strings.ToUpper(provider)
 	if oidcProviders[credProvider] == "" {
 		return Session{}, false, ErrUnknownSSOProvider
@@ -92,6 +94,11 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 	}
 	if err := create.Validate(false); err != nil {
 		return Session{}, false, err
+	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			return Session{}, false, err
+		}
 	}
 	r, creds := s.newRecord(t, caller.TenantID, create, platform, now)
 	r.State = StateActive
@@ -164,7 +171,7 @@ func (s *Service) handleSSO(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	sess, created, err := s.SignInWithSSO(r.Context(), caller, r.PathValue("ssoProvider"), in, platform)
+	sess, created, err := s.SignInWithSSO(r.Context(), caller, r.PathValue("ssoProvider"), in, platform, func() error { return s.admit(r, caller) })
 	if err != nil {
 		web.Error(w, r, err)
 		return

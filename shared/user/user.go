@@ -305,9 +305,19 @@ func checkName(field, v string) error {
 	return nil
 }
 
+// ErrPasswordTooCommon refuses a new password found in the list of common
+// and breached passwords (422). The message never repeats the password.
+var ErrPasswordTooCommon = &apierr.Error{Code: apierr.PasswordTooCommon, Field: "password",
+	Message: "password: is one of the most common passwords (it appears in lists of leaked passwords), so it is easy to guess; choose another"}
+
+// checkPassword checks a new password (sign-up and reset; a password is
+// changed only by a reset): 8 to 128 characters and not a common password.
 func checkPassword(p string) error {
 	if len(p) < 8 || len(p) > 128 {
 		return apierr.Invalid("password", "must be 8 to 128 characters")
+	}
+	if isCommonPassword(p) {
+		return ErrPasswordTooCommon
 	}
 	return nil
 }
