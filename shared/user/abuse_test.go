@@ -1,6 +1,7 @@
 package user_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,5 +352,62 @@ func TestCommonPasswords(t *testing.T) {
 		// The refusals cost the reset code none of its attempts.
 		h.Do("POST", "/users/reset", map[string]any{"username": email, "token": code, "password": "a-less-common-1"}, h.Anon()).Expect(t, 200, "")
 		h.Do("GET", "/users/login", nil, h.Basic(email, "a-less-common-1", "")).Expect(t, 200, "")
+	})
+}
+
+// TestAllowanceOfOtherCalls lowers the allowance to 3 a minute and checks
+// the other counted calls: SSO sign-ups (not SSO logins) and adding a
+// credential that gets a code (not an admin's skipVerification).
+func TestAllowanceOfOtherCalls(t *testing.T) {
+	h, google, _ := ssoHarness(t)
+	h.Deps.Users.AnonymousPerMinute = 3
+	t.Run("SSOSignUp", func(t *testing.T) {
+		start := toNextHour(h)
+		peer := ts.From(ts.NewPeer())
+		signUp := func() (*ts.Resp, string) {
+			sub := fmt.Sprintf("g-%d", seq.Add(1))
+			body := map[string]any{"idToken": google.Token(google.Claims(googleClient, sub)), "firstName": "Sso", "lastName": "Flood"}
+			return h.Do("POST", "/users/google/sso", body, h.Anon(), peer), sub
+		}
+		var first string
+		for i := range 3 {
+			r, sub := signUp()
+			r.Expect(t, 201, "")
+			if i == 0 {
+				first = sub
+			}
+		}
+		r, sub := signUp()
+		if windowsSince(h, start, user.AnonymousWindow) > 1 {
+			t.Skip("the minute ended during the test")
+		}
+		checkRefusals(t, []*ts.Resp{r}, 0, "TOO_MANY_REQUESTS", user.AnonymousWindow)
+		if r.Status != 429 {
+			t.Fatalf("fourth SSO sign-up: status %d, want 429", r.Status)
+		}
+		if n := countUsersWith(t, h, sub); n != 0 {
+			t.Errorf("a refused SSO sign-up created a user")
+		}
+		// A login of an existing user is not counted.
+		body := map[string]any{"idToken": google.Token(google.Claims(googleClient, first))}
+		h.Do("POST", "/users/google/sso", body, h.Anon(), peer).Expect(t, 200, "")
+	})
+	t.Run("AddCredential", func(t *testing.T) {
+		id, token, _ := activeUser(t, h, "Add", "Creds")
+		start := toNextHour(h)
+		peer := ts.From(ts.NewPeer())
+		for range 3 {
+			h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": uniqueEmail("second"), "provider": "EMAIL"}, ts.Token(token), peer).Expect(t, 201, "")
+		}
+		extra := uniqueEmail("second")
+		r := h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": extra, "provider": "EMAIL"}, ts.Token(token), peer)
+		if windowsSince(h, start, user.AnonymousWindow) > 1 {
+			t.Skip("the minute ended during the test")
+		}
+		r.Expect(t, 429, "TOO_MANY_REQUESTS")
+		if n := len(h.Outbox.Messages(extra)); n != 0 {
+			t.Errorf("a refused credential got %d code(s)", n)
+		}
+		h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": extra, "provider": "EMAIL", "skipVerification": true}, h.Admin(), peer).Expect(t, 201, "")
 	})
 }
