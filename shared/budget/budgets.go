@@ -31,10 +31,14 @@ var Routes = []Route{
 		Why: "the user (cold: the key's item and the tenant)"},
 	{Name: "GET /users/{id} (admin session)", DynamoDB: 2, Cold: 0,
 		Why: "the session, the user"},
-	{Name: "POST /users (sign-up)", DynamoDB: 1, Cold: 1,
-		Why: "one transaction: the user, its credential's uniqueness item, the action"},
-	{Name: "POST /users (taken e-mail)", DynamoDB: 1, Cold: 1,
-		Why: "the same transaction, refused by the credential's condition"},
+	// The per-address allowance and the tenant's message cap are counted
+	// by writes of their own before the transaction: inside it, every
+	// sign-up of a tenant would contend on the cap's item.
+	{Name: "POST /users (sign-up)", DynamoDB: 3, Cold: 1,
+		Why: "the address's allowance, the activation code against the tenant's hourly cap, " +
+			"one transaction: the user, its credential's uniqueness item, the action"},
+	{Name: "POST /users (taken e-mail)", DynamoDB: 4, Cold: 1,
+		Why: "the allowance, the cap, the same transaction refused by the credential's condition, the cap's count given back"},
 	{Name: "POST /users/activate", DynamoDB: 4, Cold: 1,
 		Why: "the credential's owner, the user with its credentials (one query), " +
 			"the activation with its action and the verified credential, the session (conditional on the user)"},
