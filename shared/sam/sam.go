@@ -55,10 +55,12 @@ type HttpAPI struct {
 
 // Parameter is one template parameter.
 type Parameter struct {
-	Type     string
-	Default  string
-	MinValue string
-	MaxValue string
+	Type    string
+	Default string
+	// HasDefault tells an empty Default ("") from none.
+	HasDefault bool
+	MinValue   string
+	MaxValue   string
 }
 
 // Function is one AWS::Serverless::Function.
@@ -201,7 +203,8 @@ func Parse(b []byte) (*Template, error) {
 	params, _ := doc["Parameters"].(map[string]any)
 	for name, v := range params {
 		p, _ := v.(map[string]any)
-		t.Parameters[name] = Parameter{Type: str(p["Type"]), Default: str(p["Default"]), MinValue: str(p["MinValue"]), MaxValue: str(p["MaxValue"])}
+		_, hasDefault := p["Default"]
+		t.Parameters[name] = Parameter{Type: str(p["Type"]), Default: str(p["Default"]), HasDefault: hasDefault, MinValue: str(p["MinValue"]), MaxValue: str(p["MaxValue"])}
 	}
 	ids := make([]string, 0, len(res))
 	for id := range res {
