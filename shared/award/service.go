@@ -126,7 +126,7 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 		ids = append(ids, a.ID)
 	}
 	if err := s.Rules.Run(ctx, actions...); err != nil {
-		slog.Default().Warn("rules after an award change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
+		slog.Default().WarnContext(ctx, "rules after an award change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }
 
