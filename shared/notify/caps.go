@@ -39,13 +39,17 @@ type Caps struct {
 // TENANT_EMAILS_PER_HOUR (defaults DefaultSMSPerHour and
 // DefaultEmailsPerHour; 0 turns a cap off).
 func CapsFromEnv(c *allowance.Counter) *Caps {
-	get := func(env string, def int) int {
-		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v >= 0 {
-			return v
-		}
-		return def
+	return &Caps{Counter: c,
+		SMSPerHour:    count(os.Getenv("TENANT_SMS_PER_HOUR"), DefaultSMSPerHour),
+		EmailsPerHour: count(os.Getenv("TENANT_EMAILS_PER_HOUR"), DefaultEmailsPerHour)}
+}
+
+// count parses a cap, or returns def when v is not a number >= 0.
+func count(v string, def int) int {
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return n
 	}
-	return &Caps{Counter: c, SMSPerHour: get("TENANT_SMS_PER_HOUR", DefaultSMSPerHour), EmailsPerHour: get("TENANT_EMAILS_PER_HOUR", DefaultEmailsPerHour)}
+	return def
 }
 
 // ErrMessageLimit answers a request that would send a message beyond the
