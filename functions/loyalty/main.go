@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/awardfiles"
+	"github.com/loyalty-platform/platform/shared/app/files"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
 )
 
@@ -19,6 +21,6 @@ func main() {
 		log.Fatalf("loyalty: %v", err)
 	}
 	loyalty := rewards.New(b, b.Actions())
-	imports := loyalty.Imports(b, b.Jobs())
-	lambda.Start(b.Lambda(loyalty.LoyaltyRoutes(imports)))
+	imports := awardfiles.Imports(b, loyalty, files.Jobs(b, files.NewS3(b)))
+	lambda.Start(b.Lambda(loyalty.LoyaltyRoutes(imports.Routes())))
 }
