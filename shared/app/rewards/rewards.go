@@ -100,9 +100,9 @@ func (r *Rewards) POS(b *app.Base, checkins *checkin.Service, actions *action.Re
 }
 
 // LoyaltyRoutes are the routes of the loyalty function: perks, awards and
-// enrichments, and the routes in more (the award import).
-func (r *Rewards) LoyaltyRoutes(more ...[]web.Route) []web.Route {
-	return slices.Concat(append([][]web.Route{r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes()}, more...)...)
+// enrichments.
+func (r *Rewards) LoyaltyRoutes() []web.Route {
+	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes())
 }
 
 // AudienceRoutes are the routes of the audiences function: segments and
