@@ -144,3 +144,34 @@ func TestNullableHasType(t *testing.T) {
 		}
 	}
 }
+
+// TestExamples checks that every operation shows an example of its JSON
+// request body and of each JSON success response (a free-form object, such
+// as a whole document, needs none). Examples are checked against their
+// schemas when the document loads and by Spectral.
+func TestExamples(t *testing.T) {
+	d := load(t)
+	hasExample := func(mt *openapi3.MediaType) bool {
+		if mt == nil || mt.Example != nil || len(mt.Examples) > 0 {
+			return true
+		}
+		s := mt.Schema
+		return s != nil && s.Value != nil && len(s.Value.Properties) == 0 && len(s.Value.AllOf)+len(s.Value.OneOf)+len(s.Value.AnyOf) == 0 && s.Ref == ""
+	}
+	for path, item := range d.Spec().Paths.Map() {
+		for method, op := range item.Operations() {
+			key := method + " " + path
+			if op.RequestBody != nil && op.RequestBody.Value != nil && !hasExample(op.RequestBody.Value.Content.Get("application/json")) {
+				t.Errorf("%s: no example of its JSON request body", key)
+			}
+			for code, resp := range op.Responses.Map() {
+				if !strings.HasPrefix(code, "2") || resp.Value == nil {
+					continue
+				}
+				if !hasExample(resp.Value.Content.Get("application/json")) {
+					t.Errorf("%s: no example of its %s JSON response", key, code)
+				}
+			}
+		}
+	}
+}
