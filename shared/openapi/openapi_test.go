@@ -374,6 +374,8 @@ func TestValidateResponse(t *testing.T) {
 		{"user with a null string", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"firstName":"Ada"`, `"firstName":null`, 1)), false},
 		{"user with a null object", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"defaultTip":{"scheme":"PERCENTAGE","amount":12.5}`, `"defaultTip":null`, 1)), false},
 		{"user with a null list", request("GET", "/users/u1?include=segments"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"segments":[{"_id":"s1","title":"VIP","included":true}]`, `"segments":null`, 1)), false},
+		{"user with a percentage tip over 100", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"amount":12.5`, `"amount":120`, 1)), false},
+		{"user with an absolute tip over 100", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `{"scheme":"PERCENTAGE","amount":12.5}`, `{"scheme":"ABSOLUTE","amount":120}`, 1)), true},
 		{"user checked in", request("GET", "/users/u1?include=checkin"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"checkin":null`, `"checkin":`+checkinJSON, 1)), true},
 		{"user with a check-in missing a field", request("GET", "/users/u1?include=checkin"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"checkin":null`, `"checkin":{"_id":"c1"}`, 1)), false},
 		{"user missing a required field", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"id":"u1",`, ``, 1)), false},
