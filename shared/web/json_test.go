@@ -66,6 +66,16 @@ func TestDecode(t *testing.T) {
 		{"VeryDeepArray", `{"name":` + strings.Repeat(`[`, 100000) + strings.Repeat(`]`, 100000) + `}`, apierr.ValidationFailed, ""},
 		{"BracketsInStringsDoNotCount", `{"name":"` + strings.Repeat(`[{\"`, 100) + `"}`, "", ""},
 		{"InvalidUTF8", "{\"name\":\"\xff\xfe\"}", apierr.ValidationFailed, ""},
+		{"FreeNumberTooLarge", `{"free":{"n":1e126}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberTooSmall", `{"free":{"n":-1e-131}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberTooManyDigits", `{"free":{"n":1.23456789012345678901234567890123456789}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberInArray", `{"free":{"a":[1,{"b":[2,1e308]}]}}`, apierr.ValidationFailed, "free.a[1].b[1]"},
+		{"FreeNumbersAtLimits", `{"free":{"a":9.9999999999999999999999999999999999999E+125,"b":-1E-130,"c":0e999,"d":0.000}}`, "", ""},
+		{"FreeEmptyKey", `{"free":{"a":{"":1}}}`, apierr.ValidationFailed, "free.a"},
+		{"MapEmptyKey", `{"flags":{"":true}}`, apierr.ValidationFailed, "flags"},
+		{"TypedNumberOutOfRange", `{"count":1e400}`, apierr.ValidationFailed, "count"},
+		{"TypedNumberTooSmall", `{"items":[{"line1":"x"}],"count":1e-200}`, apierr.ValidationFailed, "count"},
+		{"FreeTooLargeForAnItem", `{"free":{"a":[` + strings.Repeat(`1,`, 150000) + `1]}}`, apierr.ValidationFailed, "free.a"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
