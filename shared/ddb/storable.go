@@ -15,7 +15,9 @@ const (
 	// MaxItemBytes is the largest item DynamoDB stores, attribute names
 	// included.
 	MaxItemBytes = 400 << 10
-	// MaxNesting is the deepest nesting of maps and lists in a value.
+	// MaxNesting is the deepest nesting of an item: the item is the first
+	// level, so an attribute's value nests maps and lists at most
+	// MaxNesting-1 deep.
 	MaxNesting = 32
 	// MaxDigits is the most significant digits a number may have.
 	MaxDigits = 38
@@ -58,7 +60,9 @@ func (e *ValueError) At(base string) string {
 // CheckNumber returns why DynamoDB could not store the JSON number text, or
 // "" when it can: at most MaxDigits significant digits, and zero or a
 // magnitude whose first significant digit has an exponent from
-// MinExponent to MaxExponent.
+// MinExponent to MaxExponent. Free JSON is decoded to 64-bit floats before
+// it is stored, so the number must keep to the range as a float too:
+// 9.99999999999999999e125 rounds to 1e126 and is refused.
 func CheckNumber(text string) string {
 	digits, exp, ok := numberShape(text)
 	switch {
@@ -67,9 +71,18 @@ func CheckNumber(text string) string {
 	case digits > MaxDigits:
 		return fmt.Sprintf("number %s has more than %d significant digits", quoteNumber(text), MaxDigits)
 	case digits > 0 && (exp < MinExponent || exp > MaxExponent):
-		return fmt.Sprintf("number %s is out of range (magnitude 1E%d to 9.99E%d)", quoteNumber(text), MinExponent, MaxExponent)
+		return outOfRange(text)
+	case digits > 0:
+		f, _ := strconv.ParseFloat(text, 64)
+		if d, e, _ := numberShape(strconv.FormatFloat(f, 'g', -1, 64)); d == 0 || e < MinExponent || e > MaxExponent {
+			return outOfRange(text)
+		}
 	}
 	return ""
+}
+
+func outOfRange(text string) string {
+	return fmt.Sprintf("number %s is out of range (non-zero magnitudes run from 1E%d to under 1E%d)", quoteNumber(text), MinExponent, MaxExponent+1)
 }
 
 // numberShape reads a JSON number: its count of significant digits and the
@@ -147,7 +160,8 @@ func CheckName(name string) string {
 	return ""
 }
 
-// CheckJSON checks that DynamoDB can store the JSON value data as it
+// CheckJSON checks that DynamoDB can store the JSON value data, as an
+// attribute of an item, as it
 // decodes (numbers, map keys and nesting as CheckNumber, CheckName and
 // MaxNesting say) and returns its size as DynamoDB counts it: strings by
 // their UTF-8 bytes, numbers by their digits, maps and lists with 3 bytes
@@ -187,8 +201,8 @@ func checkValue(dec *json.Decoder, path string, level int) (int, error) {
 		}
 		return numberSize(string(v)), nil
 	case json.Delim:
-		if level++; level > MaxNesting {
-			return 0, &ValueError{Path: path, Reason: fmt.Sprintf("is nested deeper than %d levels", MaxNesting)}
+		if level++; level > MaxNesting-1 {
+			return 0, &ValueError{Path: path, Reason: fmt.Sprintf("is nested deeper than %d levels", MaxNesting-1)}
 		}
 		size := 3 // a map's or list's own bytes
 		for i := 0; dec.More(); i++ {

