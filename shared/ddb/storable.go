@@ -82,7 +82,7 @@ func CheckNumber(text string) string {
 }
 
 func outOfRange(text string) string {
-	return fmt.Sprintf("number %s is out of range (non-zero magnitudes run from 1E%d to under 1E%d)", quoteNumber(text), MinExponent, MaxExponent+1)
+	return fmt.Sprintf("number %s is out of range (1E%d to under 1E%d)", quoteNumber(text), MinExponent, MaxExponent+1)
 }
 
 // numberShape reads a JSON number: its count of significant digits and the
