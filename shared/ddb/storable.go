@@ -7,6 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // DynamoDB's limits on the values it stores, which free JSON a client sends
@@ -243,4 +248,38 @@ func checkValue(dec *json.Decoder, path string, level int) (int, error) {
 func numberSize(text string) int {
 	digits, _, _ := numberShape(text)
 	return (digits+1)/2 + 1
+}
+
+// unstorable are the starts of the messages with which DynamoDB refuses a
+// value it cannot hold.
+var unstorable = []string{
+	"Item size has exceeded", "Item size to update has exceeded", "Number overflow", "Number underflow",
+	"Nesting Levels have exceeded", "Empty attribute name", "Attempting to store more than 38 significant digits",
+}
+
+// IsUnstorable reports whether DynamoDB refused a write because a value does
+// not fit its rules (an item over MaxItemBytes, a number out of range,
+// nesting too deep, an empty name): a ValidationException of a single
+// write, or of an item of a cancelled transaction. CheckJSON keeps client
+// values from getting that far; this names what slipped through.
+func IsUnstorable(err error) bool {
+	matches := func(msg string) bool {
+		for _, m := range unstorable {
+			if strings.Contains(msg, m) {
+				return true
+			}
+		}
+		return false
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == "ValidationException" && matches(aws.ToString(r.Message)) {
+				return true
+			}
+		}
+		return false
+	}
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" && matches(api.ErrorMessage())
 }

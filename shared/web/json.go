@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // MaxBodyBytes is the largest JSON body accepted by any endpoint.
@@ -252,9 +253,17 @@ type ErrorBody struct {
 }
 
 // Error writes err as {code, message}. Errors that are not *apierr.Error are
-// logged with the request's logger and answered 500 "internal error".
+// logged with the request's logger and answered 500 "internal error", but
+// for DynamoDB refusing a value it cannot hold (ddb.IsUnstorable), which is
+// VALIDATION_FAILED.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apierr.As(err)
+	if !ok && ddb.IsUnstorable(err) {
+		// A value DynamoDB refused that no check caught: the client's
+		// request made it, so it is the client's error, not a 500.
+		Logger(r.Context()).Warn("request holds a value DynamoDB cannot store", "error", err.Error())
+		e, ok = apierr.Invalid("", "the request holds a value DynamoDB cannot store (an item over 400 KB, a number out of range, nesting too deep or an empty key)"), true
+	}
 	if !ok || e.Code.Status() >= 500 {
 		Logger(r.Context()).Error("request failed", "error", err.Error())
 		JSON(w, http.StatusInternalServerError, ErrorBody{Code: string(apierr.Internal), Message: "internal error"})

@@ -1,10 +1,14 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -126,6 +130,36 @@ func TestTooDeepNamesThePath(t *testing.T) {
 			e, ok := apierr.As(err)
 			if !ok || e.Field != tc.field {
 				t.Errorf("err = %v, want field %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestErrorUnstorable: DynamoDB refusing a value it cannot hold is the
+// client's VALIDATION_FAILED, alone or in a transaction; its other
+// validation errors stay internal.
+func TestErrorUnstorable(t *testing.T) {
+	reason := func(code, msg string) types.CancellationReason {
+		return types.CancellationReason{Code: aws.String(code), Message: aws.String(msg)}
+	}
+	tests := []struct {
+		name   string
+		err    error
+		status int
+	}{
+		{"ItemTooLarge", fmt.Errorf("put location: %w", &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}), 422},
+		{"NumberOverflow", &smithy.GenericAPIError{Code: "ValidationException", Message: "Number overflow. Attempting to store a number with magnitude larger than supported range"}, 422},
+		{"InTransaction", fmt.Errorf("commit: %w", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
+			reason("None", ""), reason("ValidationException", "Item size to update has exceeded the maximum allowed size")}}), 422},
+		{"OtherValidation", &smithy.GenericAPIError{Code: "ValidationException", Message: "One or more parameter values were invalid: secret detail"}, 500},
+		{"ConditionInTransaction", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{reason("ConditionalCheckFailed", "")}}, 500},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			web.Error(w, httptest.NewRequest("POST", "/", nil), tc.err)
+			if w.Code != tc.status || strings.Contains(w.Body.String(), "secret") || strings.Contains(w.Body.String(), "Item size") {
+				t.Errorf("%d %s, want %d", w.Code, w.Body.String(), tc.status)
 			}
 		})
 	}
