@@ -99,6 +99,7 @@ func numberShape(s string) (digits, exp int, ok bool) {
 	}
 	first, last, point := -1, -1, -1 // indexes among the mantissa's digits
 	n := 0
+mantissa:
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -113,10 +114,9 @@ func numberShape(s string) (digits, exp int, ok bool) {
 		case c == '.' && point < 0:
 			point = n
 		default:
-			goto exponent
+			break mantissa
 		}
 	}
-exponent:
 	if n == 0 {
 		return 0, 0, false
 	}
