@@ -16,6 +16,7 @@ package tenant
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -76,7 +77,9 @@ func (s Settings) AllowsSMSTo(number string) bool {
 	return false
 }
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// idPattern is compiled on first use: its counted repetition makes it
+// the costliest regexp to compile, and every cold start would pay for it.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
 
 // Sentinel errors of the tenant domain.
 var (
@@ -85,7 +88,7 @@ var (
 )
 
 // ValidID reports whether id is a well-formed tenant id.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
 // Validate checks a tenant before it is stored.
 func (t *Tenant) Validate() error {
