@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -108,22 +107,9 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// refuseNulls answers 422 for a null where the field may not be null.
-func refuseNulls(body []byte, allowed []string) error {
-	for _, p := range web.Nulls(body) {
-		if !slices.Contains(allowed, p) {
-			return apierr.Invalid(p, "cannot be null")
-		}
-	}
-	return nil
-}
-
 // Create stores a new segment (POST /segments, admin).
 func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
-		return Segment{}, err
-	}
-	if err := refuseNulls(body, nil); err != nil {
 		return Segment{}, err
 	}
 	var in Input
@@ -258,11 +244,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if !web.ValidID(id) {
 		return Segment{}, ErrNotFound
 	}
-	if err := refuseNulls(body, []string{"description", "expiryHorizon"}); err != nil {
-		return Segment{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable("description", "expiryHorizon")); err != nil {
 		return Segment{}, err
 	}
 	var patch map[string]json.RawMessage

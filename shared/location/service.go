@@ -1,6 +1,7 @@
 package location
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -158,6 +159,12 @@ func merge(cur Location, patch map[string]json.RawMessage) (Location, error) {
 	}
 	fields = withoutServerFields(fields)
 	for k, v := range patch {
+		if string(bytes.TrimSpace(v)) == "null" {
+			// null removes the field (a required one then fails
+			// validation, naming it).
+			delete(fields, k)
+			continue
+		}
 		fields[k] = v
 	}
 	merged, err := json.Marshal(fields)

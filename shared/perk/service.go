@@ -48,30 +48,14 @@ var nullable = []string{
 	"discount.combinationRule", "discount.discountCharges",
 }
 
-// refuseNulls answers 422 for a null where the field may not be null.
-func refuseNulls(body []byte, allowed []string) error {
-	for _, p := range web.Nulls(body) {
-		if !slices.Contains(allowed, p) {
-			if p == "" {
-				return apierr.Invalid("", "the body must be a JSON object")
-			}
-			return apierr.Invalid(p, "cannot be null")
-		}
-	}
-	return nil
-}
-
 // Create stores a new perk (POST /perks, admin). Read-only fields in the
 // body are ignored; `enabled` defaults to true.
 func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Perk, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
-	if err := refuseNulls(body, []string{"discount.combinationRule", "discount.discountCharges"}); err != nil {
-		return Perk{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable("discount.combinationRule", "discount.discountCharges")); err != nil {
 		return Perk{}, err
 	}
 	if in.LoyaltyProvider != nil && *in.LoyaltyProvider != ProviderInternal {
@@ -228,11 +212,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if !web.ValidID(id) {
 		return Perk{}, ErrNotFound
 	}
-	if err := refuseNulls(body, nullable); err != nil {
-		return Perk{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
 	var patch map[string]json.RawMessage
