@@ -1,16 +1,18 @@
-// Package openapi embeds the OpenAPI 3 document of the whole API and checks
-// requests and responses against it (getkin/kin-openapi).
+//go:build !lambda.norpc
+
+// The response validation links kin-openapi, which is several megabytes of
+// binary: Lambda builds (tag lambda.norpc) leave it out, so that a
+// function serving the document (Document, in document.go) stays small.
+// The tests, the local stack and the tools build it.
+
 package openapi
 
 import (
 	"bytes"
 	"context"
-	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"sort"
@@ -20,112 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"gopkg.in/yaml.v3"
 )
-
-// The document is openapi.yaml (info, security, shared parameters,
-// responses and schemas) plus one fragment per resource group under paths/
-// (each with `paths` and, optionally, `components`), merged at load. Keeping
-// a file per resource group lets each domain document its own routes.
-//
-//go:embed openapi.yaml paths/*.yaml
-var files embed.FS
-
-// Document returns the whole merged OpenAPI document as JSON.
-func Document() ([]byte, error) {
-	merged, err := merge()
-	if err != nil {
-		return nil, err
-	}
-	return json.MarshalIndent(merged, "", "  ")
-}
-
-// merge reads openapi.yaml and folds every paths/*.yaml fragment into it. A
-// path or component defined twice is an error.
-func merge() (map[string]any, error) {
-	base, err := readYAML("openapi.yaml")
-	if err != nil {
-		return nil, err
-	}
-	frags, err := fs.Glob(files, "paths/*.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("openapi: list fragments: %w", err)
-	}
-	sort.Strings(frags)
-	for _, name := range frags {
-		frag, err := readYAML(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := mergeInto(base, frag, name, "paths"); err != nil {
-			return nil, err
-		}
-		comps, _ := frag["components"].(map[string]any)
-		for kind, v := range comps {
-			section, _ := v.(map[string]any)
-			baseComps, _ := base["components"].(map[string]any)
-			if baseComps == nil {
-				baseComps = map[string]any{}
-				base["components"] = baseComps
-			}
-			if err := mergeInto(baseComps, map[string]any{kind: section}, name, kind); err != nil {
-				return nil, err
-			}
-		}
-		if tags, ok := frag["tags"].([]any); ok {
-			baseTags, _ := base["tags"].([]any)
-			base["tags"] = append(baseTags, tags...)
-		}
-	}
-	return base, nil
-}
-
-func mergeInto(dst, src map[string]any, file, key string) error {
-	from, _ := src[key].(map[string]any)
-	if len(from) == 0 {
-		return nil
-	}
-	to, _ := dst[key].(map[string]any)
-	if to == nil {
-		to = map[string]any{}
-		dst[key] = to
-	}
-	for k, v := range from {
-		existing, dup := to[k]
-		if !dup {
-			to[k] = v
-			continue
-		}
-		// A path may be split across fragments by method; its operations
-		// merge, but one operation defined twice is an error.
-		a, okA := existing.(map[string]any)
-		b, okB := v.(map[string]any)
-		if key != "paths" || !okA || !okB {
-			return fmt.Errorf("openapi: %s defines %s %q again", file, key, k)
-		}
-		for method, op := range b {
-			if _, twice := a[method]; twice && method != "parameters" {
-				return fmt.Errorf("openapi: %s defines %s %s again", file, method, k)
-			}
-			if method != "parameters" || a[method] == nil {
-				a[method] = op
-			}
-		}
-	}
-	return nil
-}
-
-func readYAML(name string) (map[string]any, error) {
-	raw, err := files.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: read %s: %w", name, err)
-	}
-	var out map[string]any
-	if err := yaml.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("openapi: parse %s: %w", name, err)
-	}
-	return out, nil
-}
 
 // Doc is a loaded OpenAPI document.
 type Doc struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/actionlog"
+	"github.com/loyalty-platform/platform/shared/apidoc"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/app/identity"
 	"github.com/loyalty-platform/platform/shared/app/places"
@@ -50,6 +51,7 @@ type Deps struct {
 	Checkins     *checkin.Service
 	Locations    *location.Service
 	Operations   *operation.Service
+	Docs         *apidoc.Service // GET /openapi.json, in the operations function
 	Jobs         *job.Service
 	LocationJobs *locationcsv.Service
 	Rewards      *rewards.Rewards
@@ -91,6 +93,7 @@ func (d *Deps) Wire() {
 	d.Tenants = b.TenantService()
 	d.Jobs = b.Jobs()
 	d.Operations = d.Jobs.Ops
+	d.Docs = &apidoc.Service{}
 	d.Locations = places.Locations(b)
 	d.LocationJobs = places.LocationJobs(b, d.Locations, d.Jobs, d.Actions)
 	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
@@ -111,7 +114,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"users":      d.Users.Routes(),
 		"checkins":   d.Checkins.Routes(),
 		"locations":  places.LocationRoutes(d.Locations, d.LocationJobs),
-		"operations": d.Operations.Routes(),
+		"operations": append(d.Operations.Routes(), d.Docs.Routes()...),
 		"loyalty":    d.Rewards.LoyaltyRoutes(d.AwardJobs),
 		"audiences":  d.Rewards.AudienceRoutes(),
 		"actions":    d.ActionLog.Routes(),
