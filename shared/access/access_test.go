@@ -64,6 +64,8 @@ var allowed = map[string][]class{
 	"POST /addresses/suggestions": {member, self}, // geocoding, no stored data
 	"POST /addresses/coordinates": {member, self},
 	"GET /orders/{orderId}":       {self}, // the victim's own order
+	// The API's public description.
+	"GET /openapi.json": {anonymous, member, self},
 }
 
 // filters lists the routes whose path id only filters the caller's own

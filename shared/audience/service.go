@@ -107,13 +107,17 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
+// nullable are the fields of a segment body that may be null (no value:
+// POST leaves the field out, PUT removes it).
+var nullable = []string{"description", "expiryHorizon"}
+
 // Create stores a new segment (POST /segments, admin).
 func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Segment{}, err
 	}
 	if err := in.Definition.Validate(); err != nil {
@@ -245,7 +249,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		return Segment{}, ErrNotFound
 	}
 	var in Input
-	if err := web.DecodeBytes(body, &in, web.Nullable("description", "expiryHorizon")); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Segment{}, err
 	}
 	var patch map[string]json.RawMessage

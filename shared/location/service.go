@@ -1,7 +1,6 @@
 package location
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -159,9 +158,9 @@ func merge(cur Location, patch map[string]json.RawMessage) (Location, error) {
 	}
 	fields = withoutServerFields(fields)
 	for k, v := range patch {
-		if string(bytes.TrimSpace(v)) == "null" {
-			// null removes the field (a required one then fails
-			// validation, naming it).
+		if isNull(v) {
+			// null removes the field (CheckFields refused it where
+			// the field cannot be removed).
 			delete(fields, k)
 			continue
 		}

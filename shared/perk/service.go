@@ -40,8 +40,9 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// nullable lists the top-level fields a PUT may set to null to remove
-// them, and the nested fields the spec allows to be null.
+// nullable lists the optional top-level fields a body may send as null
+// (no value: POST leaves the field out, PUT removes it) and the nested
+// fields that may be null (stored as absent).
 var nullable = []string{
 	"terms", "redemptionMethod", "token", "maximumPointCashValue", "discount", "dateTimeRestriction",
 	"basketQualification", "visualisation", "barcodeValue", "segmentId", "locationIds",
@@ -55,7 +56,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (P
 		return Perk{}, err
 	}
 	var in Input
-	if err := web.DecodeBytes(body, &in, web.Nullable("discount.combinationRule", "discount.discountCharges")); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
 	if in.LoyaltyProvider != nil && *in.LoyaltyProvider != ProviderInternal {
