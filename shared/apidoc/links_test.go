@@ -177,10 +177,10 @@ func TestCheckLinks(t *testing.T) {
 		{"InCode", "`[x](../outside.md)` and\n```\n[y](missing.md)\n```\n", 0},
 		{"Missing", "[x](docs/missing.md)", 1},
 		{"MissingAnchor", "[x](docs/guide.md#nowhere)", 1},
-		{"Outside", "[spec](../shared/spec.md)", 1},
+		{"Outside", "[notes](../other/notes.md)", 1},
 		{"Absolute", "[x](/etc/hosts)", 1},
 		{"FileScheme", "[x](file:///etc/hosts)", 1},
-		{"ReferenceStyle", "[x][d]\n\n[d]: ../DESIGN.md\n", 1},
+		{"ReferenceStyle", "[x][d]\n\n[d]: ../notes.md\n", 1},
 		{"Image", "![diagram](docs/missing.png)", 1},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,6 @@
-// Package perk is the loyalty programme definitions of a tenant (spec:
-// "Loyalty": perks; DESIGN: the Perk body): the definition side of the
-// spec's Award (title, template, discount, visualisation, qualification,
+// Package perk is the loyalty programme definitions of a tenant (the
+// Perk body of the OpenAPI document): the definition side of an
+// Award (title, template, discount, visualisation, qualification,
 // restrictions), its point rules, the segment a CLUB or LEVEL perk is tied
 // to, and whether it is enabled. Awards (shared/award) are users'
 // instances of perks; enrichments (shared/enrichment) add display data to
