@@ -29,7 +29,14 @@ type Service struct {
 	once sync.Once
 	doc  map[string]any
 	err  error
+
+	mu      sync.Mutex
+	encoded map[string][]byte // the answer by base URL, at most maxEncoded
 }
+
+// maxEncoded bounds the answers kept: a function is reached through one
+// or two host names (the API's, a custom domain), so a few suffice.
+const maxEncoded = 8
 
 // Routes returns the route of the document.
 func (s *Service) Routes() []web.Route {
@@ -60,16 +67,36 @@ func (s *Service) load() (map[string]any, error) {
 // so "Try it out" in an interactive reference calls the API that served
 // the document; the document's own servers follow.
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	doc, err := s.load()
+	body, err := s.encode(BaseURL(r))
 	if err != nil {
 		web.Error(w, r, err)
 		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", CacheControl)
+	w.Header().Set("Vary", "Host")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// encode returns the document as JSON with base as its first server,
+// encoding it once per base.
+func (s *Service) encode(base string) ([]byte, error) {
+	s.mu.Lock()
+	body, ok := s.encoded[base]
+	s.mu.Unlock()
+	if ok {
+		return body, nil
+	}
+	doc, err := s.load()
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]any, len(doc))
 	for k, v := range doc {
 		out[k] = v
 	}
-	if base := BaseURL(r); base != "" {
+	if base != "" {
 		servers := []any{map[string]any{"url": base, "description": "The server this document was read from."}}
 		listed, _ := doc["servers"].([]any)
 		for _, sv := range listed {
@@ -80,16 +107,17 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		}
 		out["servers"] = servers
 	}
-	body, err := json.Marshal(out)
+	body, err = json.Marshal(out)
 	if err != nil {
-		web.Error(w, r, fmt.Errorf("apidoc: encode the document: %w", err))
-		return
+		return nil, fmt.Errorf("apidoc: encode the document: %w", err)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", CacheControl)
-	w.Header().Set("Vary", "Host")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	s.mu.Lock()
+	if s.encoded == nil || len(s.encoded) >= maxEncoded {
+		s.encoded = map[string][]byte{}
+	}
+	s.encoded[base] = body
+	s.mu.Unlock()
+	return body, nil
 }
 
 // hostRe is what a Host header may be to appear in the document: a DNS

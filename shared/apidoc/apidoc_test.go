@@ -2,13 +2,17 @@ package apidoc_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/loyalty-platform/platform/shared/apidoc"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 // TestOpenAPIDocument: GET /openapi.json, through the operations function's
@@ -82,5 +86,40 @@ func TestBaseURL(t *testing.T) {
 				t.Errorf("BaseURL(host %q, proto %q) = %q, want %q", tt.host, tt.proto, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestOpenAPIDocumentBehindStage: through a named API Gateway stage (the
+// sample event of the operations function), the first server is the
+// stage's URL, so "Try it out" keeps the stage in its paths.
+func TestOpenAPIDocumentBehindStage(t *testing.T) {
+	h := ts.New(t)
+	raw, err := os.ReadFile("../../events/operations-openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	handler, err := h.Deps.LambdaHandler("operations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := handler(context.Background(), ev)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("invoke: %d %v: %.300s", resp.StatusCode, err, resp.Body)
+	}
+	var doc struct {
+		Servers []struct{ URL string } `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://abc123.execute-api.us-east-1.amazonaws.com/prod"; len(doc.Servers) == 0 || doc.Servers[0].URL != want {
+		t.Errorf("servers = %v, want %s first", doc.Servers, want)
+	}
+	if got := resp.Headers["Cache-Control"]; got != apidoc.CacheControl {
+		t.Errorf("Cache-Control = %q, want %q", got, apidoc.CacheControl)
 	}
 }
