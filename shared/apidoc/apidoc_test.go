@@ -8,11 +8,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/loyalty-platform/platform/shared/apidoc"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
-
-	"github.com/aws/aws-lambda-go/events"
 )
 
 // TestOpenAPIDocument: GET /openapi.json, through the operations function's
