@@ -1,5 +1,6 @@
-// Package openapi embeds the OpenAPI 3 document of the whole API and checks
-// requests and responses against it (getkin/kin-openapi).
+// Package openapi embeds the OpenAPI 3 document of the whole API (Document,
+// here) and checks responses against it (Load, openapi.go, with
+// getkin/kin-openapi; not in Lambda builds).
 package openapi
 
 import (
