@@ -69,6 +69,9 @@ func TestDocs(t *testing.T) {
 				t.Errorf("GET %s = %d %s, %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
 			}
 		}
+		if resp, page := get(t, "/docs/"); resp.StatusCode != 200 || !strings.Contains(page, `url: "/openapi.json"`) {
+			t.Errorf("GET /docs/ = %d, want the page (after a redirect)", resp.StatusCode)
+		}
 		if resp, _ := get(t, "/docs/package.json"); resp.StatusCode != 404 {
 			t.Errorf("GET /docs/package.json = %d, want 404 (only the page's files are served)", resp.StatusCode)
 		}

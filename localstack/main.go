@@ -189,6 +189,7 @@ func (l *local) handler() (http.Handler, error) {
 	mux.HandleFunc("GET "+adminPrefix+"/media/{key...}", l.media)
 	mux.HandleFunc("POST "+adminPrefix+"/schedules/{function}", l.schedule)
 	mux.HandleFunc("GET /docs", l.docs)
+	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusFound))
 	mux.HandleFunc("GET /docs/{file}", l.docsFile)
 	return mux, nil
 }
