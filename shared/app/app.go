@@ -127,6 +127,10 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),
 		TenantCache: tenant.NewCacheTTL(cfg.TenantCacheTTL),
 	}
+	// Lines logged outside a request (jobs, streams, schedules) and the
+	// business metrics they record are JSON too: CloudWatch reads the
+	// metrics only from JSON lines.
+	slog.SetDefault(b.Log)
 	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !RunningLocally() && os.Getenv("PAGING_KEY_SECRET") == "" {
 		b.Log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
 	}
@@ -212,7 +216,7 @@ func lambda(h http.Handler, log *slog.Logger) LambdaHandler {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		req, err := adapter.EventToRequestWithContext(ctx, withoutStage(ev))
 		if err != nil {
-			log.Info("request", "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
+			log.Info("request", "requestId", ev.RequestContext.RequestID, "route", ev.RouteKey, "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
 			body, _ := json.Marshal(web.ErrorBody{Code: string(apierr.ValidationFailed), Message: "the request URL is malformed (check its percent-encoding)"})
 			return events.APIGatewayV2HTTPResponse{
 				StatusCode: http.StatusUnprocessableEntity,

@@ -139,7 +139,11 @@ func (d *Deps) LambdaHandler(name string) (app.LambdaHandler, error) {
 	if !ok {
 		return nil, fmt.Errorf("no API function %q", name)
 	}
-	return d.Base.Lambda(routes), nil
+	// The functions share one process here: each names itself in its
+	// lines, as AWS_LAMBDA_FUNCTION_NAME does in Lambda.
+	b := *d.Base
+	b.Log = web.FunctionLogger(b.Log, name)
+	return b.Lambda(routes), nil
 }
 
 // S3Handler returns the handler of a function triggered by S3 events.
