@@ -14,6 +14,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/csvcell"
 	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/operation"
 )
@@ -63,7 +64,8 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	cp := l.Checkpoint
 	var head bytes.Buffer
 	w := csv.NewWriter(&head)
-	if err := w.Write(cp.Columns); err != nil {
+	// Header cells are text (csvcell); each kind writes its rows' cells.
+	if err := w.Write(csvcell.Row(cp.Columns, nil)); err != nil {
 		return fmt.Errorf("results header: %w", err)
 	}
 	w.Flush()

@@ -3,6 +3,7 @@ package locationcsv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/csvcell"
+	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/location"
 )
 
@@ -247,18 +250,26 @@ func (h *header) resultsHeader() []string {
 }
 
 // resultLine is a row of the results file: the kept input cells (padded or
-// cut to the header's width) and the results columns.
+// cut to the header's width) and the results columns, each written as
+// csvcell says (geo_longitude and geo_latitude are the numeric columns).
 func (h *header) resultLine(rec []string, locationID, action string, errs []string) []string {
 	out := make([]string, 0, len(h.kept)+len(ResultColumns))
 	for _, i := range h.kept {
 		v := ""
 		if i < len(rec) {
-			v = rec[i]
+			v = csvcell.Read(rec[i])
 		}
-		out = append(out, v)
+		if i < len(h.cols) && numericKind(h.cols[i].kind) {
+			out = append(out, csvcell.Number(v))
+		} else {
+			out = append(out, csvcell.Text(v))
+		}
 	}
-	return append(out, locationID, action, joinList(errs))
+	return append(out, csvcell.Text(locationID), csvcell.Text(action), csvcell.Text(joinList(errs)))
 }
+
+// numericKind reports whether the columns of a kind hold numbers.
+func numericKind(k colKind) bool { return k == kindLongitude || k == kindLatitude }
 
 // row is a parsed import row: the location it describes, its _id cell and
 // the problems found while parsing.
@@ -285,8 +296,9 @@ func (h *header) parseRow(rec []string) row {
 		r.errs = append(r.errs, col+": "+fmt.Sprintf(format, args...))
 	}
 	for i, c := range h.cols {
-		// h.cols skips nothing: every header column is known here.
-		v := rec[i]
+		// h.cols skips nothing: every header column is known here. A cell
+		// an export escaped (csvcell.Text) reads as the value.
+		v := csvcell.Read(rec[i])
 		if strings.TrimSpace(v) == "" && c.kind != kindPlain {
 			continue
 		}
@@ -584,11 +596,20 @@ func addressValue(a *location.Address, key string) string {
 	return ""
 }
 
-// setJSON decodes a JSON column strictly into its field.
+// setJSON decodes a JSON column strictly into its field. The value must be
+// one DynamoDB can store (ddb.CheckJSON: the rules of free JSON in request
+// bodies).
 func setJSON(l *location.Location, name, v string) error {
 	raw := []byte(strings.TrimSpace(v))
 	if !json.Valid(raw) {
 		return fmt.Errorf("is not valid JSON")
+	}
+	if _, err := ddb.CheckJSON(raw); err != nil {
+		var ve *ddb.ValueError
+		if errors.As(err, &ve) && ve.Path != "" {
+			return fmt.Errorf("%s, at %s", ve.Reason, trunc(ve.Path))
+		}
+		return err
 	}
 	strict := func(dst any) error {
 		dec := json.NewDecoder(bytes.NewReader(raw))
