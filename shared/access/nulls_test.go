@@ -140,7 +140,8 @@ var nullTableBodies = map[string]any{
 
 // requestProperties returns the top-level properties of an operation's
 // JSON request body (allOf, oneOf and anyOf members included) and whether
-// each is nullable; read-only properties are left out.
+// each accepts null (nullable, or no type at all); read-only properties are
+// left out.
 func requestProperties(doc *openapi3.T, method, path string) map[string]bool {
 	item := doc.Paths.Find(path)
 	if item == nil {
@@ -164,7 +165,10 @@ func requestProperties(doc *openapi3.T, method, path string) map[string]bool {
 			if p.Value == nil || p.Value.ReadOnly {
 				continue
 			}
-			out[name] = out[name] || p.Value.Nullable
+			// A property without a type takes any value, null included
+			// (the server-managed fields a body may carry back).
+			anyValue := p.Value.Type == nil || len(*p.Value.Type) == 0
+			out[name] = out[name] || p.Value.Nullable || anyValue && len(p.Value.AllOf) == 0
 		}
 		for _, list := range [][]*openapi3.SchemaRef{s.Value.AllOf, s.Value.OneOf, s.Value.AnyOf} {
 			for _, m := range list {
