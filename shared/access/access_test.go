@@ -78,6 +78,13 @@ var filters = map[string]bool{
 	"GET /locations/{locationId}/actions": true,
 }
 
+// static lists the routes whose answer is the same text for every caller
+// and holds no stored data (the OpenAPI document, whose examples may use
+// any name): their bodies are not searched for the victim's identifiers.
+var static = map[string]bool{
+	"GET /openapi.json": true,
+}
+
 // fixture is the victim's tenant: one user with data of every kind, so the
 // paths of the matrix hold real ids.
 type fixture struct {
@@ -427,6 +434,11 @@ func TestAccessMatrix(t *testing.T) {
 			t.Errorf("allowed names %s, which is not a route of the template", k)
 		}
 	}
+	for k := range static {
+		if !known[k] {
+			t.Errorf("static names %s, which is not a route of the template", k)
+		}
+	}
 	for k := range filters {
 		if !known[k] {
 			t.Errorf("filters names %s, which is not a route of the template", k)
@@ -455,6 +467,9 @@ func TestAccessMatrix(t *testing.T) {
 				}
 				if !isAllowed(key, c.class) && !(c.class == foreign && (!namesID(r.path) || filters[key])) {
 					t.Errorf("%s as %s: %d, want 4xx: %s", key, c.name, resp.Status, trim(resp.Body))
+					return
+				}
+				if static[key] {
 					return
 				}
 				if s := f.reveals(resp.Body, c); s != "" {
