@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/csvcell"
@@ -80,10 +81,11 @@ var linkKeys = []string{"enabled", "parameters", "title"}
 
 var zoneKeys = []string{"name", "tables", "key"}
 
+// The patterns are compiled on first use, not at every cold start.
 var (
-	providerRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`)
-	zoneRe     = regexp.MustCompile(`^zones\.(0|[1-9][0-9]{0,3})\.(name|tables|key)$`)
-	linkRe     = regexp.MustCompile(`^links\.([^.]+)\.(enabled|parameters|title)$`)
+	providerRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`) })
+	zoneRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^zones\.(0|[1-9][0-9]{0,3})\.(name|tables|key)$`) })
+	linkRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^links\.([^.]+)\.(enabled|parameters|title)$`) })
 )
 
 // column is one recognised header column.
@@ -148,7 +150,7 @@ func parseColumn(name string) (column, bool) {
 	case strings.HasPrefix(name, "openingHours.") && inList(location.Weekdays, strings.TrimPrefix(name, "openingHours.")):
 		c.kind, c.key = kindOpeningHours, strings.TrimPrefix(name, "openingHours.")
 	default:
-		if m := zoneRe.FindStringSubmatch(name); m != nil {
+		if m := zoneRe().FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if n >= location.MaxZones {
 				return c, false
@@ -156,7 +158,7 @@ func parseColumn(name string) (column, bool) {
 			c.kind, c.index, c.key = kindZone, n, m[2]
 			return c, true
 		}
-		if m := linkRe.FindStringSubmatch(name); m != nil && providerRe.MatchString(m[1]) {
+		if m := linkRe().FindStringSubmatch(name); m != nil && providerRe().MatchString(m[1]) {
 			c.kind, c.key = kindLink, m[1]
 			c.index = indexOf(linkKeys, m[2])
 			return c, true
