@@ -82,7 +82,7 @@ var (
 )
 
 // Location is a tenant's store or restaurant, as the API returns it and as
-// it is stored. Every field of the spec's Location is here, plus `extended`
+// it is stored. Every field of the API's Location is here, plus `extended`
 // (tenant extensions) and `deliveryBoundaries` (free JSON), which the CSV
 // import and export carry. Absent optional fields and empty strings are
 // omitted from responses; an empty list or object the client sent is kept
@@ -146,7 +146,7 @@ type Link struct {
 	Enabled    bool   `json:"enabled" dynamodbav:"enabled"`
 }
 
-// Address is a location's postal address. It carries both the spec's
+// Address is a location's postal address. It carries both the API's
 // Location address keys (address, address2, town, postcode, summary,
 // fullAddress, googleMapsShortUrl) and the CSV import keys (line1, line2,
 // city, region, postalCode); country is common to both.
