@@ -150,6 +150,7 @@ var samples = []struct {
 	{"locations-exports-create.json", "locations", 202},
 	{"locations-exports-file.json", "locations", 200},
 	{"operations-get.json", "operations", 200},
+	{"operations-openapi.json", "operations", 200},
 	// DynamoDB Streams batch of the Actions table: a CHECKIN_CREATED
 	// action, run twice through the rules function's handler against the
 	// CHECKIN_CREATED rule seedSamples made, deleted right after. Before

@@ -11,6 +11,8 @@
 // S3 triggers match, asynchronously, as S3 does (the jobs function runs the
 // imports and exports this way).
 //
+// It also serves an interactive API reference (Swagger UI) at /docs.
+//
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token).
 package main
@@ -135,7 +137,7 @@ func run() error {
 			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
 		}
 	}
-	l := &local{template: tmpl, stack: st, deps: deps}
+	l := &local{template: tmpl, stack: st, deps: deps, settings: set}
 	if err := l.subscribe(); err != nil {
 		return err
 	}
@@ -178,6 +180,7 @@ type local struct {
 	template *sam.Template
 	stack    *stack.Stack
 	deps     *platform.Deps
+	settings settings
 	routes   []sam.Route
 }
 
@@ -186,8 +189,9 @@ type local struct {
 const adminPrefix = "/_local"
 
 // handler returns the HTTP handler of the whole stack: the API Gateway
-// stand-in for the template's routes and, under /_local/, the local-only
-// endpoints. Anything else gets the gateway's JSON 404.
+// stand-in for the template's routes, under /_local/ the local-only
+// endpoints, and the interactive API reference at /docs (docs.go).
+// Anything else gets the gateway's JSON 404.
 func (l *local) handler() (http.Handler, error) {
 	gw, err := l.gateway()
 	if err != nil {
@@ -198,6 +202,9 @@ func (l *local) handler() (http.Handler, error) {
 	mux.HandleFunc("GET "+adminPrefix+"/health", l.health)
 	mux.HandleFunc("GET "+adminPrefix+"/media/{key...}", l.media)
 	mux.HandleFunc("POST "+adminPrefix+"/schedules/{function}", l.schedule)
+	mux.HandleFunc("GET /docs", l.docs)
+	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusFound))
+	mux.HandleFunc("GET /docs/{file}", l.docsFile)
 	return mux, nil
 }
 
@@ -355,6 +362,7 @@ func (l *local) printBanner(set settings) {
 	fmt.Fprintf(&b, "  S3            %s\n", l.stack.S3Endpoint)
 	fmt.Fprintf(&b, "  Tenant        %s: %s\n", web.HeaderTenant, set.TenantID)
 	fmt.Fprintf(&b, "  Service token %s: %s\n", web.HeaderServiceToken, set.ServiceToken)
+	fmt.Fprintf(&b, "  API reference %s/docs (the OpenAPI document: %s/openapi.json)\n", base, base)
 	fmt.Fprintf(&b, "  Routes:\n")
 	routes := slices.Clone(l.routes)
 	slices.SortFunc(routes, func(a, b sam.Route) int {

@@ -1,5 +1,6 @@
 // Command operations is the Lambda function that serves GET
-// /operations/{operationId}: polling an asynchronous job. It builds what it
+// /operations/{operationId} (polling an asynchronous job) and GET
+// /openapi.json (the API's OpenAPI document, public). It builds what it
 // serves once per cold start and serves API Gateway HTTP API (payload 2.0)
 // events through the api-proxy adapter.
 package main
@@ -9,6 +10,7 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/loyalty-platform/platform/shared/apidoc"
 	"github.com/loyalty-platform/platform/shared/app"
 )
 
@@ -17,5 +19,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("operations: %v", err)
 	}
-	lambda.Start(b.Lambda(b.Operations().Routes()))
+	lambda.Start(b.Lambda(append(b.Operations().Routes(), new(apidoc.Service).Routes()...)))
 }

@@ -1,4 +1,4 @@
-// Package action is the platform's event log: the Action shape of the spec,
+// Package action is the platform's event log: the Action shape of the API,
 // the calendar facts of its `when`, and a Recorder that appends actions to
 // the Actions table, either alone (Put) or inside the transaction of the
 // change that causes them (TransactItem). Listing and exporting actions come
@@ -46,7 +46,7 @@ const (
 	Night     = "night"
 )
 
-// Action is one entry of the event log, in the spec's shape plus its `_id`.
+// Action is one entry of the event log, in the API's shape plus its `_id`.
 type Action struct {
 	ID          string         `json:"_id" dynamodbav:"id"`
 	Type        string         `json:"type" dynamodbav:"type"`

@@ -21,7 +21,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// PaymentTypes are the spec's payment types (metadata.paymentType of
+// PaymentTypes are the API's payment types (metadata.paymentType of
 // transaction actions).
 var PaymentTypes = []string{
 	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",

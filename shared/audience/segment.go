@@ -1,5 +1,5 @@
-// Package audience is segments (audiences) and their members (spec:
-// "Segments", DESIGN: the Segment body): groups of users, joined and left
+// Package audience is segments (audiences) and their members (the
+// Segment body of the OpenAPI document): groups of users, joined and left
 // by explicit requests (and later by rules), with the expiry the segment's
 // type decides. Joining and leaving run the OnJoin and OnLeave hooks in the
 // membership's transaction: the loyalty domain adds there the actions of

@@ -62,7 +62,8 @@ func TestSegmentValidation(t *testing.T) {
 		{"EmptyDuration", map[string]any{"title": "x", "type": "ROLLING", "expiryHorizon": "PT"}, "expiryHorizon"},
 		{"HugeHorizon", map[string]any{"title": "x", "type": "ROLLING", "expiryHorizon": "P100Y"}, "expiryHorizon"},
 		{"PersistentWithHorizon", map[string]any{"title": "x", "type": "PERSISTENT", "expiryHorizon": "P1D"}, "expiryHorizon"},
-		{"NullDescription", map[string]any{"title": "x", "type": "PERSISTENT", "description": nil}, "description"},
+		{"NullTitle", map[string]any{"title": nil, "type": "PERSISTENT"}, "title"},
+		{"NullType", map[string]any{"title": "x", "type": nil}, "type"},
 		{"UnknownField", map[string]any{"title": "x", "type": "PERSISTENT", "rules": []any{}}, "rules"},
 		{"LongTitle", map[string]any{"title": strings.Repeat("x", 256), "type": "PERSISTENT"}, "title"},
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -108,26 +107,17 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// refuseNulls answers 422 for a null where the field may not be null.
-func refuseNulls(body []byte, allowed []string) error {
-	for _, p := range web.Nulls(body) {
-		if !slices.Contains(allowed, p) {
-			return apierr.Invalid(p, "cannot be null")
-		}
-	}
-	return nil
-}
+// nullable are the fields of a segment body that may be null (no value:
+// POST leaves the field out, PUT removes it).
+var nullable = []string{"description", "expiryHorizon"}
 
 // Create stores a new segment (POST /segments, admin).
 func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
-	if err := refuseNulls(body, nil); err != nil {
-		return Segment{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Segment{}, err
 	}
 	if err := in.Definition.Validate(); err != nil {
@@ -258,11 +248,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if !web.ValidID(id) {
 		return Segment{}, ErrNotFound
 	}
-	if err := refuseNulls(body, []string{"description", "expiryHorizon"}); err != nil {
-		return Segment{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Segment{}, err
 	}
 	var patch map[string]json.RawMessage

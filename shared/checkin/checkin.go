@@ -1,7 +1,7 @@
 // Package checkin is the check-in domain: a user is checked in at one
 // location at a time, for 30 minutes at most. It holds the types and their
 // validation, the DynamoDB store (the only place that builds this domain's
-// keys), the service with the spec's lifecycle, the signed POS notifications
+// keys), the service with the API's lifecycle, the signed POS notifications
 // and the HTTP handlers of the checkins function.
 package checkin
 

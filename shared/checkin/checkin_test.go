@@ -12,7 +12,7 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
-// TestLifecycle walks the spec's check-in lifecycle table row by row.
+// TestLifecycle walks the API's check-in lifecycle table row by row.
 func TestLifecycle(t *testing.T) {
 	h := ts.New(t)
 	tid := h.Tenant.ID

@@ -20,7 +20,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// POS notification events (the spec's notifyCheckin and notifyCheckout).
+// POS notification events (the API's notifyCheckin and notifyCheckout).
 const (
 	EventCheckin  = "checkin"
 	EventCheckout = "checkout"

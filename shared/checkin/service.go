@@ -57,7 +57,7 @@ func newID() string {
 }
 
 // Create checks user userID in at a location (POST /users/{userId}/checkins)
-// following the spec's lifecycle: no profile photo is PROFILE_PHOTO_REQUIRED
+// following the API's lifecycle: no profile photo is PROFILE_PHOTO_REQUIRED
 // and nothing is written; a live check-in at the same location is
 // ALREADY_CHECKED_IN; a live check-in elsewhere is replaced (deleted) by the
 // new one in the same transaction, which also records CHECKIN_CREATED (and
@@ -332,7 +332,7 @@ func checkoutMeta(c Checkin, now time.Time, reason string) map[string]any {
 }
 
 // ReasonPurchase is the reason of the checkout a completed order makes
-// (the spec: a purchase checks the user out).
+// (in the API, a purchase checks the user out).
 const ReasonPurchase = "PURCHASE"
 
 // CheckoutWrite is what AddCheckout added to a transaction.

@@ -165,7 +165,7 @@ func (s *StampVisualisation) Validate(path string) error {
 	return (&Visualisation{StampVisualisation: *s}).Validate(path)
 }
 
-// Fields are the fields of an enrichment an admin may change (the spec's
+// Fields are the fields of an enrichment an admin may change (the API's
 // update fields), each optional. On output an absent field is omitted.
 type Fields struct {
 	Title               *string                   `json:"title,omitempty"`
@@ -234,7 +234,7 @@ func ValidateReward(provider, rewardID *string) error {
 	return text("loyaltyRewardId", rewardID, MaxText)
 }
 
-// Validate checks the fields against the spec's enums and bounds; every
+// Validate checks the fields against the API's enums and bounds; every
 // error names the field's path.
 func (f *Fields) Validate() error {
 	if err := text("title", f.Title, MaxText); err != nil {

@@ -49,26 +49,11 @@ var nullable = append(slices.Clone(fieldNames), "discount.combinationRule", "dis
 // (loyaltyRewardId and loyaltyProvider are required on POST instead).
 var readOnly = []string{"_id", "tenantId", "created", "updated", "loyaltyRewardId", "loyaltyProvider"}
 
-// refuseNulls answers 422 for a null where the field may not be null.
-func refuseNulls(body []byte) error {
-	for _, p := range web.Nulls(body) {
-		if !slices.Contains(nullable, p) {
-			if p == "" {
-				return apierr.Invalid("", "the body must be a JSON object")
-			}
-			return apierr.Invalid(p, "cannot be null")
-		}
-	}
-	return nil
-}
-
-// decodeInput checks a body for nulls and decodes it strictly.
+// decodeInput decodes a body strictly; null is accepted where nullable
+// says.
 func decodeInput(body []byte) (Input, error) {
-	if err := refuseNulls(body); err != nil {
-		return Input{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Input{}, err
 	}
 	return in, nil

@@ -1,4 +1,4 @@
-// Package job runs the platform's asynchronous jobs (DESIGN §4): imports
+// Package job runs the platform's asynchronous jobs: imports
 // that stream a CSV file and exports that write one. The API side starts a
 // job (Start: the operation, duplicate protection by nonce, the input in the
 // files bucket or a presigned upload URL for it); the jobs function runs it

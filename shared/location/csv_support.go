@@ -49,7 +49,7 @@ func ImportKeys(id, title string) []string {
 	return []string{"title:" + strings.ToLower(strings.TrimSpace(title))}
 }
 
-// PrepareImport decides how the imported location l applies, in the spec's
+// PrepareImport decides how the imported location l applies, in the API's
 // matching order: the location with id when id is set (an unknown id is
 // VALIDATION_FAILED naming _id), else the one with l's title (ignoring
 // case; several are VALIDATION_FAILED), else a new location. l is

@@ -213,8 +213,8 @@ func (s *Service) handleUpdateTagGroup(w http.ResponseWriter, r *http.Request) {
 	var in TagGroupInput
 	if len(bytes.TrimSpace(body)) == 0 {
 		err = apierr.Invalid("", "a JSON body is required")
-	} else if err = web.DecodeBytes(body, &in); err == nil {
-		err = noNulls(body)
+	} else {
+		err = web.DecodeBytes(body, &in)
 	}
 	if err != nil {
 		web.Error(w, r, err)

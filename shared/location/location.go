@@ -82,7 +82,7 @@ var (
 )
 
 // Location is a tenant's store or restaurant, as the API returns it and as
-// it is stored. Every field of the spec's Location is here, plus `extended`
+// it is stored. Every field of the API's Location is here, plus `extended`
 // (tenant extensions) and `deliveryBoundaries` (free JSON), which the CSV
 // import and export carry. Absent optional fields and empty strings are
 // omitted from responses; an empty list or object the client sent is kept
@@ -146,7 +146,7 @@ type Link struct {
 	Enabled    bool   `json:"enabled" dynamodbav:"enabled"`
 }
 
-// Address is a location's postal address. It carries both the spec's
+// Address is a location's postal address. It carries both the API's
 // Location address keys (address, address2, town, postcode, summary,
 // fullAddress, googleMapsShortUrl) and the CSV import keys (line1, line2,
 // city, region, postalCode); country is common to both.
@@ -282,14 +282,38 @@ func CheckFields(fields map[string]json.RawMessage) error {
 		if !writable()[k] && !identityFields[k] && !serverManaged[k] {
 			return apierr.Invalid(k, "unknown field")
 		}
+		if notNullable[k] && isNull(fields[k]) {
+			return apierr.Invalid(k, "cannot be null")
+		}
 	}
 	return nil
+}
+
+// notNullable are the top-level fields a body may not send as null: the
+// required ones, the identity, and the state (which has no value to
+// remove). null in any other field means "no value": POST leaves the field
+// out, PUT removes it.
+var notNullable = map[string]bool{"_id": true, "tenantId": true, "title": true, "geo": true, "state": true}
+
+// isNull reports whether a raw JSON value is null.
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// withoutNulls returns fields without its null values.
+func withoutNulls(fields map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		if !isNull(v) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // CreateFields returns the fields of a POST /locations body that create
 // the location: `_id` is VALIDATION_FAILED (the server assigns ids),
 // `tenantId` must be the caller's tenant, and `created`, `updated` and
-// `distance` are dropped. fields is not modified.
+// `distance` are dropped, as are fields sent as null. fields is not
+// modified.
 func CreateFields(fields map[string]json.RawMessage, tenantID string) (map[string]json.RawMessage, error) {
 	if err := CheckFields(fields); err != nil {
 		return nil, err
@@ -300,7 +324,7 @@ func CreateFields(fields map[string]json.RawMessage, tenantID string) (map[strin
 	if raw, ok := fields["tenantId"]; ok && !rawStringIs(raw, tenantID) {
 		return nil, apierr.Invalid("tenantId", "must be the tenant of the request (x-application-id) or left out")
 	}
-	return withoutServerFields(fields), nil
+	return withoutNulls(withoutServerFields(fields)), nil
 }
 
 // UpdateFields returns the fields of a PUT /locations/{id} body that

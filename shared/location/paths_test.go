@@ -68,7 +68,7 @@ func TestLocationErrorPaths(t *testing.T) {
 }
 
 // TestListLocationsIncludeBrackets: include may also be sent as include[]
-// (the spec types it as an array), repeated or as a comma list, mixed with
+// (the API types it as an array), repeated or as a comma list, mixed with
 // include.
 func TestListLocationsIncludeBrackets(t *testing.T) {
 	h := ts.New(t)

@@ -158,6 +158,12 @@ func merge(cur Location, patch map[string]json.RawMessage) (Location, error) {
 	}
 	fields = withoutServerFields(fields)
 	for k, v := range patch {
+		if isNull(v) {
+			// null removes the field (CheckFields refused it where
+			// the field cannot be removed).
+			delete(fields, k)
+			continue
+		}
 		fields[k] = v
 	}
 	merged, err := json.Marshal(fields)

@@ -1,9 +1,7 @@
 package location
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,21 +31,6 @@ type TagGroupInput struct {
 	Title *string   `json:"title"`
 	Sort  *int      `json:"sort"`
 	Tags  *[]string `json:"tags"`
-}
-
-// noNulls refuses a top-level null in a tag group update: no field of a
-// tag group can be cleared (an absent field is left unchanged).
-func noNulls(body []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return apierr.Invalid("", "the body must be a JSON object")
-	}
-	for _, name := range []string{"title", "sort", "tags"} {
-		if v, ok := fields[name]; ok && string(bytes.TrimSpace(v)) == "null" {
-			return apierr.Invalid(name, "must not be null")
-		}
-	}
-	return nil
 }
 
 // apply validates in and sets its fields on g.

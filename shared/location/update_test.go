@@ -165,9 +165,12 @@ func TestUpdateLocationStateTransitions(t *testing.T) {
 			}
 		})
 	}
-	t.Run("NullStateKeepsState", func(t *testing.T) {
+	t.Run("NullStateRefused", func(t *testing.T) {
+		// A state has no value to remove: null is refused, not read as
+		// "unchanged".
 		id := createAt(t, h, "Keep", london, map[string]any{"state": "PENDING"})
-		if got := h.Do("PUT", "/locations/"+id, map[string]any{"state": nil}, h.Admin()).Expect(t, 200, "").Map(t)["state"]; got != "PENDING" {
+		h.Do("PUT", "/locations/"+id, map[string]any{"state": nil}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+		if got := h.Do("GET", "/locations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)["state"]; got != "PENDING" {
 			t.Errorf("state = %v", got)
 		}
 	})

@@ -1,11 +1,11 @@
-// Package operation is the platform's asynchronous job record: the spec's
+// Package operation is the platform's asynchronous job record: the API's
 // Operation resource, the duplicate protection of job-starting calls (the
 // x-platform-req-nonce header), and the lease and checkpoint the jobs
 // function keeps on it while it works (see shared/job). Operations live in
 // the Operations table together with their nonce items; GET
 // /operations/{operationId} reads one.
 //
-// Status values and transitions (the spec names only DONE):
+// Status values and transitions (the API names only DONE):
 //
 //	PENDING  created by the API; waiting for its input file or for the jobs function
 //	RUNNING  claimed by the jobs function at least once; may span several invocations
@@ -48,7 +48,7 @@ func (s Status) Final() bool { return s == Done || s == Failed }
 // the items carry expiresAt for DynamoDB TTL.
 const Lifetime = 30 * 24 * time.Hour
 
-// Operation is an asynchronous job as the API returns it (the spec's
+// Operation is an asynchronous job as the API returns it (the API's
 // Operation, with `metadata` and `isRetryable` on every operation).
 type Operation struct {
 	ID        string `json:"_id"`

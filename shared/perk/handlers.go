@@ -9,7 +9,7 @@ import (
 )
 
 // Routes returns the perk routes of the loyalty function. Every perk path
-// is also served under /pointperks (the spec's newer name).
+// is also served under /pointperks (the API's newer name).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/perks", Handler: s.handleCreate},

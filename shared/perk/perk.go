@@ -1,6 +1,6 @@
-// Package perk is the loyalty programme definitions of a tenant (spec:
-// "Loyalty": perks; DESIGN: the Perk body): the definition side of the
-// spec's Award (title, template, discount, visualisation, qualification,
+// Package perk is the loyalty programme definitions of a tenant (the
+// Perk body of the OpenAPI document): the definition side of an
+// Award (title, template, discount, visualisation, qualification,
 // restrictions), its point rules, the segment a CLUB or LEVEL perk is tied
 // to, and whether it is enabled. Awards (shared/award) are users'
 // instances of perks; enrichments (shared/enrichment) add display data to
@@ -39,7 +39,7 @@ var (
 )
 
 // Definition is what an admin writes of a perk: the definition side of the
-// spec's Award plus the point rules and the segment of a CLUB or LEVEL
+// API's Award plus the point rules and the segment of a CLUB or LEVEL
 // perk. Optional objects are omitted when absent.
 type Definition struct {
 	Title                 string               `json:"title"`
@@ -95,7 +95,7 @@ func (d *Definition) HeldThroughSegment() bool {
 	return d.Template == TemplateClub || d.Template == TemplateLevel
 }
 
-// Validate checks a definition against the spec's enums and bounds; every
+// Validate checks a definition against the API's enums and bounds; every
 // error names the field's path.
 func (d *Definition) Validate() error {
 	d.Title = strings.TrimSpace(d.Title)

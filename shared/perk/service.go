@@ -40,25 +40,13 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// nullable lists the top-level fields a PUT may set to null to remove
-// them, and the nested fields the spec allows to be null.
+// nullable lists the optional top-level fields a body may send as null
+// (no value: POST leaves the field out, PUT removes it) and the nested
+// fields that may be null (stored as absent).
 var nullable = []string{
 	"terms", "redemptionMethod", "token", "maximumPointCashValue", "discount", "dateTimeRestriction",
 	"basketQualification", "visualisation", "barcodeValue", "segmentId", "locationIds",
 	"discount.combinationRule", "discount.discountCharges",
-}
-
-// refuseNulls answers 422 for a null where the field may not be null.
-func refuseNulls(body []byte, allowed []string) error {
-	for _, p := range web.Nulls(body) {
-		if !slices.Contains(allowed, p) {
-			if p == "" {
-				return apierr.Invalid("", "the body must be a JSON object")
-			}
-			return apierr.Invalid(p, "cannot be null")
-		}
-	}
-	return nil
 }
 
 // Create stores a new perk (POST /perks, admin). Read-only fields in the
@@ -67,11 +55,8 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (P
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
-	if err := refuseNulls(body, []string{"discount.combinationRule", "discount.discountCharges"}); err != nil {
-		return Perk{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
 	if in.LoyaltyProvider != nil && *in.LoyaltyProvider != ProviderInternal {
@@ -228,11 +213,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if !web.ValidID(id) {
 		return Perk{}, ErrNotFound
 	}
-	if err := refuseNulls(body, nullable); err != nil {
-		return Perk{}, err
-	}
 	var in Input
-	if err := web.DecodeBytes(body, &in); err != nil {
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
 	var patch map[string]json.RawMessage

@@ -30,7 +30,7 @@ const ScenarioPayAtPOS = "PAYATPOS"
 // PaymentApp is the payment type that spends the user's app balance.
 const PaymentApp = "APP"
 
-// PaymentTypes are the spec's payment types.
+// PaymentTypes are the API's payment types.
 var PaymentTypes = []string{
 	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",
 	"CARD_TENDERED", "GIFT_CARD", "CARDHOLDER_PRESENT", "CASH", "CARD", "OTHER", "APP", "PAY_BY_BANK",

@@ -8,7 +8,7 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
-// TestPayAtPOS walks the spec's typical sequence: check in at a location;
+// TestPayAtPOS walks the API's typical sequence: check in at a location;
 // the POS lists checked-in users and fetches the user; creates the order,
 // then the transaction; PUTs the order COMPLETED; a rule earns points; a
 // redemption burns some; a refund reverses the earn; the actions tell the

@@ -1,4 +1,4 @@
-// Package rule is the rules (DESIGN: the Rule body): a tenant's "when an
+// Package rule is the rules (the Rule body of the OpenAPI document): a tenant's "when an
 // action of this type matches these conditions, do these effects" (grant
 // points of a perk, add to or remove from a segment), their CRUD, and the
 // engine that runs them on new actions, at most once per (rule, action).

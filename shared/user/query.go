@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -306,7 +307,7 @@ func DecodeUpdate(body []byte) (UpdateInput, error) {
 		if err != nil {
 			return UpdateInput{}, fmt.Errorf("decode update: %w", err)
 		}
-		if err := web.DecodeBytes(writable, &in); err != nil {
+		if err := web.DecodeBytes(writable, &in, web.Nullable(slices.Collect(maps.Keys(clearable))...)); err != nil {
 			return UpdateInput{}, err
 		}
 	}

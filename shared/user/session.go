@@ -193,7 +193,7 @@ func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) 
 func (s *Service) Login(ctx context.Context, tenantID, provider, username, password string) (Session, error) {
 	provider = strings.ToUpper(strings.TrimSpace(provider))
 	if provider == "" {
-		// The spec's default is MOBILE; an e-mail address can never be a
+		// The API's default is MOBILE; an e-mail address can never be a
 		// mobile number, so it selects EMAIL.
 		provider = ProviderFor(username)
 	}

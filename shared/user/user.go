@@ -172,7 +172,7 @@ var (
 	roleNames = map[string]bool{"USER": true, "ADMIN": true}
 )
 
-// socialProviders are the social-login credential providers the spec names.
+// socialProviders are the social-login credential providers the API names.
 // GOOGLE and APPLE are verified as OpenID Connect ID tokens (oidcProviders);
 // the others have no token verification and are refused.
 var socialProviders = map[string]bool{"FACEBOOK": true, "GOOGLE": true, "APPLE": true, "TWITTER": true}

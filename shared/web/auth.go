@@ -14,7 +14,7 @@ const (
 	RoleAdmin = "ADMIN"
 )
 
-// Header names of the HTTP contract (DESIGN §2).
+// Header names of the HTTP contract (README "The HTTP contract in short").
 const (
 	HeaderTenant       = "x-application-id"
 	HeaderServiceToken = "x-service-auth-token"

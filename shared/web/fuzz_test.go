@@ -35,16 +35,18 @@ func clientError(t *testing.T, what string, err error) {
 
 // fuzzBody is what the strict decoder fills in the fuzz target: nested
 // structs, maps, slices, pointers, free-form values, time and raw JSON.
+// Its fields are omitempty so that the round trip sends no null the
+// decoder refuses (a nil slice encodes as null).
 type fuzzBody struct {
 	body
-	ID      string          `json:"_id"`
-	Price   float64         `json:"price"`
-	On      *bool           `json:"on"`
-	When    *time.Time      `json:"when"`
-	Raw     json.RawMessage `json:"raw"`
-	Any     any             `json:"any"`
-	Matrix  [][]int         `json:"matrix"`
-	Nested  map[string]map[string]inner
+	ID      string                      `json:"_id,omitempty"`
+	Price   float64                     `json:"price,omitempty"`
+	On      *bool                       `json:"on,omitempty"`
+	When    *time.Time                  `json:"when,omitempty"`
+	Raw     json.RawMessage             `json:"raw,omitempty"`
+	Any     any                         `json:"any,omitempty"`
+	Matrix  [][]int                     `json:"matrix,omitempty"`
+	Nested  map[string]map[string]inner `json:",omitempty"`
 	private int
 }
 

@@ -27,7 +27,7 @@ const MaxBodyBytes = 1 << 20
 // fields, types as declared, at most MaxBodyBytes. Errors are
 // VALIDATION_FAILED (naming the field where there is one) or
 // PAYLOAD_TOO_LARGE.
-func Decode(r *http.Request, dst any) error {
+func Decode(r *http.Request, dst any, opts ...DecodeOption) error {
 	body, err := ReadBody(r, MaxBodyBytes)
 	if err != nil {
 		return err
@@ -35,12 +35,12 @@ func Decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierr.Invalid("", "a JSON body is required")
 	}
-	return DecodeBytes(body, dst)
+	return DecodeBytes(body, dst, opts...)
 }
 
 // DecodeOptional is Decode for endpoints whose body may be absent; an empty
 // body leaves dst unchanged.
-func DecodeOptional(r *http.Request, dst any) error {
+func DecodeOptional(r *http.Request, dst any, opts ...DecodeOption) error {
 	body, err := ReadBody(r, MaxBodyBytes)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func DecodeOptional(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	return DecodeBytes(body, dst)
+	return DecodeBytes(body, dst, opts...)
 }
 
 // ReadBody reads at most limit bytes of the request body; a longer body is
@@ -148,8 +148,10 @@ func deepPath(body []byte, limit int) string {
 	}
 }
 
-// DecodeBytes decodes one strict JSON value from body into dst.
-func DecodeBytes(body []byte, dst any) error {
+// DecodeBytes decodes one strict JSON value from body into dst. A null is
+// refused (VALIDATION_FAILED naming the field) unless dst keeps it as a
+// value (any, json.RawMessage) or an option declares the field Nullable.
+func DecodeBytes(body []byte, dst any, opts ...DecodeOption) error {
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] != '{' {
 		return apierr.Invalid("", "the body must be a JSON object")
 	}
@@ -160,6 +162,13 @@ func DecodeBytes(body []byte, dst any) error {
 		return apierr.Invalid(deepPath(body, MaxDepth), "the body is nested deeper than %d levels", MaxDepth)
 	}
 	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
+		return err
+	}
+	var o decodeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := checkNulls(body, reflect.TypeOf(dst), o.nullable); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -14,23 +14,23 @@ import (
 )
 
 type body struct {
-	Name  string          `json:"name"`
-	Count int             `json:"count"`
-	Tags  []string        `json:"tags"`
-	Inner *inner          `json:"inner"`
-	Items []inner         `json:"items"`
-	Free  map[string]any  `json:"free"`
-	Links map[string]link `json:"links"`
-	Flags map[string]bool `json:"flags"`
+	Name  string          `json:"name,omitempty"`
+	Count int             `json:"count,omitempty"`
+	Tags  []string        `json:"tags,omitempty"`
+	Inner *inner          `json:"inner,omitempty"`
+	Items []inner         `json:"items,omitempty"`
+	Free  map[string]any  `json:"free,omitempty"`
+	Links map[string]link `json:"links,omitempty"`
+	Flags map[string]bool `json:"flags,omitempty"`
 }
 
 type link struct {
-	Enabled bool     `json:"enabled"`
-	Tables  []string `json:"tables"`
+	Enabled bool     `json:"enabled,omitempty"`
+	Tables  []string `json:"tables,omitempty"`
 }
 
 type inner struct {
-	Line1 string `json:"line1"`
+	Line1 string `json:"line1,omitempty"`
 }
 
 func TestDecode(t *testing.T) {

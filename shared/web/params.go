@@ -8,7 +8,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
 
-// Paging limits (DESIGN §2).
+// Paging limits (README "The HTTP contract in short").
 const (
 	DefaultLimit = 100
 	MaxLimit     = 1000

@@ -63,8 +63,8 @@ func RequiredBody(r *http.Request) ([]byte, error) {
 }
 
 // Decoded reads a JSON body into a new T (see Decode).
-func Decoded[T any](r *http.Request) (T, error) {
+func Decoded[T any](r *http.Request, opts ...DecodeOption) (T, error) {
 	var v T
-	err := Decode(r, &v)
+	err := Decode(r, &v, opts...)
 	return v, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/actionlog"
+	"github.com/loyalty-platform/platform/shared/apidoc"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/app/awardfiles"
 	"github.com/loyalty-platform/platform/shared/app/files"
@@ -58,6 +59,7 @@ type Deps struct {
 	Checkins     *checkin.Service
 	Locations    *location.Service
 	Operations   *operation.Service
+	Docs         *apidoc.Service // GET /openapi.json, in the operations function
 	Jobs         *job.Service
 	LocationJobs *locationcsv.Service
 	Rewards      *rewards.Rewards
@@ -102,6 +104,7 @@ func (d *Deps) Wire() {
 	d.Tenants = b.TenantService()
 	d.Jobs = files.Jobs(b, s3c)
 	d.Operations = d.Jobs.Ops
+	d.Docs = &apidoc.Service{}
 	d.Locations = places.Locations(b)
 	d.LocationJobs = locationfiles.New(b, d.Locations, d.Jobs, d.Actions)
 	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
@@ -123,7 +126,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"users":        d.Users.Routes(),
 		"checkins":     d.Checkins.Routes(),
 		"locations":    locationfiles.Routes(d.Locations, d.LocationJobs),
-		"operations":   d.Operations.Routes(),
+		"operations":   append(d.Operations.Routes(), d.Docs.Routes()...),
 		"loyalty":      d.Rewards.LoyaltyRoutes(),
 		"awardimports": d.AwardJobs.Routes(),
 		"audiences":    d.Rewards.AudienceRoutes(),
