@@ -56,6 +56,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -151,6 +152,13 @@ type Service struct {
 	Crash func(cp operation.Checkpoint) bool
 	// Sleep waits between claim attempts; nil means time.Sleep.
 	Sleep func(time.Duration)
+	// CommitWidth is how many chunks of an import commit at once; 0 means
+	// DefaultCommitWidth.
+	CommitWidth int
+	// WriteChunk, when set, is called before each chunk's transaction
+	// with the chunk's writes; an error it returns is taken as the
+	// database's answer (nothing is written). For tests of faults.
+	WriteChunk func(ctx context.Context, items []types.TransactWriteItem) error
 }
 
 // KindKey is the key of Kinds for an operation.
@@ -217,6 +225,12 @@ func continueKey(tenantID, id string, parts, run int) string {
 
 func partKey(tenantID, id string, n, run int) string {
 	return fmt.Sprintf("%sresults/part-%05d-r%d.csv", prefix(tenantID, id), n, run)
+}
+
+// chunkPartKey is the key of the results part of the chunk of an import
+// that starts at input offset from, written by run.
+func chunkPartKey(tenantID, id string, from int64, run int) string {
+	return fmt.Sprintf("%sresults/chunk-%015d-r%d.csv", prefix(tenantID, id), from, run)
 }
 
 // ParseKey returns the tenant and operation of a key that starts or

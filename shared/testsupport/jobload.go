@@ -3,6 +3,7 @@ package testsupport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -394,13 +395,78 @@ func (h *Harness) RunLargeImport(namespace string, file GeneratedCSV, maxRowsPer
 func CrashOnceMidFile(jobs *job.Service) (at *int64) {
 	at = new(int64)
 	jobs.Crash = func(cp operation.Checkpoint) bool {
-		if *at == 0 && cp.Rows > 0 && !cp.InputDone {
+		if *at == 0 && cp.Rows > 0 && !cp.InputDone && cp.Offset < cp.InputSize {
 			*at = cp.Rows
 			return true
 		}
 		return false
 	}
 	return at
+}
+
+// CrashOutOfOrder runs the captured job operation id as if its first run
+// died with its chunks committed out of order: the run's first chunk
+// transaction is held back until a later chunk has committed, and the run
+// then stops (the held chunk never commits, the checkpoint stays before
+// it); the redelivery after the lease expired skips the rows of the
+// chunks committed past the checkpoint and commits the others. The job's
+// input must make several chunks whose rows touch nothing in common (a
+// row would wait for the held chunk). It fails the test unless the crash left
+// a chunk committed past the checkpoint, and leaves jobs.Crash and
+// jobs.WriteChunk set (the caller resets them).
+func (h *Harness) CrashOutOfOrder(jobs *job.Service, id string, ev events.S3Event) {
+	t := h.T
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		held    bool
+		release = make(chan struct{})
+		crashed bool
+		rows    int64 // the checkpoint's rows after the last commit
+	)
+	jobs.WriteChunk = func(ctx context.Context, _ []types.TransactWriteItem) error {
+		mu.Lock()
+		if held || crashed {
+			mu.Unlock()
+			return nil
+		}
+		held = true
+		mu.Unlock()
+		select {
+		case <-release:
+			return errors.New("held chunk released")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	jobs.Crash = func(cp operation.Checkpoint) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if crashed || !held || cp.Rows > rows {
+			rows = cp.Rows
+			return false
+		}
+		// The checkpoint did not move: this chunk committed past it.
+		crashed = true
+		close(release)
+		return true
+	}
+	DeliverAll(t, jobs, ev, 1)
+	mu.Lock()
+	ok := crashed
+	mu.Unlock()
+	if !ok {
+		t.Fatal("the run did not commit a chunk past its held first chunk")
+	}
+	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "RUNNING" {
+		t.Fatalf("after the crash = %v", op)
+	}
+	jobs.WriteChunk, jobs.Crash = nil, nil
+	h.Clock.Advance(job.DefaultLease + time.Second)
+	DeliverAll(t, jobs, ev, 2)
+	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "DONE" {
+		t.Fatalf("after the resumed run = %v", op)
+	}
 }
 
 // JobFault is a way the runs of a job can go wrong: Run drives the
