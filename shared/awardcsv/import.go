@@ -23,7 +23,7 @@ import (
 const (
 	groupSize     = 100     // rows read, looked up and prepared together
 	maxBatchRows  = 500     // rows per commit (and results part)
-	maxBatchItems = 48      // transaction items of the rows (the chunk's marker and fence check are two more)
+	maxBatchItems = 96      // transaction items of the rows (the chunk's marker and fence check are two more)
 	maxBatchCells = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose award changed between its read
 	// and the commit is prepared again before it fails.

@@ -211,7 +211,17 @@ func (c *Committer) Submit(ch *Chunk) error {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		err := c.commitRange(ch, 0, len(ch.Rows), slot)
+		// Rows on both sides of a chunk an earlier run committed (skipped
+		// by the input) commit apart: a marker covers contiguous bytes.
+		var err error
+		for lo := 0; lo < len(ch.Rows) && err == nil; {
+			hi := lo + 1
+			for hi < len(ch.Rows) && ch.Rows[hi].Start == ch.Rows[hi-1].End {
+				hi++
+			}
+			err = c.commitRange(ch, lo, hi, slot)
+			lo = hi
+		}
 		c.mu.Lock()
 		for _, k := range ch.Keys {
 			if c.keys[k]--; c.keys[k] <= 0 {

@@ -31,15 +31,12 @@ const (
 )
 
 // Batch limits of the import: a DynamoDB transaction holds at most 100
-// items and 4 MB; the chunk's marker and fence check take two items. A
-// chunk's transaction stays well under the limit: chunks commit several at
-// once, and DynamoDB Local's transactions take longer per item the more
-// items they hold.
+// items and 4 MB; the chunk's marker and fence check take two items.
 const (
 	groupSize      = 100     // rows read and prepared together
 	prepareWorkers = 16      // rows prepared at once (their reads in parallel)
 	maxBatchRows   = 500     // rows per commit (and results part)
-	maxBatchItems  = 48      // transaction items of the rows
+	maxBatchItems  = 96      // transaction items of the rows
 	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
 	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose location changed between its

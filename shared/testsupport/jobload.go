@@ -46,14 +46,19 @@ func DeliverAll(t testing.TB, jobs *job.Service, ev events.S3Event, n int) {
 	}
 }
 
-// CrashAfterEveryCommit runs the captured job operation id as if every run
-// died right after its first commit (before the input's end): each
+// CrashAfterEveryCommit runs the captured job operation id, committing one
+// chunk at a time, as if every run died right after its first commit (before the input's end): each
 // redelivery of ev (three at once) after the lease expired resumes at the
 // checkpoint, until the operation is DONE. It returns the number of
 // crashes, and leaves jobs.Crash set (the caller resets it).
 func (h *Harness) CrashAfterEveryCommit(jobs *job.Service, id string, ev events.S3Event) (crashes int) {
 	t := h.T
 	t.Helper()
+	// One chunk at a time, so that each run commits one and crashes (the
+	// chunks of a run that commit out of order: CrashOutOfOrder).
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
+	defer func() { jobs.CommitWidth = width }()
 	var mu sync.Mutex
 	jobs.Crash = func(cp operation.Checkpoint) bool {
 		mu.Lock()
@@ -389,14 +394,19 @@ func (h *Harness) RunLargeImport(namespace string, file GeneratedCSV, maxRowsPer
 
 // CrashOnceMidFile makes the first run of jobs that commits rows before
 // the input's end stop right after that commit, as if the process died
-// (its lease stays held), and returns where it stopped: the rows committed
-// by then, 0 until it did. It leaves jobs.Crash set (the caller resets
-// it).
+// (its lease stays held; that run commits one chunk at a time), and
+// returns where it stopped: the rows committed by then, 0 until it did.
+// It leaves jobs.Crash set (the caller resets it).
 func CrashOnceMidFile(jobs *job.Service) (at *int64) {
 	at = new(int64)
+	// The run that crashes commits one chunk at a time, so that it stops
+	// with rows committed and rows left; the next runs commit as usual.
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
 	jobs.Crash = func(cp operation.Checkpoint) bool {
 		if *at == 0 && cp.Rows > 0 && !cp.InputDone && cp.Offset < cp.InputSize {
 			*at = cp.Rows
+			jobs.CommitWidth = width
 			return true
 		}
 		return false
