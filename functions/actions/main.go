@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/files"
 )
 
 func main() {
@@ -17,5 +18,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("actions: %v", err)
 	}
-	lambda.Start(b.Lambda(b.ActionLog(b.Jobs()).Routes()))
+	lambda.Start(b.Lambda(files.ActionLog(b, files.Jobs(b, files.NewS3(b))).Routes()))
 }

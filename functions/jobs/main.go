@@ -12,6 +12,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/awardfiles"
+	"github.com/loyalty-platform/platform/shared/app/files"
+	"github.com/loyalty-platform/platform/shared/app/locationfiles"
 	"github.com/loyalty-platform/platform/shared/app/places"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
 )
@@ -21,9 +24,10 @@ func main() {
 	if err != nil {
 		log.Fatalf("jobs: %v", err)
 	}
-	actions, jobs := b.Actions(), b.Jobs()
-	places.LocationJobs(b, places.Locations(b), jobs, actions)
-	rewards.New(b, actions).Imports(b, jobs)
-	b.ActionLog(jobs)
+	actions, jobs := b.Actions(), files.Jobs(b, files.NewS3(b))
+	files.Register(jobs,
+		locationfiles.New(b, places.Locations(b), jobs, actions).Kinds(),
+		awardfiles.Imports(b, rewards.New(b, actions), jobs).Kinds(),
+		files.ActionLog(b, jobs).Kinds())
 	lambda.Start(jobs.HandleEvent)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/files"
+	"github.com/loyalty-platform/platform/shared/app/locationfiles"
 	"github.com/loyalty-platform/platform/shared/app/places"
 )
 
@@ -19,6 +21,6 @@ func main() {
 		log.Fatalf("locations: %v", err)
 	}
 	locations := places.Locations(b)
-	jobs := places.LocationJobs(b, locations, b.Jobs(), b.Actions())
-	lambda.Start(b.Lambda(places.LocationRoutes(locations, jobs)))
+	imports := locationfiles.New(b, locations, files.Jobs(b, files.NewS3(b)), b.Actions())
+	lambda.Start(b.Lambda(locationfiles.Routes(locations, imports)))
 }

@@ -1,7 +1,7 @@
 // Command loyalty is the Lambda function for perks, awards and their points,
-// award enrichments and award imports. It builds what it serves once per
-// cold start and serves API Gateway HTTP API (payload 2.0) events through
-// the api-proxy adapter.
+// and award enrichments (the award import's routes are the awardimports
+// function's). It builds what it serves once per cold start and serves API
+// Gateway HTTP API (payload 2.0) events through the api-proxy adapter.
 package main
 
 import (
@@ -18,7 +18,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("loyalty: %v", err)
 	}
-	loyalty := rewards.New(b, b.Actions())
-	imports := loyalty.Imports(b, b.Jobs())
-	lambda.Start(b.Lambda(loyalty.LoyaltyRoutes(imports)))
+	lambda.Start(b.Lambda(rewards.New(b, b.Actions()).LoyaltyRoutes()))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/files"
 	"github.com/loyalty-platform/platform/shared/app/identity"
 	"github.com/loyalty-platform/platform/shared/app/places"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
@@ -27,7 +28,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("users: %v", err)
 	}
-	users := identity.Users(b, notifier, pusher)
+	users := identity.Users(b, notifier, pusher, files.NewS3(b))
 	identity.Attach(users, rewards.New(b, actions), checkins, actions)
 	lambda.Start(b.Lambda(users.Routes()))
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/loyalty-platform/platform/shared/blob"
+	"github.com/loyalty-platform/platform/shared/bucket"
 	"github.com/loyalty-platform/platform/shared/sam"
 )
 
@@ -36,7 +36,7 @@ func TableName(logicalID string) string {
 // BucketName returns the physical name of a template bucket: the value of
 // its environment variable (FILES_BUCKET for FilesBucket) or else
 // "platform-" and the lower-cased logical id without "Bucket"
-// (platform-files), which is what blob.BucketsFromEnv defaults to.
+// (platform-files), which is what bucket.NamesFromEnv defaults to.
 func BucketName(logicalID string) string {
 	if v := os.Getenv(EnvName(logicalID)); v != "" {
 		return v
@@ -59,7 +59,7 @@ func BucketNames(t *sam.Template) []string {
 	for _, b := range t.Buckets {
 		add(BucketName(b.LogicalID))
 	}
-	app := blob.BucketsFromEnv()
+	app := bucket.NamesFromEnv()
 	add(app.Files)
 	add(app.Media)
 	return names

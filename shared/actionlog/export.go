@@ -10,6 +10,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/csvcell"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
@@ -182,6 +183,8 @@ var exportColumns = []string{
 	"userId", "userName", "locationId", "locationTitle", "paymentType", "environment", "metadata",
 }
 
+// exportRow returns the cells of an action: monthofyear, weekofyear,
+// dayofmonth and dayofweek are numbers, the others text (csvcell).
 func exportRow(a action.Action) []string {
 	row := []string{
 		a.ID, a.Type, a.When.Timestamp, strconv.Itoa(a.When.MonthOfYear), strconv.Itoa(a.When.WeekOfYear),
@@ -199,7 +202,7 @@ func exportRow(a action.Action) []string {
 	if b, err := json.Marshal(a.Metadata); err == nil {
 		row[14] = string(b)
 	}
-	return row
+	return csvcell.Row(row, func(i int) bool { return i >= 3 && i <= 6 })
 }
 
 // exportKind runs action exports.

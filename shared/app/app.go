@@ -1,10 +1,12 @@
 // Package app is what every function builds once per cold start: its
-// configuration from the environment, the AWS clients, the clock, the
-// logger and paging keys (Base), the small shared services every domain
-// uses (who calls, users' profiles, the actions log, the jobs), and the
-// Lambda handler of an HTTP function. It links no domain beyond those:
-// each function's main builds the domains it serves (the group builders
-// under shared/app/...), so a function links only what it serves.
+// configuration from the environment, the AWS configuration and the
+// DynamoDB client, the clock, the logger and paging keys (Base), the small
+// shared services every domain uses (who calls, tenants, users' profiles,
+// the actions recorder, operations, idempotency), and the Lambda handler of
+// an HTTP function. It links no domain beyond those, and no S3 client:
+// each function's main builds what it serves with the group builders under
+// shared/app/... (shared/app/files for S3 and the jobs), so a function
+// links, and initialises at its cold start, only what it serves.
 // shared/app/platform assembles every function at once for the local
 // stack and the tests.
 package app
@@ -22,19 +24,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/loyalty-platform/platform/shared/action"
-	"github.com/loyalty-platform/platform/shared/actionlog"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/auth"
-	"github.com/loyalty-platform/platform/shared/blob"
+	"github.com/loyalty-platform/platform/shared/bucket"
 	"github.com/loyalty-platform/platform/shared/callcount"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/idempotency"
-	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/tenant"
@@ -44,7 +43,7 @@ import (
 // Config is everything a function reads from its environment.
 type Config struct {
 	Tables  ddb.Tables
-	Buckets blob.Buckets
+	Buckets bucket.Names
 	// PagingSecret signs paging keys. Locally a random secret is made per
 	// process when PAGING_KEY_SECRET is unset.
 	PagingSecret []byte
@@ -62,7 +61,7 @@ type Config struct {
 func ConfigFromEnv() Config {
 	c := Config{
 		Tables:       ddb.TablesFromEnv(),
-		Buckets:      blob.BucketsFromEnv(),
+		Buckets:      bucket.NamesFromEnv(),
 		PagingSecret: []byte(os.Getenv("PAGING_KEY_SECRET")),
 		Notifier:     os.Getenv("NOTIFIER"),
 		SenderEmail:  os.Getenv("SENDER_EMAIL"),
@@ -93,23 +92,12 @@ type Base struct {
 	Config Config
 	AWS    aws.Config
 	DB     ddb.API
-	// S3 is the S3 client, made by Blob for the functions that use S3 (it
-	// is a megabyte of every binary that links it).
-	S3     *s3.Client
 	Clock  clock.Clock
 	Log    *slog.Logger
 	Cursor ddb.Cursor
 	// TenantCache is the container's cache of tenants and service keys
 	// (Config.TenantCacheTTL), shared by every domain; nil is no cache.
 	TenantCache *tenant.Cache
-}
-
-// Blob returns the S3 client, making it on first use.
-func (b *Base) Blob() *s3.Client {
-	if b.S3 == nil {
-		b.S3 = blob.NewClient(b.AWS)
-	}
-	return b.S3
 }
 
 // NewBase builds the base of a function from cfg with the real clock.
@@ -127,6 +115,10 @@ func NewBase(ctx context.Context, cfg Config) (*Base, error) {
 		Clock: clock.System{}, Log: web.NewLogger(), Cursor: ddb.NewCursor(cfg.PagingSecret),
 		TenantCache: tenant.NewCacheTTL(cfg.TenantCacheTTL),
 	}
+	// Lines logged outside a request (jobs, streams, schedules) and the
+	// business metrics they record are JSON too: CloudWatch reads the
+	// metrics only from JSON lines.
+	slog.SetDefault(b.Log)
 	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !RunningLocally() && os.Getenv("PAGING_KEY_SECRET") == "" {
 		b.Log.Warn("PAGING_KEY_SECRET is not set: paging keys are signed with a per-container secret and fail across containers")
 	}
@@ -157,26 +149,6 @@ func (b *Base) Actions() *action.Recorder {
 // Operations builds the operations of asynchronous jobs (polling them).
 func (b *Base) Operations() *operation.Service {
 	return &operation.Service{DB: b.DB, Table: b.Config.Tables.Operations, Clock: b.Clock}
-}
-
-// Jobs builds the job runner on the operations and the files bucket (its
-// kinds are added by the domains that have jobs).
-func (b *Base) Jobs() *job.Service {
-	s3c := b.Blob()
-	return &job.Service{
-		Ops: b.Operations(), Bucket: b.Config.Buckets.Files, Clock: b.Clock, Log: b.Log, Kinds: map[string]job.Kind{},
-		S3: s3c, Presign: s3.NewPresignClient(s3c),
-	}
-}
-
-// ActionLog builds the actions log (lists and exports) on jobs, and
-// registers its export kind with them.
-func (b *Base) ActionLog(jobs *job.Service) *actionlog.Service {
-	s := &actionlog.Service{Actions: b.Actions(), Cursor: b.Cursor, Owners: b.Profiles(), Users: b.Profiles(), Jobs: jobs}
-	for k, v := range s.Kinds() {
-		jobs.Kinds[k] = v
-	}
-	return s
 }
 
 // TenantTitle names a tenant (for the actions of jobs and the expiry).
@@ -212,7 +184,7 @@ func lambda(h http.Handler, log *slog.Logger) LambdaHandler {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		req, err := adapter.EventToRequestWithContext(ctx, withoutStage(ev))
 		if err != nil {
-			log.Info("request", "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
+			log.Info("request", "requestId", ev.RequestContext.RequestID, "route", ev.RouteKey, "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
 			body, _ := json.Marshal(web.ErrorBody{Code: string(apierr.ValidationFailed), Message: "the request URL is malformed (check its percent-encoding)"})
 			return events.APIGatewayV2HTTPResponse{
 				StatusCode: http.StatusUnprocessableEntity,

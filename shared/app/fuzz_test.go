@@ -111,6 +111,10 @@ func FuzzLambda(f *testing.F) {
 		{"GET", "%", "", "", false, "", "", "", ""},
 		{"G T", "/things", "", "", false, "", "", "", ""},
 		{"POST", "/users/u1/things", "", "{" + strings.Repeat(`"a":[`, 40), false, "Token user-token", "", "", ""},
+		{"POST", "/users/u1/things", "", `{"count":1e308}`, false, "Token user-token", "", "", ""},
+		{"POST", "/users/u1/things", "", `{"count":1e126,"attrs":{"":"x"}}`, false, "Token user-token", "", "", ""},
+		{"POST", "/users/u1/things", "", `{"tags":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`, false, "Token user-token", "", "", ""},
+		{"POST", "/users/u1/things", "", `{"title":"=HYPERLINK(\"x\")","attrs":{"a":"@SUM(1+1)"}}`, false, "Token user-token", "", "", ""},
 	} {
 		f.Add(s.method, s.path, s.query, s.body, s.b64, s.auth, s.tenant, s.version, s.stage)
 	}

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -138,13 +139,16 @@ type Horizon struct {
 	Clock               time.Duration
 }
 
-var horizonPattern = regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+// horizonPattern is compiled on first use, not at every cold start.
+var horizonPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+})
 
 // ParseHorizon parses an ISO 8601 duration such as P30D, P1Y2M, P2W or
 // PT36H. It must be positive and at most about ten years.
 func ParseHorizon(s string) (Horizon, error) {
 	bad := apierr.Invalid("expiryHorizon", "must be a positive ISO 8601 duration such as P30D, P2W, P1M or PT12H (at most 10 years)")
-	m := horizonPattern.FindStringSubmatch(s)
+	m := horizonPattern().FindStringSubmatch(s)
 	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
 		return Horizon{}, bad
 	}

@@ -95,7 +95,7 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 		ids = append(ids, a.ID)
 	}
 	if err := s.Rules.Run(ctx, actions...); err != nil {
-		s.log().Warn("rules after a segment change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
+		s.log().WarnContext(ctx, "rules after a segment change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }
 
@@ -340,7 +340,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) erro
 	// leaves behind is never served (and TTL or a later delete removes
 	// it).
 	if err := s.st().deleteMembers(ctx, caller.TenantID, id); err != nil {
-		s.log().Warn("segment deleted, memberships left to remove", "segmentId", id, "error", err.Error())
+		s.log().WarnContext(ctx, "segment deleted, memberships left to remove", "segmentId", id, "error", err.Error())
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -126,7 +127,7 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 		ids = append(ids, a.ID)
 	}
 	if err := s.Rules.Run(ctx, actions...); err != nil {
-		slog.Default().Warn("rules after an award change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
+		slog.Default().WarnContext(ctx, "rules after an award change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }
 
@@ -363,6 +364,7 @@ func (s *Service) grant(ctx context.Context, sub Subject, points int, opt GrantO
 		return tx, err
 	}, func(err error) (bool, error) { return w.Failure(err) })
 	if err == nil {
+		metrics.Count(ctx, sub.TenantID, metrics.AwardsGranted, 1)
 		s.react(ctx, w.Action)
 	}
 	return w.rec, err
@@ -418,6 +420,7 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 	if err != nil {
 		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
 	}
+	metrics.Count(ctx, sub.TenantID, metrics.AwardsRedeemed, 1)
 	s.react(ctx, w.Action)
 	return s.current(ctx, sub.TenantID, sub.Perk, uid)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/csvcell"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -203,7 +204,7 @@ func (h *header) parseRow(rec []string) row {
 		if i < 0 || i >= len(rec) {
 			return ""
 		}
-		return strings.TrimSpace(rec[i])
+		return csvcell.Read(strings.TrimSpace(rec[i]))
 	}
 	r.userID, r.perkCell, r.pointsCell = cell(h.user), cell(h.perk), cell(h.points)
 	if len(rec) != len(h.names) {
@@ -256,6 +257,15 @@ func parsePoints(v string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// escapeLine returns a results line (see resultsHeader) as written:
+// points and points_available_<n> are the numeric columns, the others text
+// (csvcell).
+func escapeLine(line []string) []string {
+	return csvcell.Row(line, func(i int) bool {
+		return i == 2 || (i > 3 && i < len(line)-1 && (i-4)%3 == 2)
+	})
 }
 
 // joinList joins items with "|", escaping "|" and "\" inside them.

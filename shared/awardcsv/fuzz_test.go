@@ -22,6 +22,8 @@ func FuzzImportRows(f *testing.F) {
 		"user_id,perk_id\n\"u\nx\",p\nu,p,extra\n",
 		"user_id,PER\u212a_x\nu,1\n",
 		"user_id,perk_id,points\nu,p,99999999999999999999\n",
+		"user_id,perk_id,points\n\"=HYPERLINK(\"\"x\"\")\",@SUM(1+1),-5\n'=u,'@p,'-5\n'u,p,'7\n",
+		"user_id,perk_id,points\nu,p,1e308\nu,p,1e126\n",
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, recs, ok := fuzzcsv.Parse(data, 100, parseHeader)

@@ -745,7 +745,7 @@ func (imp *importer) line(e *entry) []string {
 		}
 		out = append(out, "", "", "")
 	}
-	return append(out, joinList(e.errs))
+	return escapeLine(append(out, joinList(e.errs)))
 }
 
 // text makes an echoed cell valid UTF-8 (a row that is not is reported).

@@ -1,35 +1,15 @@
-// Package blob wraps Amazon S3 for the platform: the client built once per
-// cold start (path-style when a local endpoint is used) and the bucket names
-// from the environment.
+// Package blob wraps Amazon S3 for the platform: the client (path-style
+// when a local endpoint is used) and the subset of it the domains use. The
+// bucket names are in shared/bucket.
 package blob
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/ddb"
 )
-
-// Buckets holds the physical bucket names that template.yaml sets; locally
-// they default to fixed names.
-type Buckets struct {
-	Files string
-	Media string
-}
-
-// BucketsFromEnv reads the bucket names from the environment.
-func BucketsFromEnv() Buckets {
-	b := Buckets{Files: os.Getenv("FILES_BUCKET"), Media: os.Getenv("MEDIA_BUCKET")}
-	if b.Files == "" {
-		b.Files = "platform-files"
-	}
-	if b.Media == "" {
-		b.Media = "platform-media"
-	}
-	return b
-}
 
 // NewClient returns an S3 client for cfg. With a custom endpoint (a local S3
 // server or LocalStack) it uses path-style addressing.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -39,6 +40,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.CheckinsCreated, 1)
 	web.JSON(w, http.StatusCreated, c)
 }
 

@@ -13,7 +13,8 @@ import (
 // record is a *RowError the run reports and reads past, and the end is
 // io.EOF within as many reads as the file has bytes.
 func FuzzInputRead(f *testing.F) {
-	for _, s := range []string{"a,b\n1,2\n", "a,\"b\nc\",d\r\n", "\"x\"y,z\n", "\"open\n", "a\x00b\n\xff\xfe\n", "", "\n\n\n", "a,b\r\n\r\n1"} {
+	for _, s := range []string{"a,b\n1,2\n", "a,\"b\nc\",d\r\n", "\"x\"y,z\n", "\"open\n", "a\x00b\n\xff\xfe\n", "", "\n\n\n", "a,b\r\n\r\n1",
+		"title,x\n\"=HYPERLINK(\"\"x\"\")\",@SUM(1+1)\n'=a,\"\t-b\"\n", "n\n1e308\n1e126\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

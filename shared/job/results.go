@@ -14,6 +14,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/csvcell"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/operation"
 )
 
@@ -34,8 +36,15 @@ func (s *Service) finish(ctx context.Context, r *Run) error {
 	}
 	res := l.Result
 	res.EtaMs = 0
-	if _, err := s.Ops.Finish(ctx, l, res); err != nil && !errors.Is(err, operation.ErrLeaseLost) {
+	_, err := s.Ops.Finish(ctx, l, res)
+	if err != nil && !errors.Is(err, operation.ErrLeaseLost) {
 		return err
+	}
+	if err == nil {
+		// Once, by the run that finished the operation. Exports count no
+		// imported or failed rows.
+		metrics.Count(ctx, l.TenantID, metrics.ImportRowsOK, int(res.Imported))
+		metrics.Count(ctx, l.TenantID, metrics.ImportRowsFailed, int(res.Errors))
 	}
 	s.log().Info("job: done", "operationId", l.ID, "total", res.Total, "imported", res.Imported, "skipped", res.Skipped, "errors", res.Errors)
 	return nil
@@ -55,7 +64,8 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	cp := l.Checkpoint
 	var head bytes.Buffer
 	w := csv.NewWriter(&head)
-	if err := w.Write(cp.Columns); err != nil {
+	// Header cells are text (csvcell); each kind writes its rows' cells.
+	if err := w.Write(csvcell.Row(cp.Columns, nil)); err != nil {
 		return fmt.Errorf("results header: %w", err)
 	}
 	w.Flush()

@@ -17,7 +17,8 @@ import (
 func FuzzParseListQuery(f *testing.F) {
 	for _, s := range []string{"", "state=active,RETIRED", "state=GONE", "lat=51.5&long=-0.1", "lat=91&long=0", "lat=NaN&long=0",
 		"lat=1", "search=pizza&search=soho", "tags=a,b&tags[]=c", "services=checkins", "services=teleport",
-		"include=zones", "favourites=yes", "title=%E2%80%AE", "limit=0", "lat=1e308&long=-Inf"} {
+		"include=zones", "favourites=yes", "title=%E2%80%AE", "limit=0", "lat=1e308&long=-Inf",
+		"lat=1e126&long=1e-131", "search=%3DHYPERLINK(%22x%22)", "title=%40SUM(1%2B1)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

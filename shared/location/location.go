@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // timezone names are checked without relying on the host's zoneinfo
 	"unicode"
@@ -261,8 +262,9 @@ var identityFields = map[string]bool{"_id": true, "tenantId": true}
 // (whatever their value) and they are ignored.
 var serverManaged = map[string]bool{"created": true, "updated": true, "distance": true}
 
-// writable are the JSON names of the fields a client may set.
-var writable = func() map[string]bool {
+// writable are the JSON names of the fields a client may set (listed on
+// first use, not at every cold start).
+var writable = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}
 	for _, f := range jsonFields(Location{}) {
 		if !identityFields[f] && !serverManaged[f] {
@@ -270,14 +272,14 @@ var writable = func() map[string]bool {
 		}
 	}
 	return out
-}()
+})
 
 // CheckFields rejects unknown top-level fields of a body (exact,
 // case-sensitive names). Identity and server-managed fields are known;
 // CreateFields and UpdateFields decide what they may hold.
 func CheckFields(fields map[string]json.RawMessage) error {
 	for _, k := range sortedKeys(fields) {
-		if !writable[k] && !identityFields[k] && !serverManaged[k] {
+		if !writable()[k] && !identityFields[k] && !serverManaged[k] {
 			return apierr.Invalid(k, "unknown field")
 		}
 	}
@@ -337,10 +339,12 @@ func withoutServerFields(fields map[string]json.RawMessage) map[string]json.RawM
 	return out
 }
 
+// The patterns are compiled on first use, not at every cold start (their
+// counted repetitions are slow to compile).
 var (
-	upperSnakeRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}$`)
-	providerRe   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`)
-	phoneRe      = regexp.MustCompile(`^[0-9+()./ -]{3,50}$`)
+	upperSnakeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}$`) })
+	providerRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`) })
+	phoneRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9+()./ -]{3,50}$`) })
 	serviceSet   = toSet(Services)
 	weekdaySet   = toSet(Weekdays)
 )
@@ -503,10 +507,10 @@ func (l *Location) validateButtons(add func(error)) {
 		b := &l.Buttons[i]
 		at := fmt.Sprintf("buttons[%d]", i)
 		add(checkText(at+".title", b.Title, MaxShortText, false))
-		if b.Style != "" && !upperSnakeRe.MatchString(b.Style) {
+		if b.Style != "" && !upperSnakeRe().MatchString(b.Style) {
 			add(apierr.Invalid(at+".style", "must be an UPPER_SNAKE value such as PRIMARY"))
 		}
-		if b.Action != "" && !upperSnakeRe.MatchString(b.Action) {
+		if b.Action != "" && !upperSnakeRe().MatchString(b.Action) {
 			add(apierr.Invalid(at+".action", "must be an UPPER_SNAKE value such as PREORDER"))
 		}
 		if b.Properties != nil {
@@ -525,7 +529,7 @@ func (l *Location) validateLinks(add func(error)) {
 	}
 	for _, k := range sortedKeys(l.Links) {
 		v := l.Links[k]
-		if !providerRe.MatchString(k) {
+		if !providerRe().MatchString(k) {
 			add(apierr.Invalid("links", "key %q must be a provider name of letters, digits, _ or - (at most 50)", trunc(k)))
 			continue
 		}
@@ -569,7 +573,7 @@ func (l *Location) validateContacts(add func(error)) {
 			add(apierr.Invalid("contacts.email", "must be an e-mail address"))
 		}
 	}
-	if c.Phone != "" && !phoneRe.MatchString(c.Phone) {
+	if c.Phone != "" && !phoneRe().MatchString(c.Phone) {
 		add(apierr.Invalid("contacts.phone", "must be a phone number (digits, spaces, + - ( ) . /; 3 to 50 characters)"))
 	}
 	if *c == (Contacts{}) {

@@ -3,14 +3,18 @@ package locationcsv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/csvcell"
+	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/location"
 )
 
@@ -77,10 +81,11 @@ var linkKeys = []string{"enabled", "parameters", "title"}
 
 var zoneKeys = []string{"name", "tables", "key"}
 
+// The patterns are compiled on first use, not at every cold start.
 var (
-	providerRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`)
-	zoneRe     = regexp.MustCompile(`^zones\.(0|[1-9][0-9]{0,3})\.(name|tables|key)$`)
-	linkRe     = regexp.MustCompile(`^links\.([^.]+)\.(enabled|parameters|title)$`)
+	providerRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,49}$`) })
+	zoneRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^zones\.(0|[1-9][0-9]{0,3})\.(name|tables|key)$`) })
+	linkRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^links\.([^.]+)\.(enabled|parameters|title)$`) })
 )
 
 // column is one recognised header column.
@@ -145,7 +150,7 @@ func parseColumn(name string) (column, bool) {
 	case strings.HasPrefix(name, "openingHours.") && inList(location.Weekdays, strings.TrimPrefix(name, "openingHours.")):
 		c.kind, c.key = kindOpeningHours, strings.TrimPrefix(name, "openingHours.")
 	default:
-		if m := zoneRe.FindStringSubmatch(name); m != nil {
+		if m := zoneRe().FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if n >= location.MaxZones {
 				return c, false
@@ -153,7 +158,7 @@ func parseColumn(name string) (column, bool) {
 			c.kind, c.index, c.key = kindZone, n, m[2]
 			return c, true
 		}
-		if m := linkRe.FindStringSubmatch(name); m != nil && providerRe.MatchString(m[1]) {
+		if m := linkRe().FindStringSubmatch(name); m != nil && providerRe().MatchString(m[1]) {
 			c.kind, c.key = kindLink, m[1]
 			c.index = indexOf(linkKeys, m[2])
 			return c, true
@@ -247,18 +252,26 @@ func (h *header) resultsHeader() []string {
 }
 
 // resultLine is a row of the results file: the kept input cells (padded or
-// cut to the header's width) and the results columns.
+// cut to the header's width) and the results columns, each written as
+// csvcell says (geo_longitude and geo_latitude are the numeric columns).
 func (h *header) resultLine(rec []string, locationID, action string, errs []string) []string {
 	out := make([]string, 0, len(h.kept)+len(ResultColumns))
 	for _, i := range h.kept {
 		v := ""
 		if i < len(rec) {
-			v = rec[i]
+			v = csvcell.Read(rec[i])
 		}
-		out = append(out, v)
+		if i < len(h.cols) && numericKind(h.cols[i].kind) {
+			out = append(out, csvcell.Number(v))
+		} else {
+			out = append(out, csvcell.Text(v))
+		}
 	}
-	return append(out, locationID, action, joinList(errs))
+	return append(out, csvcell.Text(locationID), csvcell.Text(action), csvcell.Text(joinList(errs)))
 }
+
+// numericKind reports whether the columns of a kind hold numbers.
+func numericKind(k colKind) bool { return k == kindLongitude || k == kindLatitude }
 
 // row is a parsed import row: the location it describes, its _id cell and
 // the problems found while parsing.
@@ -285,8 +298,9 @@ func (h *header) parseRow(rec []string) row {
 		r.errs = append(r.errs, col+": "+fmt.Sprintf(format, args...))
 	}
 	for i, c := range h.cols {
-		// h.cols skips nothing: every header column is known here.
-		v := rec[i]
+		// h.cols skips nothing: every header column is known here. A cell
+		// an export escaped (csvcell.Text) reads as the value.
+		v := csvcell.Read(rec[i])
 		if strings.TrimSpace(v) == "" && c.kind != kindPlain {
 			continue
 		}
@@ -584,11 +598,20 @@ func addressValue(a *location.Address, key string) string {
 	return ""
 }
 
-// setJSON decodes a JSON column strictly into its field.
+// setJSON decodes a JSON column strictly into its field. The value must be
+// one DynamoDB can store (ddb.CheckJSON: the rules of free JSON in request
+// bodies).
 func setJSON(l *location.Location, name, v string) error {
 	raw := []byte(strings.TrimSpace(v))
 	if !json.Valid(raw) {
 		return fmt.Errorf("is not valid JSON")
+	}
+	if _, err := ddb.CheckJSON(raw); err != nil {
+		var ve *ddb.ValueError
+		if errors.As(err, &ve) && ve.Path != "" {
+			return fmt.Errorf("%s, at %s", ve.Reason, trunc(ve.Path))
+		}
+		return err
 	}
 	strict := func(dst any) error {
 		dec := json.NewDecoder(bytes.NewReader(raw))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/csvcell"
 	"github.com/loyalty-platform/platform/shared/location"
 )
 
@@ -118,7 +119,9 @@ func (y *layout) columns() []string {
 }
 
 // exportRow returns the cells of a location under the header cols (made by
-// layout.columns); a cell whose field is absent is empty.
+// layout.columns); a cell whose field is absent is empty. Cells are written
+// as csvcell says: geo_longitude and geo_latitude are numbers, the others
+// text.
 func exportRow(cols []string, l location.Location) []string {
 	zoneNames := make([]string, 0, len(l.Zones))
 	for k := range l.Zones {
@@ -127,7 +130,11 @@ func exportRow(cols []string, l location.Location) []string {
 	sort.Strings(zoneNames)
 	out := make([]string, len(cols))
 	for i, name := range cols {
-		out[i] = cell(name, l, zoneNames)
+		if name == colLongitude || name == colLatitude {
+			out[i] = csvcell.Number(cell(name, l, zoneNames))
+		} else {
+			out[i] = csvcell.Text(cell(name, l, zoneNames))
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package locationcsv
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/testsupport/fuzzcsv"
@@ -23,6 +24,9 @@ func FuzzImportRows(f *testing.F) {
 		"title,geo_longitude,geo_latitude,zones.1.name,zones.0.key\nA,1,2,z,k\n",
 		"title,geo_longitude,geo_latitude,result_location_id,result_action,result_errors\nA,1,2,x,CREATED,\n",
 		"\xef\xbb\xbftitle,geo_longitude,geo_latitude\n\xff,0,0\n",
+		"title,geo_longitude,geo_latitude,extended_json\nA,1,2,\"{\"\"n\"\":1e308}\"\nB,1,2,\"{\"\"n\"\":1e126}\"\nC,1,2,\"{\"\"n\"\":-1e-131,\"\"\"\":1}\"\n",
+		"title,geo_longitude,geo_latitude,extended_json,buttons_json\nA,1,2,\""+strings.Repeat(`{""a"":`, 40)+"1"+strings.Repeat("}", 40)+"\",\"[[[[]]]]\"\n",
+		"title,geo_longitude,geo_latitude,tags,description\n\"=HYPERLINK(\"\"x\"\")\",-5,-5,'-a|+b,@SUM(1+1)\n'=x,'-5,1,\"\t=y\",\"\r+z\"\n''=x,1,1,''@,'\n",
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, recs, ok := fuzzcsv.Parse(data, 100, parseHeader)

@@ -77,7 +77,70 @@ func merge() (map[string]any, error) {
 			base["tags"] = append(baseTags, tags...)
 		}
 	}
+	decorate(base)
 	return base, nil
+}
+
+// methods are the operation keys of a path item.
+var methods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "patch": true, "head": true, "options": true, "trace": true}
+
+// decorate adds to every operation what any route may answer, so that no
+// fragment repeats it: the 429 of API Gateway's throttling ($ref
+// TooManyRequests) where an operation documents no 429 of its own; the
+// x-request-id header ($ref RequestId) on each response the functions write;
+// and the CORS header API Gateway adds ($ref AccessControlAllowOrigin) on
+// every response.
+func decorate(doc map[string]any) {
+	components, _ := doc["components"].(map[string]any)
+	shared, _ := components["responses"].(map[string]any)
+	for name, r := range shared {
+		resp, _ := r.(map[string]any)
+		addHeaders(resp, name != "TooManyRequests")
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for _, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, v := range ops {
+			op, ok := v.(map[string]any)
+			if !ok || !methods[method] {
+				continue
+			}
+			responses, _ := op["responses"].(map[string]any)
+			if responses == nil {
+				continue
+			}
+			if _, ok := responses["429"]; !ok {
+				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+			}
+			for _, r := range responses {
+				resp, _ := r.(map[string]any)
+				addHeaders(resp, true)
+			}
+		}
+	}
+}
+
+// addHeaders declares the CORS header and, with requestID, the x-request-id
+// header on a response written in place (not a $ref), unless it declares
+// them already.
+func addHeaders(resp map[string]any, requestID bool) {
+	if resp == nil || resp["$ref"] != nil {
+		return
+	}
+	headers, _ := resp["headers"].(map[string]any)
+	if headers == nil {
+		headers = map[string]any{}
+		resp["headers"] = headers
+	}
+	add := map[string]string{"Access-Control-Allow-Origin": "#/components/headers/AccessControlAllowOrigin"}
+	if requestID {
+		add["x-request-id"] = "#/components/headers/RequestId"
+	}
+	for name, ref := range add {
+		if _, ok := headers[name]; !ok {
+			headers[name] = map[string]any{"$ref": ref}
+		}
+	}
 }
 
 func mergeInto(dst, src map[string]any, file, key string) error {

@@ -293,6 +293,10 @@ func request(method, target string, header ...string) *http.Request {
 
 var jsonCT = http.Header{"Content-Type": []string{"application/json"}}
 
+// checkinJSON is a check-in as the checkins function returns it.
+const checkinJSON = `{"_id":"c1","tenantId":"t1","userId":"u1","locationId":"l1","locationTitle":"Shop","userFullName":"Ada Tester",` +
+	`"type":"MANUAL","trigger":"CODE","created":"2024-05-01T12:30:00.000Z","updated":"2024-05-01T12:30:00.000Z"}`
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -367,6 +371,13 @@ func TestValidateResponse(t *testing.T) {
 		{"user with every extra", request("GET", "/users/u1?include=checkin"), 200, jsonCT, mustJSON(t, u), true},
 		{"user without extras", request("GET", "/users/u1"), 200, jsonCT, mustJSON(t, sampleUser(false)), true},
 		{"user with an undocumented field", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `{`, `{"secret":1,`, 1)), false},
+		{"user with a null string", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"firstName":"Ada"`, `"firstName":null`, 1)), false},
+		{"user with a null object", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"defaultTip":{"scheme":"PERCENTAGE","amount":12.5}`, `"defaultTip":null`, 1)), false},
+		{"user with a null list", request("GET", "/users/u1?include=segments"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"segments":[{"_id":"s1","title":"VIP","included":true}]`, `"segments":null`, 1)), false},
+		{"user with a percentage tip over 100", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"amount":12.5`, `"amount":120`, 1)), false},
+		{"user with an absolute tip over 100", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `{"scheme":"PERCENTAGE","amount":12.5}`, `{"scheme":"ABSOLUTE","amount":120}`, 1)), true},
+		{"user checked in", request("GET", "/users/u1?include=checkin"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"checkin":null`, `"checkin":`+checkinJSON, 1)), true},
+		{"user with a check-in missing a field", request("GET", "/users/u1?include=checkin"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"checkin":null`, `"checkin":{"_id":"c1"}`, 1)), false},
 		{"user missing a required field", request("GET", "/users/u1"), 200, jsonCT, []byte(strings.Replace(string(mustJSON(t, u)), `"id":"u1",`, ``, 1)), false},
 		{"created user", request("POST", "/users?autoActivate=true"), 201, jsonCT, mustJSON(t, sampleUser(false)), true},
 		{"created user as 200", request("POST", "/users"), 200, jsonCT, mustJSON(t, sampleUser(false)), false},
@@ -394,9 +405,12 @@ func TestValidateResponse(t *testing.T) {
 				t.Errorf("want valid, got %v", err)
 			}
 			if !c.ok {
-				if err == nil {
+				switch {
+				case err == nil:
 					t.Errorf("want an error, got none")
-				} else {
+				case strings.Contains(c.name, "null") && !strings.Contains(err.Error(), "not nullable"):
+					t.Errorf("want the null refused, got %v", err)
+				default:
 					t.Logf("rejected as expected: %v", err)
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -116,7 +117,10 @@ var (
 	ErrLeaseLost = apierr.New(apierr.Conflict, "the operation is no longer leased by this run")
 )
 
-var guidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+// guidRe and idRe are compiled on first use, not at every cold start.
+var guidRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // ParseNonce validates the x-platform-req-nonce header: a GUID in its
 // 8-4-4-4-12 hexadecimal form, any case (stored lower-case). A missing or
@@ -126,17 +130,17 @@ func ParseNonce(v string) (string, error) {
 	if v == "" {
 		return "", apierr.Invalid(web.HeaderNonce, "is required: a new GUID per call, the same GUID to repeat a call")
 	}
-	if !guidRe.MatchString(v) {
+	if !guidRe().MatchString(v) {
 		return "", apierr.Invalid(web.HeaderNonce, "must be a GUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301")
 	}
 	return strings.ToLower(v), nil
 }
 
-var idRe = regexp.MustCompile(`^[0-9a-f]{24}$`)
+var idRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{24}$`) })
 
 // ValidID reports whether id has the form of an operation id (24 lower-case
 // hexadecimal characters); anything else cannot exist and is NOT_FOUND.
-func ValidID(id string) bool { return idRe.MatchString(id) }
+func ValidID(id string) bool { return idRe().MatchString(id) }
 
 // newID returns a new operation id.
 func newID() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -439,6 +440,12 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 // after runs, once a completion committed, what follows it: the checkout's
 // POS notification and the rules on its actions.
 func (s *Service) after(ctx context.Context, c completion) {
+	for _, a := range c.actions {
+		if a.Type == ActionOrderCompleted {
+			metrics.Count(ctx, a.TenantID, metrics.OrdersCompleted, 1)
+			metrics.Count(ctx, a.TenantID, metrics.AwardsRedeemed, len(c.redeems))
+		}
+	}
 	if c.checkout != nil {
 		s.Checkins.Notify(ctx, *c.checkout, checkin.ReasonPurchase)
 	}

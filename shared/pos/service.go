@@ -123,6 +123,6 @@ func (s *Service) react(ctx context.Context, actions ...action.Action) {
 		ids = append(ids, a.ID)
 	}
 	if err := s.Rules.Run(ctx, actions...); err != nil {
-		s.log().Warn("rules after a POS change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
+		s.log().WarnContext(ctx, "rules after a POS change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 }

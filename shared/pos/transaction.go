@@ -480,7 +480,7 @@ func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o 
 		_, perkID, _ := splitAward(awardID)
 		sub, err := s.Awards.Load(ctx, t.TenantID, title, perkID, t.UserID, "")
 		if err != nil {
-			s.log().Warn("refund: the award of earned points is gone", "awardId", awardID, "error", err.Error())
+			s.log().WarnContext(ctx, "refund: the award of earned points is gone", "awardId", awardID, "error", err.Error())
 			rf.res.PointsNotReversed += due
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -33,7 +34,8 @@ func CredentialPK(tenantID, provider, id string) string {
 	return tenantID + "#CREDID#" + provider + "#" + id
 }
 
-var mobileRe = regexp.MustCompile(`^\+?[0-9]{6,15}$`)
+// mobileRe is compiled on first use, not at every cold start.
+var mobileRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+?[0-9]{6,15}$`) })
 
 // NormalizeCredential returns the stored form of an identifier: an e-mail
 // address lower-cased, a mobile number without spaces, dashes, dots or
@@ -56,7 +58,7 @@ func NormalizeCredential(provider, id string) (string, error) {
 			}
 			return r
 		}, id)
-		if !mobileRe.MatchString(n) {
+		if !mobileRe().MatchString(n) {
 			return "", apierr.Invalid("credentials.id", "must be a mobile number of 6 to 15 digits, optionally starting with +")
 		}
 		return n, nil

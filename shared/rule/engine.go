@@ -191,7 +191,7 @@ func docOf(a action.Action) (map[string]any, error) {
 // and logged; the others still apply.
 func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.Action, error) {
 	if a.Context.User == nil || a.Context.User.ID == "" {
-		e.log().Info("rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
+		e.log().InfoContext(ctx, "rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
 		return nil, nil
 	}
 	held, err := e.heldThrough(ctx, a.TenantID, r.Effects)
@@ -293,7 +293,7 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 			acts, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
 			if err != nil {
 				if isClientError(err) {
-					e.log().Warn("rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
+					e.log().WarnContext(ctx, "rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
 					effects = slices.Delete(slices.Clone(effects), i, i+1)
 					return e.applyGroup(ctx, ruleID, group, effects, a)
 				}
@@ -318,7 +318,7 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 		for i, check := range checks {
 			r2, drop := check(err)
 			if drop {
-				e.log().Warn("rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", effects[i].Type)
+				e.log().WarnContext(ctx, "rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", effects[i].Type)
 				effects = slices.Delete(slices.Clone(effects), i, i+1)
 				retry = true
 				break

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -94,8 +95,12 @@ type Input struct {
 }
 
 var (
-	typePattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
-	pathPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+	// typePattern and pathPattern are compiled on first use, not at every
+	// cold start of the functions that link the rules.
+	typePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
+	pathPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+	})
 	// roots are the top-level fields of an action a path may start with.
 	roots = []string{"_id", "type", "tenantId", "when", "metadata", "context", "environment"}
 )
@@ -110,7 +115,7 @@ func (d *Definition) Validate() error {
 	if d.Trigger == "" {
 		return apierr.Invalid("trigger", "is required: an action type such as ORDER_COMPLETED")
 	}
-	if !typePattern.MatchString(d.Trigger) || len(d.Trigger) > 64 {
+	if !typePattern().MatchString(d.Trigger) || len(d.Trigger) > 64 {
 		return apierr.Invalid("trigger", "must be an UPPER_SNAKE action type such as ORDER_COMPLETED")
 	}
 	if d.Conditions == nil {
@@ -139,7 +144,7 @@ func (d *Definition) Validate() error {
 }
 
 func (c *Condition) validate(at string) error {
-	if c.Path == "" || len(c.Path) > 200 || !pathPattern.MatchString(c.Path) {
+	if c.Path == "" || len(c.Path) > 200 || !pathPattern().MatchString(c.Path) {
 		return apierr.Invalid(at+".path", "must be a dotted path into the action, such as metadata.totalPrice or context.location._id")
 	}
 	if root, _, _ := strings.Cut(c.Path, "."); !slices.Contains(roots, root) {

@@ -209,7 +209,7 @@ func (e *Engine) List(ctx context.Context, caller web.Caller, trigger string, li
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
-	if trigger != "" && (len(trigger) > 64 || !typePattern.MatchString(trigger)) {
+	if trigger != "" && (len(trigger) > 64 || !typePattern().MatchString(trigger)) {
 		return nil, web.Page{}, apierr.Invalid("trigger", "must be an UPPER_SNAKE action type")
 	}
 	scope := "rules|" + trigger

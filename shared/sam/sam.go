@@ -23,6 +23,25 @@ type Template struct {
 	Buckets    []Bucket
 	APIs       []HttpAPI
 	Parameters map[string]Parameter
+	// Resources is every resource in its plain form, by logical id: what
+	// the checks of the template's operations (logs, alarms, retention)
+	// read.
+	Resources map[string]Resource
+	// Conditions names the template's conditions.
+	Conditions map[string]any
+	// GlobalEnv is the environment every function gets
+	// (Globals.Function.Environment.Variables), by variable name.
+	GlobalEnv map[string]any
+}
+
+// Resource is one resource of the template, its values as plain Go values
+// with CloudFormation's short-form tags in their long form (!Ref X is
+// map[Ref:X], !Sub s is map[Fn::Sub:s], !GetAtt X.Y is map[Fn::GetAtt:X.Y]).
+type Resource struct {
+	Type                string
+	DeletionPolicy      string
+	UpdateReplacePolicy string
+	Properties          map[string]any
 }
 
 // HttpAPI is one AWS::Serverless::HttpApi and the default throttling of
@@ -36,10 +55,12 @@ type HttpAPI struct {
 
 // Parameter is one template parameter.
 type Parameter struct {
-	Type     string
-	Default  string
-	MinValue string
-	MaxValue string
+	Type    string
+	Default string
+	// HasDefault tells an empty Default ("") from none.
+	HasDefault bool
+	MinValue   string
+	MaxValue   string
 }
 
 // Function is one AWS::Serverless::Function.
@@ -47,8 +68,12 @@ type Function struct {
 	LogicalID string
 	// Name is the function's directory under functions/: the logical id
 	// without its "Function" suffix, lower-cased (UsersFunction -> users).
-	Name      string
-	Routes    []Route
+	Name   string
+	Routes []Route
+	// Env is the function's own environment
+	// (Properties.Environment.Variables), by variable name; the template's
+	// GlobalEnv comes on top.
+	Env       map[string]any
 	S3Events  []S3Event
 	Streams   []StreamEvent // DynamoDB events: the table streams it reads
 	Schedules []string
@@ -171,11 +196,15 @@ func Parse(b []byte) (*Template, error) {
 		return nil, fmt.Errorf("parse template: not a mapping")
 	}
 	res, _ := doc["Resources"].(map[string]any)
-	t := &Template{Parameters: map[string]Parameter{}}
+	t := &Template{Parameters: map[string]Parameter{}, Resources: map[string]Resource{}}
+	t.Conditions, _ = doc["Conditions"].(map[string]any)
+	globals, _ := doc["Globals"].(map[string]any)
+	t.GlobalEnv = envVars(globals["Function"])
 	params, _ := doc["Parameters"].(map[string]any)
 	for name, v := range params {
 		p, _ := v.(map[string]any)
-		t.Parameters[name] = Parameter{Type: str(p["Type"]), Default: str(p["Default"]), MinValue: str(p["MinValue"]), MaxValue: str(p["MaxValue"])}
+		_, hasDefault := p["Default"]
+		t.Parameters[name] = Parameter{Type: str(p["Type"]), Default: str(p["Default"]), HasDefault: hasDefault, MinValue: str(p["MinValue"]), MaxValue: str(p["MaxValue"])}
 	}
 	ids := make([]string, 0, len(res))
 	for id := range res {
@@ -185,6 +214,7 @@ func Parse(b []byte) (*Template, error) {
 	for _, id := range ids {
 		r, _ := res[id].(map[string]any)
 		props, _ := r["Properties"].(map[string]any)
+		t.Resources[id] = Resource{Type: str(r["Type"]), DeletionPolicy: str(r["DeletionPolicy"]), UpdateReplacePolicy: str(r["UpdateReplacePolicy"]), Properties: props}
 		switch r["Type"] {
 		case "AWS::Serverless::Function":
 			t.Functions = append(t.Functions, parseFunction(id, props))
@@ -211,7 +241,7 @@ func (t *Template) Function(name string) (Function, bool) {
 }
 
 func parseFunction(id string, props map[string]any) Function {
-	f := Function{LogicalID: id, Name: strings.ToLower(strings.TrimSuffix(id, "Function"))}
+	f := Function{LogicalID: id, Name: strings.ToLower(strings.TrimSuffix(id, "Function")), Env: envVars(props)}
 	evs, _ := props["Events"].(map[string]any)
 	names := make([]string, 0, len(evs))
 	for n := range evs {
@@ -247,6 +277,15 @@ func parseFunction(id string, props map[string]any) Function {
 		}
 	}
 	return f
+}
+
+// envVars returns Environment.Variables of a function's properties (or of
+// Globals.Function); nil when there are none.
+func envVars(v any) map[string]any {
+	props, _ := v.(map[string]any)
+	env, _ := props["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	return vars
 }
 
 func parseStreamEvent(name string, p map[string]any) StreamEvent {

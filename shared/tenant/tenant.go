@@ -16,6 +16,7 @@ package tenant
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -49,7 +50,9 @@ type Settings struct {
 	SSOClientIDs map[string][]string `json:"ssoClientIds,omitempty" dynamodbav:"ssoClientIds,omitempty"`
 }
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// idPattern is compiled on first use: its counted repetition makes it
+// the costliest regexp to compile, and every cold start would pay for it.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
 
 // Sentinel errors of the tenant domain.
 var (
@@ -58,7 +61,7 @@ var (
 )
 
 // ValidID reports whether id is a well-formed tenant id.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
 // Validate checks a tenant before it is stored.
 func (t *Tenant) Validate() error {

@@ -3,7 +3,6 @@ package user
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
@@ -16,9 +15,10 @@ const (
 	maxFreeJSONDepth = 10
 )
 
-// checkFreeJSON checks a free-form object before it is stored: no empty
-// keys, at most maxFreeJSONDepth levels, numbers DynamoDB can hold, and at
-// most maxFreeJSONBytes of JSON.
+// checkFreeJSON checks a free-form object against the user's own limits:
+// at most maxFreeJSONDepth levels and maxFreeJSONBytes of JSON. (Numbers
+// and keys DynamoDB cannot hold are refused when the body is decoded, see
+// ddb.CheckJSON.)
 func checkFreeJSON(field string, v map[string]any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -37,9 +37,6 @@ func walkFreeJSON(path string, v any, depth int) error {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, x := range t {
-			if k == "" {
-				return apierr.Invalid(path, "keys must not be empty")
-			}
 			if err := walkFreeJSON(path+"."+k, x, depth+1); err != nil {
 				return err
 			}
@@ -49,11 +46,6 @@ func walkFreeJSON(path string, v any, depth int) error {
 			if err := walkFreeJSON(fmt.Sprintf("%s[%d]", path, i), x, depth+1); err != nil {
 				return err
 			}
-		}
-	case float64:
-		// DynamoDB numbers: up to 38 digits, magnitude 1e-130 to 1e125.
-		if a := math.Abs(t); a != 0 && (a < 1e-130 || a >= 1e125) {
-			return apierr.Invalid(path, "number is out of the storable range")
 		}
 	}
 	return nil

@@ -18,7 +18,8 @@ func FuzzListQuery(f *testing.F) {
 	for _, s := range []string{"", "name=Vic", "name=ab", "name=%20%20abc%20", "role=guest&sort=-created", "sort=name",
 		"createdAfter=2024-05-01", "updatedAfter=2024-05-01T12:00:00%2B02:00", "createdAfter=0000-01-01T00:00:00%2B01:00",
 		"updatedAfter=9999-12-31T23:59:59-05:00", "include=points,checkin&include[]=credentials", "include=nope",
-		"limit=1000&startKey=x", "limit=1001", "credentialId=a+b@example.com", "name=Vic&sort=created"} {
+		"limit=1000&startKey=x", "limit=1001", "credentialId=a+b@example.com", "name=Vic&sort=created",
+		"name=%3DHYPERLINK(%22x%22)", "limit=1e308", "name=%40SUM(1%2B1)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

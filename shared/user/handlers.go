@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -75,6 +76,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.UsersCreated, 1)
 	web.JSON(w, http.StatusCreated, u)
 }
 
@@ -327,9 +329,15 @@ func (s *Service) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, err := s.Login(r.Context(), caller.TenantID, r.Header.Get("AuthProvider"), username, password)
 	if err != nil {
+		// A refused login (bad credentials, a locked identifier, a
+		// pending user); a failure of the platform is no failed login.
+		if e, ok := apierr.As(err); ok && e.Code.Status() < 500 {
+			metrics.Count(r.Context(), caller.TenantID, metrics.LoginsFailed, 1)
+		}
 		web.Error(w, r, err)
 		return
 	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.Logins, 1)
 	web.JSON(w, http.StatusOK, sess)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -166,11 +167,16 @@ func (s *Service) handleSSO(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, created, err := s.SignInWithSSO(r.Context(), caller, r.PathValue("ssoProvider"), in, platform)
 	if err != nil {
+		if e, ok := apierr.As(err); ok && e.Code.Status() < 500 {
+			metrics.Count(r.Context(), caller.TenantID, metrics.LoginsFailed, 1)
+		}
 		web.Error(w, r, err)
 		return
 	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.Logins, 1)
 	status := http.StatusOK
 	if created {
+		metrics.Count(r.Context(), caller.TenantID, metrics.UsersCreated, 1)
 		status = http.StatusCreated
 	}
 	web.JSON(w, status, sess)

@@ -135,9 +135,8 @@ func authenticate(auth Authenticator, next http.Handler) http.Handler {
 			Error(w, r, err)
 			return
 		}
-		if caller.TenantID != "" {
-			ctx := context.WithValue(r.Context(), loggerKey, Logger(r.Context()).With("tenantId", caller.TenantID))
-			r = r.WithContext(ctx)
+		if f, ok := r.Context().Value(fieldsKey).(*requestFields); ok {
+			f.setTenant(caller.TenantID)
 		}
 		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), caller)))
 	})

@@ -61,6 +61,9 @@ func FuzzDecodeBytes(f *testing.F) {
 		`{"any":[[[[]]]]}`, `{"matrix":[[1,2],[3]]}`, `{"Nested":{"a":{"b":{"line1":"x"}}}}`,
 		`[]`, `"x"`, `{} {}`, `{"a":1`, "{\"name\":\"\xff\"}", `{"name":"\ud800"}`,
 		`{"tags":[null]}`, `{"inner":null}`, `{"_id":"\u0000"}`,
+		`{"any":{"n":1e308}}`, `{"free":{"n":1e126}}`, `{"price":1e-131}`, `{"raw":{"":1}}`,
+		`{"free":{"n":123456789012345678901234567890123456789}}`, `{"any":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`,
+		`{"name":"=HYPERLINK(\"x\")","free":{"f":"@SUM(1+1)"}}`,
 	} {
 		f.Add([]byte(s))
 	}

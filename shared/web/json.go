@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // MaxBodyBytes is the largest JSON body accepted by any endpoint.
@@ -95,6 +96,58 @@ func depth(body []byte) int {
 	return deepest
 }
 
+// deepPath names the first value of body nested at level limit (such as
+// extended.a[0]) whose content goes one level deeper, or "" when there is
+// none or the text does not read that far. It walks the tokens without
+// recursion, so any depth is safe.
+func deepPath(body []byte, limit int) string {
+	type level struct {
+		object  bool
+		wantKey bool   // in an object: the next token is a key
+		name    string // the path of the value at this level
+		next    int    // in an array: the index of the next element
+		key     string // in an object: the key of the next value
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:top]
+			continue
+		}
+		if top >= 0 && stack[top].wantKey {
+			stack[top].key, _ = tok.(string)
+			stack[top].wantKey = false
+			continue
+		}
+		// tok starts a value: name it.
+		at := ""
+		if top >= 0 {
+			p := &stack[top]
+			if p.object {
+				if at = p.key; p.name != "" {
+					at = p.name + "." + p.key
+				}
+				p.wantKey = true
+			} else {
+				at = fmt.Sprintf("%s[%d]", p.name, p.next)
+				p.next++
+			}
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if len(stack) == limit {
+				return stack[top].name
+			}
+			stack = append(stack, level{object: d == '{', wantKey: d == '{', name: at})
+		}
+	}
+}
+
 // DecodeBytes decodes one strict JSON value from body into dst.
 func DecodeBytes(body []byte, dst any) error {
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] != '{' {
@@ -104,7 +157,7 @@ func DecodeBytes(body []byte, dst any) error {
 		return apierr.Invalid("", "the body is not valid UTF-8 text")
 	}
 	if depth(body) > MaxDepth {
-		return apierr.Invalid("", "the body is nested deeper than %d levels", MaxDepth)
+		return apierr.Invalid(deepPath(body, MaxDepth), "the body is nested deeper than %d levels", MaxDepth)
 	}
 	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
 		return err
@@ -200,9 +253,17 @@ type ErrorBody struct {
 }
 
 // Error writes err as {code, message}. Errors that are not *apierr.Error are
-// logged with the request's logger and answered 500 "internal error".
+// logged with the request's logger and answered 500 "internal error", but
+// for DynamoDB refusing a value it cannot hold (ddb.IsUnstorable), which is
+// VALIDATION_FAILED.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apierr.As(err)
+	if !ok && ddb.IsUnstorable(err) {
+		// A value DynamoDB refused that no check caught: the client's
+		// request made it, so it is the client's error, not a 500.
+		Logger(r.Context()).Warn("request holds a value DynamoDB cannot store", "error", err.Error())
+		e, ok = apierr.Invalid("", "the request holds a value DynamoDB cannot store (an item over 400 KB, a number out of range, nesting too deep or an empty key)"), true
+	}
 	if !ok || e.Code.Status() >= 500 {
 		Logger(r.Context()).Error("request failed", "error", err.Error())
 		JSON(w, http.StatusInternalServerError, ErrorBody{Code: string(apierr.Internal), Message: "internal error"})

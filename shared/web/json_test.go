@@ -1,10 +1,14 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -66,6 +70,18 @@ func TestDecode(t *testing.T) {
 		{"VeryDeepArray", `{"name":` + strings.Repeat(`[`, 100000) + strings.Repeat(`]`, 100000) + `}`, apierr.ValidationFailed, ""},
 		{"BracketsInStringsDoNotCount", `{"name":"` + strings.Repeat(`[{\"`, 100) + `"}`, "", ""},
 		{"InvalidUTF8", "{\"name\":\"\xff\xfe\"}", apierr.ValidationFailed, ""},
+		{"FreeNumberTooLarge", `{"free":{"n":1e126}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberRoundsOutOfRange", `{"free":{"n":9.9999999999999999999999999999999999999E+125}}`, apierr.ValidationFailed, "free.n"},
+		{"TooDeepNamesThePath", `{"items":[{"line1":"x"}],"free":{"a":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}}`, apierr.ValidationFailed, "free.a" + strings.Repeat("[0]", 29)},
+		{"FreeNumberTooSmall", `{"free":{"n":-1e-131}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberTooManyDigits", `{"free":{"n":1.23456789012345678901234567890123456789}}`, apierr.ValidationFailed, "free.n"},
+		{"FreeNumberInArray", `{"free":{"a":[1,{"b":[2,1e308]}]}}`, apierr.ValidationFailed, "free.a[1].b[1]"},
+		{"FreeNumbersAtLimits", `{"free":{"a":9.999999999999998E+125,"b":-1E-130,"c":0e999,"d":0.000}}`, "", ""},
+		{"FreeEmptyKey", `{"free":{"a":{"":1}}}`, apierr.ValidationFailed, "free.a"},
+		{"MapEmptyKey", `{"flags":{"":true}}`, apierr.ValidationFailed, "flags"},
+		{"TypedNumberOutOfRange", `{"count":1e400}`, apierr.ValidationFailed, "count"},
+		{"TypedNumberTooSmall", `{"items":[{"line1":"x"}],"count":1e-200}`, apierr.ValidationFailed, "count"},
+		{"FreeTooLargeForAnItem", `{"free":{"a":[` + strings.Repeat(`1,`, 150000) + `1]}}`, apierr.ValidationFailed, "free.a"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,3 +116,51 @@ func TestErrorHidesInternalDetails(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestTooDeepNamesThePath(t *testing.T) {
+	tests := []struct{ name, in, field string }{
+		{"Object", `{"free":{"s":"x","n":1,"a":` + strings.Repeat(`{"b":`, 40) + `1` + strings.Repeat(`}`, 40) + `}}`, "free.a" + strings.Repeat(".b", 29)},
+		{"ArrayAfterScalars", `{"name":"x","tags":["a","b",` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `]}`, "tags[2]" + strings.Repeat("[0]", 29)},
+		{"ObjectsInArray", `{"items":[{"line1":"x"},{"k":` + strings.Repeat(`{"b":`, 40) + `1` + strings.Repeat(`}`, 40) + `}]}`, "items[1].k" + strings.Repeat(".b", 28)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := web.DecodeBytes([]byte(tc.in), &b)
+			e, ok := apierr.As(err)
+			if !ok || e.Field != tc.field {
+				t.Errorf("err = %v, want field %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestErrorUnstorable: DynamoDB refusing a value it cannot hold is the
+// client's VALIDATION_FAILED, alone or in a transaction; its other
+// validation errors stay internal.
+func TestErrorUnstorable(t *testing.T) {
+	reason := func(code, msg string) types.CancellationReason {
+		return types.CancellationReason{Code: aws.String(code), Message: aws.String(msg)}
+	}
+	tests := []struct {
+		name   string
+		err    error
+		status int
+	}{
+		{"ItemTooLarge", fmt.Errorf("put location: %w", &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}), 422},
+		{"NumberOverflow", &smithy.GenericAPIError{Code: "ValidationException", Message: "Number overflow. Attempting to store a number with magnitude larger than supported range"}, 422},
+		{"InTransaction", fmt.Errorf("commit: %w", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
+			reason("None", ""), reason("ValidationException", "Item size to update has exceeded the maximum allowed size")}}), 422},
+		{"OtherValidation", &smithy.GenericAPIError{Code: "ValidationException", Message: "One or more parameter values were invalid: secret detail"}, 500},
+		{"ConditionInTransaction", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{reason("ConditionalCheckFailed", "")}}, 500},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			web.Error(w, httptest.NewRequest("POST", "/", nil), tc.err)
+			if w.Code != tc.status || strings.Contains(w.Body.String(), "secret") || strings.Contains(w.Body.String(), "Item size") {
+				t.Errorf("%d %s, want %d", w.Code, w.Body.String(), tc.status)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -25,6 +26,7 @@ const (
 	loggerKey ctxKey = iota
 	callerKey
 	requestIDKey
+	fieldsKey
 )
 
 // Route is one HTTP route of a function: a Go 1.22 ServeMux pattern split
@@ -44,9 +46,20 @@ type Route struct {
 // Pattern returns the ServeMux pattern of the route.
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
-// NewLogger returns the JSON logger every function uses.
-func NewLogger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+// NewLogger returns the JSON logger every function uses. In Lambda each
+// line names the function (AWS_LAMBDA_FUNCTION_NAME); a line logged with a
+// request's context (InfoContext(ctx, ...)) carries the request's fields
+// (see Handler).
+func NewLogger() *slog.Logger { return NewLoggerTo(os.Stderr) }
+
+// NewLoggerTo returns the logger NewLogger returns, writing to w (tests
+// read what a request logs).
+func NewLoggerTo(w io.Writer) *slog.Logger {
+	log := slog.New(&fieldsHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})})
+	if fn := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); fn != "" {
+		log = log.With("function", fn)
+	}
+	return log
 }
 
 // Logger returns the request-scoped logger of ctx.
@@ -65,7 +78,10 @@ func RequestID(ctx context.Context) string {
 
 // Handler builds a function's http.Handler: a ServeMux with routes, JSON
 // 404 answers (also for a known path with another method), and the middleware chain (request id and logging,
-// recovery, authentication).
+// recovery, authentication). Every line logged during a request with its
+// logger (Logger) or its context carries the request id ("requestId"), the
+// route's pattern ("route", such as "GET /users/{userId}"), the tenant once
+// known ("tenantId") and the function ("function", from log).
 func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
@@ -86,11 +102,20 @@ func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler 
 	h = authenticate(auth, h)
 	h = strictQuery(h)
 	h = recoverer(h)
-	h = requestLog(log, h)
+	route := func(r *http.Request) string {
+		if _, pattern := mux.Handler(r); pattern != "/" {
+			return pattern
+		}
+		return ""
+	}
+	h = requestLog(log, route, h)
 	return h
 }
 
-func requestLog(base *slog.Logger, next http.Handler) http.Handler {
+// requestLog gives the request its id, its logger (the request's fields on
+// every line) and its storage call counter, and logs one line when it is
+// answered.
+func requestLog(base *slog.Logger, route func(*http.Request) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := ""
@@ -103,9 +128,11 @@ func requestLog(base *slog.Logger, next http.Handler) http.Handler {
 		if id == "" {
 			id = newID()
 		}
-		log := base.With("requestId", id)
+		fields := &requestFields{id: id, route: route(r)}
+		log := requestLogger(base, fields)
 		ctx := context.WithValue(r.Context(), loggerKey, log)
 		ctx = context.WithValue(ctx, requestIDKey, id)
+		ctx = context.WithValue(ctx, fieldsKey, fields)
 		// The storage calls of this request (a test may have put its own
 		// counter in the context already).
 		calls := callcount.From(ctx)

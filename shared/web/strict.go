@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // checkKeys walks a JSON document against the Go type it will be decoded
@@ -18,10 +19,15 @@ import (
 // a field only case-insensitively, keys given twice, and unknown keys in
 // nested objects (named by their full path, such as address.zip or
 // credentials[0].extra). Syntax errors are left to the decoder.
+//
+// It also refuses values DynamoDB could not store (see ddb.CheckJSON): every
+// number must be one DynamoDB holds, the keys of maps must not be empty, and
+// each free-form value (any, raw JSON) is checked as a whole, its size
+// included.
 func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := walkKeys(dec, t, ""); !errors.Is(err, errSyntax) {
+	if err := walkKeys(dec, data, t, ""); !errors.Is(err, errSyntax) {
 		return err
 	}
 	return nil
@@ -49,10 +55,19 @@ func checked(t reflect.Type) reflect.Type {
 	return t
 }
 
-func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+func walkKeys(dec *json.Decoder, data []byte, t reflect.Type, path string) error {
+	start := dec.InputOffset()
 	tok, err := dec.Token()
 	if err != nil {
 		return errSyntax
+	}
+	if t != nil && checked(t) == nil {
+		return checkFree(dec, data, start, tok, path)
+	}
+	if n, ok := tok.(json.Number); ok {
+		if why := ddb.CheckNumber(string(n)); why != "" {
+			return apierr.Invalid(path, "%s", why)
+		}
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
@@ -85,6 +100,9 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 			if t != nil && seen[key] {
 				return apierr.Invalid(at, "is given twice")
 			}
+			if why := ddb.CheckName(key); why != "" {
+				return apierr.Invalid(path, "%s", why)
+			}
 			seen[key] = true
 			next := elem
 			if fields != nil {
@@ -94,7 +112,7 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 				}
 				next = ft
 			}
-			if err := walkKeys(dec, next, at); err != nil {
+			if err := walkKeys(dec, data, next, at); err != nil {
 				return err
 			}
 		}
@@ -105,11 +123,41 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := walkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := walkKeys(dec, data, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
 		_, _ = dec.Token()
+	}
+	return nil
+}
+
+// checkFree checks a free-form value, whose first token tok the decoder
+// has just read (it started at offset start of data), with
+// ddb.CheckJSON, and names a value that breaks a rule by its full path.
+func checkFree(dec *json.Decoder, data []byte, start int64, tok json.Token, path string) error {
+	if _, ok := tok.(json.Delim); ok {
+		for level := 1; level > 0; {
+			next, err := dec.Token()
+			if err != nil {
+				return errSyntax
+			}
+			switch next {
+			case json.Delim('{'), json.Delim('['):
+				level++
+			case json.Delim('}'), json.Delim(']'):
+				level--
+			}
+		}
+	}
+	raw := bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n")
+	raw = bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimPrefix(raw, []byte(":")), []byte(",")), " \t\r\n")
+	if _, err := ddb.CheckJSON(raw); err != nil {
+		var ve *ddb.ValueError
+		if errors.As(err, &ve) {
+			return apierr.Invalid(ve.At(path), "%s", ve.Reason)
+		}
+		return errSyntax
 	}
 	return nil
 }

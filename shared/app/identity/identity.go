@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/notify"
@@ -43,11 +44,11 @@ func Messaging(b *app.Base) (notify.Notifier, notify.Pusher, error) {
 	return nil, nil, fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
 }
 
-// Users builds the users domain.
-func Users(b *app.Base, n notify.Notifier, p notify.Pusher) *user.Service {
+// Users builds the users domain; media stores the profile photos.
+func Users(b *app.Base, n notify.Notifier, p notify.Pusher, media blob.API) *user.Service {
 	return &user.Service{
 		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Notifier: n, Pusher: p, Cursor: b.Cursor,
-		S3: b.Blob(), MediaBucket: b.Config.Buckets.Media, MediaURL: b.Config.MediaURL,
+		S3: media, MediaBucket: b.Config.Buckets.Media, MediaURL: b.Config.MediaURL,
 		SSO: sso.NewVerifier(sso.FromEnv(), b.Clock), Geocoder: geo.FromEnv(b.AWS),
 	}
 }

@@ -1,19 +1,16 @@
 // Package places builds the locations domains for the functions that serve
-// or use them (locations, checkins, jobs, users): locations and their tag
-// groups, the location CSV import and export, and check-ins.
+// or use them (locations, checkins, pos, rules, jobs, users): locations and
+// their tag groups, and check-ins. The location CSV import and export are
+// in shared/app/locationfiles.
 package places
 
 import (
 	"context"
-	"slices"
 
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/checkin"
-	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/location"
-	"github.com/loyalty-platform/platform/shared/locationcsv"
-	"github.com/loyalty-platform/platform/shared/web"
 )
 
 // Locations builds the locations domain; a user's favourites come from
@@ -27,21 +24,6 @@ func Locations(b *app.Base) *location.Service {
 			return p.FavouriteLocations, err
 		},
 	}
-}
-
-// LocationJobs builds the location import and export on jobs (and
-// registers their job kinds with them).
-func LocationJobs(b *app.Base, locations *location.Service, jobs *job.Service, actions *action.Recorder) *locationcsv.Service {
-	s := &locationcsv.Service{Locations: locations, Jobs: jobs, Actions: actions, Clock: b.Clock, TenantTitle: b.TenantTitle}
-	for k, v := range s.Kinds() {
-		jobs.Kinds[k] = v
-	}
-	return s
-}
-
-// LocationRoutes are the routes of the locations function.
-func LocationRoutes(locations *location.Service, jobs *locationcsv.Service) []web.Route {
-	return slices.Concat(locations.Routes(), jobs.Routes())
 }
 
 // Checkins builds the check-in domain: users' profiles (a check-in is

@@ -11,15 +11,20 @@ import (
 	"sort"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/actionlog"
 	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/awardfiles"
+	"github.com/loyalty-platform/platform/shared/app/files"
 	"github.com/loyalty-platform/platform/shared/app/identity"
+	"github.com/loyalty-platform/platform/shared/app/locationfiles"
 	"github.com/loyalty-platform/platform/shared/app/places"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
 	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/awardcsv"
+	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/enrichment"
@@ -41,6 +46,9 @@ import (
 // functions, as the tests expect of knobs they set on it).
 type Deps struct {
 	*app.Base
+	// S3 is the S3 client every function that stores files uses (the
+	// tests and the local stack read the buckets with it).
+	S3       *s3.Client
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
 
@@ -70,8 +78,7 @@ func New(ctx context.Context, cfg app.Config) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.Blob() // the tests and the local stack read the buckets
-	d := &Deps{Base: b}
+	d := &Deps{Base: b, S3: blob.NewClient(b.AWS)}
 	if d.Notifier, d.Pusher, err = identity.Messaging(b); err != nil {
 		return nil, err
 	}
@@ -86,21 +93,26 @@ func (d *Deps) Wire() {
 		d.Base = &app.Base{}
 	}
 	b := d.Base
+	if d.S3 == nil {
+		d.S3 = blob.NewClient(b.AWS)
+	}
+	s3c := files.Of(d.S3)
 	b.Cursor = ddb.NewCursor(b.Config.PagingSecret)
 	d.Actions = b.Actions()
 	d.Tenants = b.TenantService()
-	d.Jobs = b.Jobs()
+	d.Jobs = files.Jobs(b, s3c)
 	d.Operations = d.Jobs.Ops
 	d.Locations = places.Locations(b)
-	d.LocationJobs = places.LocationJobs(b, d.Locations, d.Jobs, d.Actions)
+	d.LocationJobs = locationfiles.New(b, d.Locations, d.Jobs, d.Actions)
 	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
 	d.Rewards = rewards.New(b, d.Actions)
 	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
-	d.AwardJobs = d.Rewards.Imports(b, d.Jobs)
-	d.ActionLog = b.ActionLog(d.Jobs)
+	d.AwardJobs = awardfiles.Imports(b, d.Rewards, d.Jobs)
+	d.ActionLog = files.ActionLog(b, d.Jobs)
+	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.ActionLog.Kinds())
 	d.Rules = d.Rewards.Rules
 	d.POS = d.Rewards.POS(b, d.Checkins, d.Actions)
-	d.Users = identity.Users(b, d.Notifier, d.Pusher)
+	d.Users = identity.Users(b, d.Notifier, d.Pusher, s3c)
 	identity.Attach(d.Users, d.Rewards, d.Checkins, d.Actions)
 }
 
@@ -108,14 +120,15 @@ func (d *Deps) Wire() {
 // (the directory under functions/), as the functions' mains assemble them.
 func (d *Deps) Routes() map[string][]web.Route {
 	return map[string][]web.Route{
-		"users":      d.Users.Routes(),
-		"checkins":   d.Checkins.Routes(),
-		"locations":  places.LocationRoutes(d.Locations, d.LocationJobs),
-		"operations": d.Operations.Routes(),
-		"loyalty":    d.Rewards.LoyaltyRoutes(d.AwardJobs),
-		"audiences":  d.Rewards.AudienceRoutes(),
-		"actions":    d.ActionLog.Routes(),
-		"pos":        d.POS.Routes(),
+		"users":        d.Users.Routes(),
+		"checkins":     d.Checkins.Routes(),
+		"locations":    locationfiles.Routes(d.Locations, d.LocationJobs),
+		"operations":   d.Operations.Routes(),
+		"loyalty":      d.Rewards.LoyaltyRoutes(),
+		"awardimports": d.AwardJobs.Routes(),
+		"audiences":    d.Rewards.AudienceRoutes(),
+		"actions":      d.ActionLog.Routes(),
+		"pos":          d.POS.Routes(),
 	}
 }
 
@@ -136,7 +149,11 @@ func (d *Deps) LambdaHandler(name string) (app.LambdaHandler, error) {
 	if !ok {
 		return nil, fmt.Errorf("no API function %q", name)
 	}
-	return d.Base.Lambda(routes), nil
+	// The functions share one process here: each names itself in its
+	// lines, as AWS_LAMBDA_FUNCTION_NAME does in Lambda.
+	b := *d.Base
+	b.Log = web.FunctionLogger(b.Log, name)
+	return b.Lambda(routes), nil
 }
 
 // S3Handler returns the handler of a function triggered by S3 events.

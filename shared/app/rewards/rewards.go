@@ -17,11 +17,9 @@ import (
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/award"
-	"github.com/loyalty-platform/platform/shared/awardcsv"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/enrichment"
-	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/location"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/pos"
@@ -55,7 +53,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	}
 	r.Awards = &award.Service{
 		DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor,
-		Perks: r.Perks, Users: persons{profiles}, Memberships: r.Audiences,
+		Perks: r.Perks, Users: Persons{profiles}, Memberships: r.Audiences,
 		Places:  places{&location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}},
 		Tenants: titles, Actions: actions, Enrichments: overlays{r.Enrichments},
 	}
@@ -101,22 +99,10 @@ func (r *Rewards) POS(b *app.Base, checkins *checkin.Service, actions *action.Re
 	return s
 }
 
-// Imports builds the bulk award import on jobs (and registers its job
-// kind with them).
-func (r *Rewards) Imports(b *app.Base, jobs *job.Service) *awardcsv.Service {
-	s := &awardcsv.Service{
-		Awards: r.Awards, Perks: r.Perks, Users: persons{b.Profiles()}, Jobs: jobs, Clock: b.Clock,
-		TenantTitle: b.TenantTitle,
-	}
-	for k, v := range s.Kinds() {
-		jobs.Kinds[k] = v
-	}
-	return s
-}
-
-// LoyaltyRoutes are the routes of the loyalty function.
-func (r *Rewards) LoyaltyRoutes(imports *awardcsv.Service) []web.Route {
-	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes(), imports.Routes())
+// LoyaltyRoutes are the routes of the loyalty function: perks, awards and
+// enrichments.
+func (r *Rewards) LoyaltyRoutes() []web.Route {
+	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes())
 }
 
 // AudienceRoutes are the routes of the audiences function: segments and
@@ -130,10 +116,15 @@ func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent)
 	return r.Audiences.HandleSchedule
 }
 
-// persons is what awards and the award import need of users.
-type persons struct{ p *profile.Reader }
+// Persons is what awards and the award import need of users: their
+// profiles, read with p.
+type Persons struct{ p *profile.Reader }
 
-func (a persons) Person(ctx context.Context, tenantID, userID string) (award.Person, error) {
+// PersonsOf returns the Persons read with p.
+func PersonsOf(p *profile.Reader) Persons { return Persons{p} }
+
+// Person reads one user as awards name them.
+func (a Persons) Person(ctx context.Context, tenantID, userID string) (award.Person, error) {
 	p, err := a.p.Get(ctx, tenantID, userID)
 	if err != nil {
 		return award.Person{}, err
@@ -141,11 +132,13 @@ func (a persons) Person(ctx context.Context, tenantID, userID string) (award.Per
 	return award.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}, nil
 }
 
-func (a persons) LiveCheck(tenantID, userID string) types.TransactWriteItem {
+// LiveCheck is the transaction check that a user is live.
+func (a Persons) LiveCheck(tenantID, userID string) types.TransactWriteItem {
 	return a.p.LiveCheck(tenantID, userID)
 }
 
-func (a persons) People(ctx context.Context, tenantID string, ids []string) (map[string]award.Person, error) {
+// People reads several users as awards name them, by id.
+func (a Persons) People(ctx context.Context, tenantID string, ids []string) (map[string]award.Person, error) {
 	ps, err := a.p.Many(ctx, tenantID, ids)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,26 @@
+// Command awardimports is the Lambda function of the bulk award import's
+// routes: starting an import (POST /awards/imports) and its results file
+// (GET /awards/imports/{fileId}); the jobs function runs the imports. It is
+// apart from the loyalty function so that the loyalty function does not
+// link the S3 client. It builds what it serves once per cold start and
+// serves API Gateway HTTP API (payload 2.0) events through the api-proxy
+// adapter.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/awardfiles"
+	"github.com/loyalty-platform/platform/shared/app/files"
+)
+
+func main() {
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	if err != nil {
+		log.Fatalf("awardimports: %v", err)
+	}
+	lambda.Start(b.Lambda(awardfiles.Starts(files.Jobs(b, files.NewS3(b))).Routes()))
+}

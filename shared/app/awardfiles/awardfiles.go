@@ -1,0 +1,27 @@
+// Package awardfiles builds the bulk award import (shared/awardcsv): on the
+// job runner alone for the awardimports function, which starts imports and
+// serves their results (Starts), and on the loyalty domains for the jobs
+// function, which runs them (Imports, with files.Register of its Kinds).
+package awardfiles
+
+import (
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/awardcsv"
+	"github.com/loyalty-platform/platform/shared/job"
+)
+
+// Starts builds the award import's routes on jobs: starting an import and
+// serving its results need nothing else, so the function serving them does
+// not link the loyalty domains.
+func Starts(jobs *job.Service) *awardcsv.Service {
+	return &awardcsv.Service{Jobs: jobs}
+}
+
+// Imports builds the bulk award import on r and jobs, able to run imports.
+func Imports(b *app.Base, r *rewards.Rewards, jobs *job.Service) *awardcsv.Service {
+	return &awardcsv.Service{
+		Awards: r.Awards, Perks: r.Perks, Users: rewards.PersonsOf(b.Profiles()), Jobs: jobs, Clock: b.Clock,
+		TenantTitle: b.TenantTitle,
+	}
+}

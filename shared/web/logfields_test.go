@@ -1,0 +1,131 @@
+package web_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// lockedBuffer is a log destination safe for the handler's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the JSON lines written so far.
+func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRequestLogFields: every line logged during a request, by the
+// request's logger, by a function's logger with the request's context, on
+// an error answer, and the request's own line, names the request id, the
+// route, the tenant (once known) and the function.
+func TestRequestLogFields(t *testing.T) {
+	var out lockedBuffer
+	base := web.FunctionLogger(web.NewLoggerTo(&out), "users")
+	routes := []web.Route{
+		{Method: "GET", Path: "/users/{userId}", Handler: func(w http.ResponseWriter, r *http.Request) {
+			web.Logger(r.Context()).Info("by the request's logger")
+			base.InfoContext(r.Context(), "by the function's logger")
+			web.Logger(r.Context()).Info("a line naming its own tenant", "tenantId", "other")
+			web.Error(w, r, errors.New("boom"))
+		}},
+	}
+	h := web.Handler(routes, anyTenant{}, base)
+	tests := []struct {
+		name, target, tenant string
+		route                string
+		lines                int
+	}{
+		{name: "Route", target: "/users/u1", tenant: "t1", route: "GET /users/{userId}", lines: 5},
+		{name: "NoRoute", target: "/nowhere", tenant: "t1", route: "", lines: 1},
+		{name: "NoTenant", target: "/users/u1", tenant: "", route: "GET /users/{userId}", lines: 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out.mu.Lock()
+			out.buf.Reset()
+			out.mu.Unlock()
+			r := httptest.NewRequest("GET", "http://api.test"+tc.target, nil)
+			r.Header.Set("x-request-id", "req-"+tc.name)
+			if tc.tenant != "" {
+				r.Header.Set("x-application-id", tc.tenant)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			lines := out.lines(t)
+			if len(lines) != tc.lines {
+				t.Fatalf("%d lines, want %d: %v", len(lines), tc.lines, lines)
+			}
+			for _, l := range lines {
+				want := map[string]any{"requestId": "req-" + tc.name, "function": "users", "tenantId": tc.tenant, "route": tc.route}
+				if l["msg"] == "a line naming its own tenant" {
+					want["tenantId"] = "other"
+				}
+				for k, v := range want {
+					got, ok := l[k]
+					if v == "" {
+						if ok {
+							t.Errorf("line %q: %s = %v, want none", l["msg"], k, got)
+						}
+						continue
+					}
+					if got != v {
+						t.Errorf("line %q: %s = %v, want %v", l["msg"], k, got, v)
+					}
+				}
+			}
+			if last := lines[len(lines)-1]; last["msg"] != "request" {
+				t.Errorf("last line = %q, want the request line", last["msg"])
+			}
+		})
+	}
+}
+
+// TestFieldsOutsideRequests: a function's logger used outside a request
+// adds no request fields.
+func TestFieldsOutsideRequests(t *testing.T) {
+	var out lockedBuffer
+	log := web.FunctionLogger(web.NewLoggerTo(&out), "jobs")
+	log.Info("job line")
+	lines := out.lines(t)
+	if len(lines) != 1 {
+		t.Fatalf("lines = %v", lines)
+	}
+	for _, k := range []string{"requestId", "route", "tenantId"} {
+		if v, ok := lines[0][k]; ok {
+			t.Errorf("%s = %v, want none", k, v)
+		}
+	}
+	if got := lines[0]["function"]; got != "jobs" {
+		t.Errorf("function = %v, want jobs", got)
+	}
+}
