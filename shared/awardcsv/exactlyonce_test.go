@@ -161,6 +161,22 @@ func TestCrashAndResume(t *testing.T) {
 	}
 }
 
+// TestCrashOutOfOrder: a run whose chunks committed out of order (a later
+// one committed, an earlier one never did) stops; the next run skips the
+// rows of the committed chunks past the checkpoint and commits the
+// others: each award holds exactly its rows' points and the results file
+// lists each row once, in order.
+func TestCrashOutOfOrder(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	g := newGrid(t, h, 15, 10, 0) // 150 rows, each award once
+	id, ev := startCaptured(t, h, c, "dryRun=false", g.file())
+	jobs := h.Deps.Jobs
+	defer func() { jobs.Crash, jobs.WriteChunk = nil, nil }()
+	h.CrashOutOfOrder(jobs, id, ev)
+	checkOnce(t, h, id, g)
+}
+
 // TestDuplicateEvents: the same S3 event delivered several times at once,
 // and once more after the end, runs the import once.
 func TestDuplicateEvents(t *testing.T) {

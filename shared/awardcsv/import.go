@@ -23,7 +23,7 @@ import (
 const (
 	groupSize     = 100     // rows read, looked up and prepared together
 	maxBatchRows  = 500     // rows per commit (and results part)
-	maxBatchItems = 99      // transaction items of the rows (the checkpoint is the 100th)
+	maxBatchItems = 96      // transaction items of the rows (the chunk's marker and fence check are two more)
 	maxBatchCells = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose award changed between its read
 	// and the commit is prepared again before it fails.
@@ -73,9 +73,9 @@ type itemRef struct {
 
 // entry is one row of a batch.
 type entry struct {
-	rec    []string
-	offset int64 // input offset just after the row
-	row    row
+	rec        []string
+	start, end int64 // input offsets of the row
+	row        row
 	// pointsCell is the results file's points cell.
 	pointsCell string
 	// grants are the row's grants once its user and perks are known, cols
@@ -106,16 +106,15 @@ func (e *entry) fail(errs ...string) {
 	e.grants, e.writes, e.items, e.refs, e.awardKeys, e.memberKeys = nil, nil, nil, nil, nil, nil
 }
 
-// batch is the rows read since the last commit.
+// batch is the rows read since the last chunk was submitted.
 type batch struct {
 	entries []*entry
 	keys    map[string]bool
 	items   int
 	cells   int
-	offset  int64
 }
 
-func newBatch(offset int64) *batch { return &batch{keys: map[string]bool{}, offset: offset} }
+func newBatch() *batch { return &batch{keys: map[string]bool{}} }
 
 func (b *batch) collides(e *entry) bool {
 	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
@@ -141,10 +140,13 @@ type importer struct {
 	tenantID string
 	opID     string
 	tenant   string // the tenant's title, for actions
-	cp       operation.Checkpoint
-	res      operation.Result
+	// c commits the chunks.
+	c *job.Committer
 	// perks are the tenant's perks by id, and by id in lower case.
 	perks, perksFolded map[string]perk.Perk
+	// mu guards commits and committed: chunks commit on goroutines of
+	// their own.
+	mu sync.Mutex
 	// commits counts the transactions that wrote awards; committed maps
 	// the awards they wrote since the rows still to be placed began their
 	// reads to the number of the last one.
@@ -178,20 +180,17 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
-	cp := r.Checkpoint()
-	cp.Header, cp.Columns = in.Header, h.resultsHeader()
-	if cp.InputSize == 0 {
-		cp.InputSize = in.Size
-	}
-	imp.cp, imp.res = cp, r.Result()
+	imp.c = r.Chunks(ctx, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.message, Href: "/awards/imports/" + imp.opID})
+	defer imp.c.Abort()
 	// Groups are read, looked up and prepared one ahead: the next group's
-	// reads run while this one's rows are placed and committed (the
-	// commits are one at a time: each follows the previous checkpoint).
+	// reads run while this one's rows are placed and submitted.
 	next := make(chan fetched, 1)
 	pending := false
 	fetch := func() {
 		pending = true
+		imp.mu.Lock()
 		commits := imp.commits
+		imp.mu.Unlock()
 		go func() { next <- imp.fetch(ctx, in, commits) }()
 	}
 	// The input is read by the fetching goroutine until it delivers.
@@ -201,7 +200,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		}
 	}()
 	fetch()
-	b := newBatch(cp.Offset)
+	b := newBatch()
 	for {
 		g := <-next
 		pending = false
@@ -217,19 +216,25 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 				return err
 			}
 			if b.full() || r.ShouldYield(int64(len(b.entries))) {
-				if err := imp.commit(ctx, b, false); err != nil {
+				if err := imp.submit(b); err != nil {
 					return err
 				}
-				b = newBatch(imp.cp.Offset)
+				b = newBatch()
 				// The rest of the rows read were not committed: a
 				// continued run reads them again from the checkpoint.
 				if r.ShouldYield(0) {
+					if err := imp.c.Close(false); err != nil {
+						return err
+					}
 					return job.ErrYield
 				}
 			}
 		}
 		if g.eof {
-			return imp.commit(ctx, b, true)
+			if err := imp.submit(b); err != nil {
+				return err
+			}
+			return imp.c.Close(true)
 		}
 	}
 }
@@ -251,7 +256,7 @@ func (imp *importer) fetch(ctx context.Context, in *job.Input, commits int) fetc
 	g := fetched{group: make([]*entry, 0, groupSize), commits: commits}
 	h := imp.h
 	for len(g.group) < groupSize {
-		rec, offset, err := in.Read()
+		rec, start, end, err := in.ReadRow()
 		if errors.Is(err, io.EOF) {
 			g.eof = true
 			break
@@ -259,7 +264,7 @@ func (imp *importer) fetch(ctx context.Context, in *job.Input, commits int) fetc
 		var rowErr *job.RowError
 		switch {
 		case errors.As(err, &rowErr):
-			e := &entry{rec: rec, offset: offset, row: h.parseRow(rec)}
+			e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
 			e.row.wants, e.row.whole = nil, false
 			e.errs = []string{rowErr.Message}
 			g.group = append(g.group, e)
@@ -267,7 +272,7 @@ func (imp *importer) fetch(ctx context.Context, in *job.Input, commits int) fetc
 			g.err = err
 			return g
 		default:
-			e := &entry{rec: rec, offset: offset, row: h.parseRow(rec)}
+			e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
 			e.errs = append([]string(nil), e.row.errs...)
 			g.group = append(g.group, e)
 		}
@@ -282,6 +287,8 @@ func (imp *importer) fetch(ctx context.Context, in *job.Input, commits int) fetc
 // forget drops the awards committed up to commit n from the committed
 // map: every row still to be placed was prepared after them.
 func (imp *importer) forget(n int) {
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
 	for k, c := range imp.committed {
 		if c <= n {
 			delete(imp.committed, k)
@@ -474,12 +481,15 @@ func (imp *importer) prepareGroup(ctx context.Context, group []*entry, commits i
 
 // prepare prepares one row's grants again (its awards changed).
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
+	imp.mu.Lock()
+	commits := imp.commits
+	imp.mu.Unlock()
 	writes, err := imp.s.Awards.PrepareImport(ctx, imp.tenantID, imp.tenant, e.grants, imp.grantOptions(), imp.s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("prepare grants: %w", err)
 	}
 	e.writes = writes
-	imp.build(e, imp.commits)
+	imp.build(e, commits)
 	return nil
 }
 
@@ -518,9 +528,11 @@ func (imp *importer) build(e *entry, commits int) {
 // place adds an entry to the batch. A row prepared before a commit that
 // wrote one of its awards is prepared again first. A row that grants an
 // award, or checks a membership, the batch already does (a transaction
-// names an item once; the row's read did not see the batch's grant) is
-// placed after committing the batch, prepared again; a row that would not
-// fit in the transaction after committing it.
+// names an item once; the row's read did not see the batch's grant) has
+// the batch submitted first; a row whose award or membership a chunk in
+// flight writes or checks waits for that chunk's commit (and is prepared
+// again when it wrote the award); a row that would not fit in the
+// transaction goes into the next one.
 func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, error) {
 	if imp.params.DryRun {
 		if e.ok() {
@@ -528,35 +540,36 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 		}
 		return imp.add(b, e), nil
 	}
-	if !e.ok() {
-		return imp.add(b, e), nil
-	}
-	if imp.stale(e) {
-		if err := imp.prepare(ctx, e); err != nil {
+	for {
+		if !e.ok() {
+			return imp.add(b, e), nil
+		}
+		if imp.stale(e) {
+			if err := imp.prepare(ctx, e); err != nil {
+				return nil, err
+			}
+		}
+		if b.collides(e) || b.items+len(e.items) > maxBatchItems {
+			if err := imp.submit(b); err != nil {
+				return nil, err
+			}
+			b = newBatch()
+		}
+		keys := append(append([]string(nil), e.awardKeys...), e.memberKeys...)
+		if !imp.c.Busy(keys) {
+			return imp.add(b, e), nil
+		}
+		if err := imp.c.Wait(keys); err != nil {
 			return nil, err
 		}
 	}
-	switch {
-	case b.collides(e):
-		if err := imp.commit(ctx, b, false); err != nil {
-			return nil, err
-		}
-		b = newBatch(imp.cp.Offset)
-		if err := imp.prepare(ctx, e); err != nil {
-			return nil, err
-		}
-	case b.items+len(e.items) > maxBatchItems:
-		if err := imp.commit(ctx, b, false); err != nil {
-			return nil, err
-		}
-		b = newBatch(imp.cp.Offset)
-	}
-	return imp.add(b, e), nil
 }
 
 // stale reports whether a commit after e was prepared wrote one of its
 // awards.
 func (imp *importer) stale(e *entry) bool {
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
 	if len(imp.committed) == 0 {
 		return false
 	}
@@ -591,7 +604,6 @@ func (imp *importer) simulate(e *entry) {
 // add puts an entry into the batch and notes the items it touches.
 func (imp *importer) add(b *batch, e *entry) *batch {
 	b.entries = append(b.entries, e)
-	b.offset = e.offset
 	for _, c := range e.rec {
 		b.cells += len(c)
 	}
@@ -607,73 +619,72 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	return b
 }
 
-// commit writes the batch: its results part, its rows' grants and the
-// checkpoint, in one transaction. When items fail their conditions,
-// nothing was written: a row whose membership check failed fails (the
-// user is not a member), a row whose award changed since it was read is
-// prepared again (maxRetries times, then it fails), and the batch is
-// committed again.
-func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
-	for {
-		lines, items, cp, res := imp.outcome(b, last)
-		err := imp.r.Commit(ctx, lines, cp, res, items)
-		var failed *operation.ItemsFailedError
-		if !errors.As(err, &failed) {
-			if err != nil {
-				return err
-			}
-			imp.cp, imp.res = imp.r.Checkpoint(), imp.r.Result()
-			if len(items) > 0 {
-				imp.noteCommitted(b)
-			}
-			return nil
-		}
-		bad := map[int]bool{}
-		for _, i := range failed.Indexes {
-			bad[i] = true
-		}
-		i, hit := 0, false
-		for _, e := range b.entries {
-			if !e.ok() {
-				continue
-			}
+// submit hands the batch to the committer as a chunk: its rows' grants
+// in one transaction, their results in one part. When items fail their
+// conditions, nothing was written: a row whose membership check failed
+// fails (the user is not a member), a row whose award changed since it
+// was read is prepared again (maxRetries times, then it fails), and the
+// chunk is committed again. A row DynamoDB does not store fails with the
+// reason the committer gives.
+func (imp *importer) submit(b *batch) error {
+	if len(b.entries) == 0 {
+		return nil
+	}
+	entries := b.entries
+	rows := make([]job.Row, len(entries))
+	for i, e := range entries {
+		rows[i] = imp.row(e)
+	}
+	keys := make([]string, 0, len(b.keys))
+	for k := range b.keys {
+		keys = append(keys, k)
+	}
+	return imp.c.Submit(&job.Chunk{
+		Rows: rows, Keys: keys,
+		Retry: func(ctx context.Context, i int, failed []int) (job.Row, error) {
+			e := entries[i]
 			var member []int // grants whose membership check failed
-			changed := false
-			for j, ref := range e.refs {
-				if !bad[i+j] {
-					continue
-				}
-				if ref.kind == itemMember {
+			for _, j := range failed {
+				if ref := e.refs[j]; ref.kind == itemMember {
 					member = append(member, ref.grant)
-				} else {
-					changed = true
 				}
 			}
-			i += len(e.items)
 			switch {
 			case len(member) > 0:
-				hit = true
 				e.fail(imp.notMember(e, member)...)
-			case changed:
-				hit = true
-				if e.retries >= maxRetries {
-					e.fail(msgAwardChanged)
-					continue
-				}
+			case e.retries >= maxRetries:
+				e.fail(msgAwardChanged)
+			default:
 				e.retries++
 				if err := imp.prepare(ctx, e); err != nil {
-					return err
+					return job.Row{}, err
 				}
 			}
-		}
-		if !hit {
-			return fmt.Errorf("commit: failed items %v match no row", failed.Indexes)
-		}
-		b.items = 0
-		for _, e := range b.entries {
-			b.items += len(e.items)
-		}
+			return imp.row(e), nil
+		},
+		Refuse: func(i int, reason string) job.Row {
+			e := entries[i]
+			e.fail(reason)
+			return imp.row(e)
+		},
+		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
+	})
+}
+
+// row is the committer's view of an entry: its writes, results line and
+// outcome.
+func (imp *importer) row(e *entry) job.Row {
+	r := job.Row{Start: e.start, End: e.end, Line: imp.line(e)}
+	switch {
+	case !e.ok():
+		r.Outcome = job.RowFailed
+	case imp.params.DryRun:
+		r.Outcome = job.RowSkipped
+	default:
+		r.Outcome = job.RowImported
+		r.Items = e.items
 	}
+	return r
 }
 
 // notMember returns the errors of a row whose membership checks of grants
@@ -692,11 +703,16 @@ func (imp *importer) notMember(e *entry, grants []int) []string {
 	return errs
 }
 
-// noteCommitted records the awards the committed batch b wrote, so that
-// rows of the group prepared before the commit are prepared again.
-func (imp *importer) noteCommitted(b *batch) {
+// noteCommitted records the awards the committed rows wrote, so that
+// rows prepared before the commit are prepared again.
+func (imp *importer) noteCommitted(entries []*entry) {
+	if imp.params.DryRun {
+		return
+	}
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
 	imp.commits++
-	for _, e := range b.entries {
+	for _, e := range entries {
 		if !e.ok() {
 			continue
 		}
@@ -704,37 +720,6 @@ func (imp *importer) noteCommitted(b *batch) {
 			imp.committed[k] = imp.commits
 		}
 	}
-}
-
-// outcome builds a batch's results lines, transaction items, checkpoint
-// and result.
-func (imp *importer) outcome(b *batch, last bool) ([][]string, []types.TransactWriteItem, operation.Checkpoint, operation.Result) {
-	cp, res := imp.cp, imp.res
-	lines := make([][]string, 0, len(b.entries))
-	var items []types.TransactWriteItem
-	for _, e := range b.entries {
-		res.Total++
-		switch {
-		case !e.ok():
-			res.Errors++
-		case imp.params.DryRun:
-			res.Skipped++
-		default:
-			res.Imported++
-			items = append(items, e.items...)
-		}
-		lines = append(lines, imp.line(e))
-	}
-	cp.Rows += int64(len(b.entries))
-	cp.Offset = b.offset
-	cp.InputDone = last
-	res.EtaMs = imp.r.ETA(cp)
-	res.Message = imp.message(res, last)
-	if last {
-		res.EtaMs = 0
-		res.Href = "/awards/imports/" + imp.opID
-	}
-	return lines, items, cp, res
 }
 
 // line is the results line of an entry (see resultsHeader).

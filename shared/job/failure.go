@@ -155,9 +155,27 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 	case err != nil:
 		return err
 	}
-	// The counters stay as the last commit left them: the rows they count
-	// were applied (each batch commits with its checkpoint).
+	// The counters are the last checkpoint's and those of the chunks an
+	// import committed past it: the rows they count were applied. The
+	// fences first stop any chunk of the crashed run still in flight.
 	res := l.Result
+	if err := s.Ops.Fence(ctx, l); err != nil {
+		if errors.Is(err, operation.ErrLeaseLost) {
+			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
+			return nil
+		}
+		return err
+	}
+	err = s.Ops.Chunks(ctx, tenantID, id, l.Checkpoint.Offset, func(c operation.Chunk) error {
+		res.Total += c.Rows
+		res.Imported += c.Imported
+		res.Skipped += c.Skipped
+		res.Errors += c.Errors
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	res.EtaMs = 0
 	res.Message = fmt.Sprintf("failed: the job stopped unexpectedly after %d rows", res.Total)
 	if _, err := s.Ops.Fail(ctx, l, StoppedError, true, &res); err != nil {

@@ -10,7 +10,8 @@
 //	jobs/<tenantId>/<operationId>/input.csv                     the import's input (uploaded by the API or the client)
 //	jobs/<tenantId>/<operationId>/start.json                    starts a job without input (exports)
 //	jobs/<tenantId>/<operationId>/continue-<parts>-<run>.json   continues a job in a new invocation
-//	jobs/<tenantId>/<operationId>/results/part-<n>-r<run>.csv   results of the rows of one commit
+//	jobs/<tenantId>/<operationId>/results/part-<n>-r<run>.csv   results of the rows of one commit (exports)
+//	jobs/<tenantId>/<operationId>/results/chunk-<from>-r<run>.csv  results of the rows of one chunk (imports)
 //	jobs/<tenantId>/<operationId>/results.csv                   the results file (header and parts)
 //
 // The tenant id is in the key because every operation item's key starts
@@ -19,16 +20,21 @@
 //
 // Exactly once: a run first claims the operation (a lease of LeaseDuration,
 // see operation.Claim), so of duplicate deliveries one runs and the others
-// find it leased or finished. A job kind applies its rows in batches; each
-// batch's writes go into one DynamoDB transaction with the checkpoint that
-// follows them (operation.Commit), conditional on the lease and on the
-// previous checkpoint, after the batch's results were written to their part
-// object. A run that stops anywhere (crash, timeout) leaves either the whole
-// batch with its checkpoint or none of it; the next run resumes at the
-// checkpoint (the input is read again from the checkpoint's byte offset),
-// so no row is applied twice and each row's result appears once. Part
-// objects carry the run number in their name, so a stale run can never
-// overwrite a part another run committed.
+// find it leased or finished. An import hands its rows to a Committer in
+// chunks (see chunks.go); several commit at once, each in one DynamoDB
+// transaction with its marker (put only if absent) and a check of one of
+// the run's fences (operation.CommitChunk), after the chunk's results part
+// was written. A run takes the fences over before it reads the input, so
+// a run that lost its lease commits nothing more; it then reads the
+// markers past the checkpoint and skips their rows. The checkpoint follows
+// the contiguous prefix of committed chunks and is written now and then
+// (operation.Commit, conditional on the lease). A run that stops anywhere
+// (crash, timeout) leaves each chunk whole or absent; the next run resumes
+// at the checkpoint (the input is read again from its byte offset) and
+// skips the chunks committed past it, so no row is applied twice and each
+// row's result appears once. Part objects carry the run number in their
+// name, so a stale run can never overwrite a part another run committed.
+// Exports commit their parts with the checkpoint (Run.Commit).
 //
 // Time limit: when the invocation's deadline is near (StopBefore), the run
 // commits, writes a continue object (which the same trigger delivers to a
@@ -56,6 +62,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -151,6 +158,13 @@ type Service struct {
 	Crash func(cp operation.Checkpoint) bool
 	// Sleep waits between claim attempts; nil means time.Sleep.
 	Sleep func(time.Duration)
+	// CommitWidth is how many chunks of an import commit at once; 0 means
+	// DefaultCommitWidth.
+	CommitWidth int
+	// WriteChunk, when set, is called before each chunk's transaction
+	// with the chunk's writes; an error it returns is taken as the
+	// database's answer (nothing is written). For tests of faults.
+	WriteChunk func(ctx context.Context, items []types.TransactWriteItem) error
 }
 
 // KindKey is the key of Kinds for an operation.
@@ -217,6 +231,12 @@ func continueKey(tenantID, id string, parts, run int) string {
 
 func partKey(tenantID, id string, n, run int) string {
 	return fmt.Sprintf("%sresults/part-%05d-r%d.csv", prefix(tenantID, id), n, run)
+}
+
+// chunkPartKey is the key of the results part of the chunk of an import
+// that starts at input offset from, written by run.
+func chunkPartKey(tenantID, id string, from int64, run int) string {
+	return fmt.Sprintf("%sresults/chunk-%015d-r%d.csv", prefix(tenantID, id), from, run)
 }
 
 // ParseKey returns the tenant and operation of a key that starts or

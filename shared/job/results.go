@@ -72,14 +72,32 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	if len(cp.PartRuns) != cp.Parts {
 		return fmt.Errorf("results: checkpoint lists %d part runs for %d parts", len(cp.PartRuns), cp.Parts)
 	}
+	// The parts: those of commits with a checkpoint each (exports), then
+	// those of the chunks of an import, in input order.
+	keys := make([]string, 0, cp.Parts)
+	for n := 1; n <= cp.Parts; n++ {
+		keys = append(keys, partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))
+	}
+	var chunkBytes int64
+	err := s.Ops.Chunks(ctx, l.TenantID, l.ID, 0, func(c operation.Chunk) error {
+		keys = append(keys, chunkPartKey(l.TenantID, l.ID, c.From, c.Run))
+		chunkBytes += c.PartBytes
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if chunkBytes > cp.PartBytes {
+		return fmt.Errorf("results: the chunks' parts have %d bytes, more than the checkpoint's %d", chunkBytes, cp.PartBytes)
+	}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := s.copyParts(ctx, l, head.Bytes(), pw)
+		err := s.copyParts(ctx, l, head.Bytes(), keys, pw)
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	_, err := s.S3.PutObject(ctx, &s3.PutObjectInput{
+	_, err = s.S3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(s.Bucket), Key: aws.String(ResultsKey(l.TenantID, l.ID)),
 		Body:          struct{ io.Reader }{pr},
 		ContentLength: aws.Int64(int64(head.Len()) + cp.PartBytes),
@@ -101,12 +119,12 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 // partsAhead is how many part objects the assembly reads ahead of the one
 // it writes: a results file of a million rows has thousands of parts, and
 // reading them one after another would wait on S3 for each.
-const partsAhead = 8
+const partsAhead = 32
 
 // copyParts writes the header and then every part object into w, in
 // order, reading up to partsAhead parts at once and extending the lease
 // now and then.
-func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte, w io.Writer) error {
+func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte, keys []string, w io.Writer) error {
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
@@ -120,7 +138,7 @@ func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte
 	fetch := func(n int) <-chan part {
 		ch := make(chan part, 1)
 		go func() {
-			out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))}, noResponseChecksum)
+			out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(keys[n-1])}, noResponseChecksum)
 			if err != nil {
 				ch <- part{err: fmt.Errorf("read results part %d: %w", n, err)}
 				return
@@ -136,8 +154,8 @@ func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte
 	}
 	var ahead []<-chan part
 	next := 1
-	for n := 1; n <= cp.Parts; n++ {
-		for ; next <= cp.Parts && next < n+partsAhead; next++ {
+	for n := 1; n <= len(keys); n++ {
+		for ; next <= len(keys) && next < n+partsAhead; next++ {
 			ahead = append(ahead, fetch(next))
 		}
 		if n%heartbeatEvery == 0 {

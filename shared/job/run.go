@@ -125,6 +125,14 @@ type Input struct {
 	csv    *csv.Reader
 	base   int64
 	record int64
+	// first is the offset of the first row read; prev the end of the
+	// last one.
+	first, prev int64
+	// islands are the chunks committed past the checkpoint by earlier
+	// runs, by input offset: their rows are skipped.
+	islands []operation.Chunk
+	// committed is every such chunk (for the Committer).
+	committed []operation.Chunk
 }
 
 // ErrInputChanged FAILS a job whose input file was replaced after its
@@ -145,9 +153,22 @@ func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 	key := InputKey(l.TenantID, l.ID)
 	in := &Input{Header: cp.Header, Size: cp.InputSize}
 	r.inputETag = cp.InputETag
+	// No chunk of an earlier run commits from here on; those that did
+	// past the checkpoint are skipped.
+	if err := r.svc.Ops.Fence(ctx, l); err != nil {
+		return nil, err
+	}
+	err := r.svc.Ops.Chunks(ctx, l.TenantID, l.ID, cp.Offset, func(c operation.Chunk) error {
+		in.islands = append(in.islands, c)
+		in.committed = append(in.committed, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	if cp.Header != nil && cp.InputSize > 0 && cp.Offset >= cp.InputSize {
 		in.csv = csv.NewReader(bytes.NewReader(nil))
-		in.base = cp.Offset
+		in.base, in.first, in.prev = cp.Offset, cp.Offset, cp.Offset
 		return in, nil
 	}
 	get := &s3.GetObjectInput{Bucket: aws.String(r.svc.Bucket), Key: aws.String(key)}
@@ -177,7 +198,7 @@ func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 	}
 	br := bufio.NewReaderSize(out.Body, 64<<10)
 	if cp.Header != nil {
-		in.base = cp.Offset
+		in.base, in.first, in.prev = cp.Offset, cp.Offset, cp.Offset
 		in.csv = newCSVReader(br)
 		return in, nil
 	}
@@ -208,6 +229,8 @@ func (r *Run) OpenInput(ctx context.Context) (*Input, error) {
 		}
 	}
 	in.Header = header
+	in.first = in.base + in.csv.InputOffset()
+	in.prev = in.first
 	return in, nil
 }
 
@@ -222,6 +245,42 @@ func newCSVReader(r io.Reader) *csv.Reader {
 // (with the offset, so the caller can report it and go on); the end of the
 // input is io.EOF.
 func (in *Input) Read() (rec []string, offset int64, err error) {
+	rec, _, offset, err = in.ReadRow()
+	return rec, offset, err
+}
+
+// ReadRow is Read that also returns the offset where the record starts.
+// The rows of chunks that earlier runs committed past the checkpoint are
+// skipped.
+func (in *Input) ReadRow() (rec []string, start, end int64, err error) {
+	for len(in.islands) > 0 && in.islands[0].From == in.prev {
+		to := in.islands[0].To
+		for in.prev < to {
+			_, err := in.csv.Read()
+			in.prev = in.base + in.csv.InputOffset()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			var pe *csv.ParseError
+			if err != nil && !errors.As(err, &pe) {
+				return nil, in.prev, in.prev, fmt.Errorf("read input: %w", err)
+			}
+		}
+		if in.prev != to {
+			return nil, in.prev, in.prev, ErrInputChanged
+		}
+		in.islands = in.islands[1:]
+	}
+	start = in.prev
+	rec, end, err = in.read()
+	in.prev = end
+	if errors.Is(err, io.EOF) && len(in.islands) > 0 {
+		return nil, start, end, ErrInputChanged
+	}
+	return rec, start, end, err
+}
+
+func (in *Input) read() (rec []string, offset int64, err error) {
 	rec, err = in.csv.Read()
 	offset = in.base + in.csv.InputOffset()
 	if err != nil {

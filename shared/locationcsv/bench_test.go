@@ -35,9 +35,14 @@ func benchRows() int {
 // and its summary per row, 25 items a request, rawWriters requests at
 // once), and reports both and their ratio.
 //
+// IMPORT_BENCH_WIDTH sets the chunks committed at once (job.Service.CommitWidth).
+//
 //	IMPORT_BENCH_ROWS=20000 go run ./localstack/cmd/testenv -- go test -run '^$' -bench ImportThroughput -benchtime 2x ./shared/locationcsv/
 func BenchmarkImportThroughput(b *testing.B) {
 	h := ts.New(b)
+	if w, err := strconv.Atoi(os.Getenv("IMPORT_BENCH_WIDTH")); err == nil {
+		h.Deps.Jobs.CommitWidth = w
+	}
 	benchRows := benchRows()
 	c := h.CaptureS3("jobs")
 	ctx := context.Background()

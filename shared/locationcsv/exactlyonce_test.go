@@ -111,6 +111,21 @@ func TestCrashAndResume(t *testing.T) {
 	}
 }
 
+// TestCrashOutOfOrder: a run whose chunks committed out of order (a later
+// one committed, an earlier one never did) stops; the next run skips the
+// rows of the committed chunks past the checkpoint and commits the
+// others: every row is applied once and listed once, in order.
+func TestCrashOutOfOrder(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	const n = 150
+	id, ev := startCaptured(t, h, c, rowsFile("Order", n))
+	jobs := h.Deps.Jobs
+	defer func() { jobs.Crash, jobs.WriteChunk = nil, nil }()
+	h.CrashOutOfOrder(jobs, id, ev)
+	checkOnce(t, h, id, "Order", n)
+}
+
 // TestDuplicateEvents: the same S3 event delivered several times at once
 // runs the job once.
 func TestDuplicateEvents(t *testing.T) {

@@ -31,14 +31,17 @@ const (
 )
 
 // Batch limits of the import: a DynamoDB transaction holds at most 100
-// items and 4 MB; the checkpoint takes one item.
+// items and 4 MB; the chunk's marker and fence check take two items.
 const (
 	groupSize      = 100     // rows read and prepared together
 	prepareWorkers = 16      // rows prepared at once (their reads in parallel)
 	maxBatchRows   = 500     // rows per commit (and results part)
-	maxBatchItems  = 99      // transaction items, the checkpoint included
+	maxBatchItems  = 96      // transaction items of the rows
 	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
 	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
+	// maxRetries is how often a row whose location changed between its
+	// read and the commit is prepared again before it fails.
+	maxRetries = 2
 )
 
 // importParams are an import's parameters (the operation's metadata).
@@ -63,29 +66,29 @@ type importKind struct{ s *Service }
 
 // entry is one row of a batch.
 type entry struct {
-	rec    []string
-	offset int64 // input offset just after the row
-	row    row
-	write  *location.ImportWrite
-	action []types.TransactWriteItem
-	errs   []string
+	rec        []string
+	start, end int64 // input offsets of the row
+	row        row
+	write      *location.ImportWrite
+	action     []types.TransactWriteItem
+	errs       []string
 	// prepared is the number of the importer's commits when the row was
 	// last prepared: a later commit that wrote one of its keys makes the
 	// preparation stale.
 	prepared int
+	retries  int
 }
 
-// batch is the rows read since the last commit.
+// batch is the rows read since the last chunk was submitted.
 type batch struct {
 	entries []*entry
 	keys    map[string]bool
 	items   int
 	bytes   int
 	cells   int
-	offset  int64
 }
 
-func newBatch(offset int64) *batch { return &batch{keys: map[string]bool{}, offset: offset} }
+func newBatch() *batch { return &batch{keys: map[string]bool{}} }
 
 func (b *batch) collides(keys []string) bool {
 	for _, k := range keys {
@@ -121,12 +124,6 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			return fmt.Errorf("titles of the import: %w", err)
 		}
 	}
-	cp := r.Checkpoint()
-	cp.Header, cp.Columns = in.Header, h.resultsHeader()
-	if cp.InputSize == 0 {
-		cp.InputSize = in.Size
-	}
-	imp.cp, imp.res = cp, r.Result()
 	// Lists learn of the commits in the background, one bump at a time
 	// (commits during a bump ask for one more after it).
 	imp.bumps = make(chan struct{}, 1)
@@ -138,14 +135,16 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		}
 	}()
 	defer func() { close(imp.bumps); <-bumped }()
-	b := newBatch(cp.Offset)
+	imp.c = r.Chunks(ctx, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.message, Href: "/locations/imports/" + imp.opID})
+	defer imp.c.Abort()
+	b := newBatch()
 	group := make([]*entry, 0, groupSize)
 	for eof := false; !eof; {
 		// Read a group of rows and prepare them at once (their reads in
 		// parallel), then place them in the batch in order.
 		group = group[:0]
 		for len(group) < groupSize {
-			rec, offset, err := in.Read()
+			rec, start, end, err := in.ReadRow()
 			if errors.Is(err, io.EOF) {
 				eof = true
 				break
@@ -153,18 +152,20 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			var rowErr *job.RowError
 			switch {
 			case errors.As(err, &rowErr):
-				group = append(group, &entry{rec: rec, offset: offset, errs: []string{rowErr.Message}})
+				group = append(group, &entry{rec: rec, start: start, end: end, errs: []string{rowErr.Message}})
 			case err != nil:
 				return err
 			default:
-				e := &entry{rec: rec, offset: offset, row: h.parseRow(rec)}
+				e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
 				e.errs = e.row.errs
 				group = append(group, e)
 			}
 		}
 		// Every row of the group is prepared after all earlier commits:
 		// only commits from here on can make a preparation stale.
+		imp.mu.Lock()
 		clear(imp.committed)
+		imp.mu.Unlock()
 		if err := imp.prepareAll(ctx, group); err != nil {
 			return err
 		}
@@ -173,23 +174,29 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 				return err
 			}
 			if b.full() || r.ShouldYield(int64(len(b.entries))) {
-				if err := imp.commit(ctx, b, false); err != nil {
+				if err := imp.submit(b); err != nil {
 					return err
 				}
-				b = newBatch(imp.cp.Offset)
+				b = newBatch()
 				// The rest of the group was read but not committed: a
 				// continued run reads it again from the checkpoint.
 				if r.ShouldYield(0) {
+					if err := imp.c.Close(false); err != nil {
+						return err
+					}
 					return job.ErrYield
 				}
 			}
 		}
 	}
-	return imp.commit(ctx, b, true)
+	if err := imp.submit(b); err != nil {
+		return err
+	}
+	return imp.c.Close(true)
 }
 
 func (b *batch) full() bool {
-	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-8 || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
+	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
 }
 
 // importer is one run of an import.
@@ -200,8 +207,6 @@ type importer struct {
 	params   importParams
 	tenantID string
 	opID     string
-	cp       operation.Checkpoint
-	res      operation.Result
 	tenant   string // the tenant's title, for actions
 	// titles tells which titles no location of the tenant has, so that
 	// their rows need no lookup (nil for a tenant with more than
@@ -209,6 +214,11 @@ type importer struct {
 	titles *location.TitleIndex
 	// bumps asks for location.Service.ImportCommitted after a commit.
 	bumps chan struct{}
+	// c commits the chunks.
+	c *job.Committer
+	// mu guards commits and committed: chunks commit on goroutines of
+	// their own.
+	mu sync.Mutex
 	// commits counts the transactions that wrote locations; committed
 	// maps the keys (see location.ImportWrite.Keys) they wrote since the
 	// current group was prepared to the number of the last one.
@@ -218,38 +228,48 @@ type importer struct {
 
 // place adds a prepared entry to the batch. A row prepared before a
 // commit that wrote one of its keys (a group's rows are prepared together,
-// and the batch may commit partway through the group) is prepared again
-// first: it may now match the location an earlier row created or renamed.
-// When the row looks up or writes something the batch writes (its reads
-// did not see the batch), or would not fit in the transaction, the batch
-// is committed first and the row prepared again.
+// and chunks commit while the group is placed) is prepared again first:
+// it may now match the location an earlier row created or renamed. When
+// the row looks up or writes something the batch writes (its reads did
+// not see the batch), the batch is submitted; when a chunk in flight
+// does, the row waits for that chunk's commit and is prepared again. A
+// row that would not fit in the transaction goes into the next one.
 func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, error) {
-	if imp.stale(e) {
-		if err := imp.prepare(ctx, e); err != nil {
+	for {
+		if imp.stale(e) {
+			if err := imp.prepare(ctx, e); err != nil {
+				return nil, err
+			}
+		}
+		if e.write == nil || imp.params.DryRun {
+			return imp.add(b, e), nil
+		}
+		keys := append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...)
+		if b.collides(keys) || b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.bytes+e.write.Bytes > maxBatchBytes {
+			if err := imp.submit(b); err != nil {
+				return nil, err
+			}
+			b = newBatch()
+		}
+		if !imp.c.Busy(keys) {
+			return imp.add(b, e), nil
+		}
+		if err := imp.c.Wait(keys); err != nil {
 			return nil, err
 		}
 	}
-	if e.write == nil || imp.params.DryRun {
-		return imp.add(b, e), nil
-	}
-	if b.collides(location.ImportKeys(e.row.id, e.row.loc.Title)) || b.collides(e.write.Keys) ||
-		b.items+len(e.write.Items)+len(e.action)+1 > maxBatchItems || b.bytes+e.write.Bytes > maxBatchBytes {
-		if err := imp.commit(ctx, b, false); err != nil {
-			return nil, err
-		}
-		b = newBatch(imp.cp.Offset)
-		if err := imp.prepare(ctx, e); err != nil {
-			return nil, err
-		}
-	}
-	return imp.add(b, e), nil
 }
 
 // stale reports whether a commit after e was prepared wrote a key that e
 // looks up or writes. Rows that did not parse (a parsed row always has a
 // title) are never prepared.
 func (imp *importer) stale(e *entry) bool {
-	if imp.params.DryRun || len(e.row.errs) > 0 || e.row.loc.Title == "" || len(imp.committed) == 0 {
+	if imp.params.DryRun || len(e.row.errs) > 0 || e.row.loc.Title == "" {
+		return false
+	}
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
+	if len(imp.committed) == 0 {
 		return false
 	}
 	keys := location.ImportKeys(e.row.id, e.row.loc.Title)
@@ -290,7 +310,9 @@ func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
 // errors; anything else is returned.
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	e.write, e.action, e.errs = nil, nil, nil
+	imp.mu.Lock()
 	e.prepared = imp.commits
+	imp.mu.Unlock()
 	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
@@ -315,7 +337,6 @@ func (imp *importer) prepare(ctx context.Context, e *entry) error {
 // noted: a later row touching one of them goes into the next transaction.
 func (imp *importer) add(b *batch, e *entry) *batch {
 	b.entries = append(b.entries, e)
-	b.offset = e.offset
 	for _, c := range e.rec {
 		b.cells += len(c)
 	}
@@ -330,64 +351,60 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	return b
 }
 
-// commit writes the batch: its results part, its rows' writes and the
-// checkpoint, in one transaction. When a location changed between the
-// row's read and the commit, the batch is prepared again (twice at most);
-// a row that still conflicts is reported as an error.
-func (imp *importer) commit(ctx context.Context, b *batch, last bool) error {
-	for attempt := 0; ; attempt++ {
-		lines, items, cp, res := imp.outcome(b, last)
-		err := imp.r.Commit(ctx, lines, cp, res, items)
-		var failed *operation.ItemsFailedError
-		if !errors.As(err, &failed) {
-			if err != nil {
-				return err
-			}
-			imp.cp, imp.res = imp.r.Checkpoint(), imp.r.Result()
-			if len(items) > 0 {
-				select {
-				case imp.bumps <- struct{}{}:
-				default: // a bump after this commit is already asked for
-				}
-				imp.noteCommitted(b)
-			}
-			return nil
-		}
-		// Find the rows whose items failed.
-		bad := map[*entry]bool{}
-		i := 0
-		for _, e := range b.entries {
-			if e.write == nil || imp.params.DryRun {
-				continue
-			}
-			n := len(e.write.Items) + len(e.action)
-			for _, f := range failed.Indexes {
-				if f >= i && f < i+n {
-					bad[e] = true
-				}
-			}
-			i += n
-		}
-		for e := range bad {
-			if attempt >= 2 {
-				e.write, e.action, e.errs = nil, nil, []string{"the location changed while the row was imported; import the row again"}
-				continue
-			}
-			if err := imp.prepare(ctx, e); err != nil {
-				return err
-			}
-		}
+// submit hands the batch to the committer as a chunk: its rows' writes
+// in one transaction, their results in one part. When a location changed
+// between the row's read and the commit, the row is prepared again
+// (maxRetries times, then it fails); a row DynamoDB does not store fails
+// with the reason the committer gives.
+func (imp *importer) submit(b *batch) error {
+	if len(b.entries) == 0 {
+		return nil
 	}
+	entries := b.entries
+	rows := make([]job.Row, len(entries))
+	for i, e := range entries {
+		rows[i] = imp.row(e)
+	}
+	keys := make([]string, 0, len(b.keys))
+	for k := range b.keys {
+		keys = append(keys, k)
+	}
+	return imp.c.Submit(&job.Chunk{
+		Rows: rows, Keys: keys,
+		Retry: func(ctx context.Context, i int, _ []int) (job.Row, error) {
+			e := entries[i]
+			if e.retries >= maxRetries {
+				e.write, e.action, e.errs = nil, nil, []string{"the location changed while the row was imported; import the row again"}
+				return imp.row(e), nil
+			}
+			e.retries++
+			if err := imp.prepare(ctx, e); err != nil {
+				return job.Row{}, err
+			}
+			return imp.row(e), nil
+		},
+		Refuse: func(i int, reason string) job.Row {
+			e := entries[i]
+			e.write, e.action, e.errs = nil, nil, []string{reason}
+			return imp.row(e)
+		},
+		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
+	})
 }
 
-// noteCommitted records the keys the committed batch b wrote, so that
-// rows of the group prepared before the commit are prepared again.
-func (imp *importer) noteCommitted(b *batch) {
+// noteCommitted records the keys the committed rows wrote, so that rows
+// of the group prepared before the commit are prepared again, and asks
+// for the lists to learn of the commit.
+func (imp *importer) noteCommitted(entries []*entry) {
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
 	imp.commits++
-	for _, e := range b.entries {
-		if e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
+	wrote := false
+	for _, e := range entries {
+		if imp.params.DryRun || e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
 			continue
 		}
+		wrote = true
 		if imp.titles != nil {
 			imp.titles.Note(*e.write)
 		}
@@ -395,49 +412,40 @@ func (imp *importer) noteCommitted(b *batch) {
 			imp.committed[k] = imp.commits
 		}
 	}
-}
-
-// outcome builds a batch's results lines, transaction items, checkpoint
-// and result.
-func (imp *importer) outcome(b *batch, last bool) ([][]string, []types.TransactWriteItem, operation.Checkpoint, operation.Result) {
-	cp, res := imp.cp, imp.res
-	lines := make([][]string, 0, len(b.entries))
-	var items []types.TransactWriteItem
-	for _, e := range b.entries {
-		res.Total++
-		switch {
-		case len(e.errs) > 0 || e.write == nil:
-			res.Errors++
-			lines = append(lines, imp.h.resultLine(e.rec, "", "", e.errs))
-		default:
-			act := ActionUpdated
-			id := e.write.Location.ID
-			if e.write.Created {
-				act = ActionCreated
-				if imp.params.DryRun {
-					id = "" // a dry run creates nothing
-				}
-			}
-			if imp.params.DryRun || len(e.write.Items) == 0 {
-				res.Skipped++
-			} else {
-				res.Imported++
-				items = append(items, e.write.Items...)
-				items = append(items, e.action...)
-			}
-			lines = append(lines, imp.h.resultLine(e.rec, id, act, nil))
+	if wrote {
+		select {
+		case imp.bumps <- struct{}{}:
+		default: // a bump after this commit is already asked for
 		}
 	}
-	cp.Rows += int64(len(b.entries))
-	cp.Offset = b.offset
-	cp.InputDone = last
-	res.EtaMs = imp.r.ETA(cp)
-	res.Message = imp.message(res, last)
-	if last {
-		res.EtaMs = 0
-		res.Href = "/locations/imports/" + imp.opID
+}
+
+// row is the committer's view of an entry: its writes, results line and
+// outcome.
+func (imp *importer) row(e *entry) job.Row {
+	r := job.Row{Start: e.start, End: e.end}
+	switch {
+	case len(e.errs) > 0 || e.write == nil:
+		r.Outcome = job.RowFailed
+		r.Line = imp.h.resultLine(e.rec, "", "", e.errs)
+	default:
+		act := ActionUpdated
+		id := e.write.Location.ID
+		if e.write.Created {
+			act = ActionCreated
+			if imp.params.DryRun {
+				id = "" // a dry run creates nothing
+			}
+		}
+		if imp.params.DryRun || len(e.write.Items) == 0 {
+			r.Outcome = job.RowSkipped
+		} else {
+			r.Outcome = job.RowImported
+			r.Items = append(append(make([]types.TransactWriteItem, 0, len(e.write.Items)+len(e.action)), e.write.Items...), e.action...)
+		}
+		r.Line = imp.h.resultLine(e.rec, id, act, nil)
 	}
-	return lines, items, cp, res
+	return r
 }
 
 func (imp *importer) message(res operation.Result, last bool) string {

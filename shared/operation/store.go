@@ -48,8 +48,9 @@ func key(pk, sk string) map[string]types.AttributeValue {
 }
 
 // Checkpoint is how far the jobs function got: everything before it was
-// applied and its results were written in Parts part files. It is written
-// in the same transaction as the rows it covers (see Service.Commit).
+// applied and its results were written in part files. An export writes it
+// in the same transaction as the rows it covers (see Service.Commit); an
+// import writes it after the chunks it covers committed (see chunk.go).
 type Checkpoint struct {
 	// Rows is the number of input records consumed (data rows, or the
 	// items an export wrote).
@@ -57,8 +58,9 @@ type Checkpoint struct {
 	// Offset is the byte offset in the input just after the last consumed
 	// record; a resumed run reads on from there.
 	Offset int64 `dynamodbav:"offset"`
-	// Parts is the number of results part files written, PartBytes their
-	// total size.
+	// Parts is the number of results part files written with a
+	// checkpoint each (exports); PartBytes is the total size of those and
+	// of the parts of the chunks the checkpoint covers (imports).
 	Parts     int   `dynamodbav:"parts"`
 	PartBytes int64 `dynamodbav:"partBytes"`
 	// PartRuns is, for each part, the run that wrote it (part objects are

@@ -3,6 +3,7 @@ package testsupport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,14 +46,19 @@ func DeliverAll(t testing.TB, jobs *job.Service, ev events.S3Event, n int) {
 	}
 }
 
-// CrashAfterEveryCommit runs the captured job operation id as if every run
-// died right after its first commit (before the input's end): each
+// CrashAfterEveryCommit runs the captured job operation id, committing one
+// chunk at a time, as if every run died right after its first commit (before the input's end): each
 // redelivery of ev (three at once) after the lease expired resumes at the
 // checkpoint, until the operation is DONE. It returns the number of
 // crashes, and leaves jobs.Crash set (the caller resets it).
 func (h *Harness) CrashAfterEveryCommit(jobs *job.Service, id string, ev events.S3Event) (crashes int) {
 	t := h.T
 	t.Helper()
+	// One chunk at a time, so that each run commits one and crashes (the
+	// chunks of a run that commit out of order: CrashOutOfOrder).
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
+	defer func() { jobs.CommitWidth = width }()
 	var mu sync.Mutex
 	jobs.Crash = func(cp operation.Checkpoint) bool {
 		mu.Lock()
@@ -388,19 +394,89 @@ func (h *Harness) RunLargeImport(namespace string, file GeneratedCSV, maxRowsPer
 
 // CrashOnceMidFile makes the first run of jobs that commits rows before
 // the input's end stop right after that commit, as if the process died
-// (its lease stays held), and returns where it stopped: the rows committed
-// by then, 0 until it did. It leaves jobs.Crash set (the caller resets
-// it).
+// (its lease stays held; that run commits one chunk at a time), and
+// returns where it stopped: the rows committed by then, 0 until it did.
+// It leaves jobs.Crash set (the caller resets it).
 func CrashOnceMidFile(jobs *job.Service) (at *int64) {
 	at = new(int64)
+	// The run that crashes commits one chunk at a time, so that it stops
+	// with rows committed and rows left; the next runs commit as usual.
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
 	jobs.Crash = func(cp operation.Checkpoint) bool {
-		if *at == 0 && cp.Rows > 0 && !cp.InputDone {
+		if *at == 0 && cp.Rows > 0 && !cp.InputDone && cp.Offset < cp.InputSize {
 			*at = cp.Rows
+			jobs.CommitWidth = width
 			return true
 		}
 		return false
 	}
 	return at
+}
+
+// CrashOutOfOrder runs the captured job operation id as if its first run
+// died with its chunks committed out of order: the run's first chunk
+// transaction is held back until a later chunk has committed, and the run
+// then stops (the held chunk never commits, the checkpoint stays before
+// it); the redelivery after the lease expired skips the rows of the
+// chunks committed past the checkpoint and commits the others. The job's
+// input must make several chunks whose rows touch nothing in common (a
+// row would wait for the held chunk). It fails the test unless the crash left
+// a chunk committed past the checkpoint, and leaves jobs.Crash and
+// jobs.WriteChunk set (the caller resets them).
+func (h *Harness) CrashOutOfOrder(jobs *job.Service, id string, ev events.S3Event) {
+	t := h.T
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		held    bool
+		release = make(chan struct{})
+		crashed bool
+		rows    int64 // the checkpoint's rows after the last commit
+	)
+	jobs.WriteChunk = func(ctx context.Context, _ []types.TransactWriteItem) error {
+		mu.Lock()
+		if held || crashed {
+			mu.Unlock()
+			return nil
+		}
+		held = true
+		mu.Unlock()
+		select {
+		case <-release:
+			return errors.New("held chunk released")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	jobs.Crash = func(cp operation.Checkpoint) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if crashed || !held || cp.Rows > rows {
+			rows = cp.Rows
+			return false
+		}
+		// The checkpoint did not move: this chunk committed past it.
+		crashed = true
+		close(release)
+		return true
+	}
+	DeliverAll(t, jobs, ev, 1)
+	mu.Lock()
+	ok := crashed
+	mu.Unlock()
+	if !ok {
+		t.Fatal("the run did not commit a chunk past its held first chunk")
+	}
+	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "RUNNING" {
+		t.Fatalf("after the crash = %v", op)
+	}
+	jobs.WriteChunk, jobs.Crash = nil, nil
+	h.Clock.Advance(job.DefaultLease + time.Second)
+	DeliverAll(t, jobs, ev, 2)
+	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "DONE" {
+		t.Fatalf("after the resumed run = %v", op)
+	}
 }
 
 // JobFault is a way the runs of a job can go wrong: Run drives the

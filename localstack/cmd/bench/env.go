@@ -54,9 +54,10 @@ type env struct {
 // until the server answers. Its log goes to logPath.
 func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error) {
 	e = &env{tables: ddb.TablesFromEnv(), logPath: logPath, exited: make(chan struct{})}
+	started := e // the returns below set e to nil on failure
 	defer func() {
 		if err != nil {
-			e.close()
+			started.close()
 		}
 	}()
 	e.ddbEndpoint = os.Getenv(stack.EnvDynamoDBEndpoint)
