@@ -278,14 +278,21 @@ func isText(ct string) bool {
 	return false
 }
 
+// hostOnly returns the host of a Host header without its port, as API
+// Gateway's domainName: an IPv6 literal keeps its brackets, because the
+// adapter builds the request URL from it.
 func hostOnly(h string) string {
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		return host
+	host, _, err := net.SplitHostPort(h)
+	if err != nil {
+		host = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 	}
-	if h == "" {
+	switch {
+	case host == "":
 		return "localhost"
+	case strings.Contains(host, ":"):
+		return "[" + host + "]"
 	}
-	return h
+	return host
 }
 
 func requestID() string {
