@@ -371,6 +371,9 @@ func (q *CredentialQuery) validate() error {
 	if q.Provider != "" && q.Provider != ProviderEmail && q.Provider != ProviderMobile {
 		return apierr.Invalid("provider", "must be email or mobile")
 	}
+	if len(q.Sort) > 64 {
+		return apierr.Invalid("sort", "must be at most 64 characters")
+	}
 	keys := strings.Split(q.Sort, ",")
 	for _, k := range keys {
 		switch strings.TrimSpace(k) {

@@ -400,16 +400,9 @@ func (in *UpdateInput) validate(admin bool) error {
 		if len(*in.Roles) == 0 {
 			return apierr.Invalid("roles", "at least one role is required")
 		}
-		var roles []string
-		for _, r := range *in.Roles {
-			if !roleNames[r] {
-				return apierr.Invalid("roles", "each role must be USER or ADMIN")
-			}
-			if !slices.Contains(roles, r) {
-				roles = append(roles, r)
-			}
+		if err := checkRoles(*in.Roles); err != nil {
+			return err
 		}
-		*in.Roles = roles
 	}
 	return nil
 }

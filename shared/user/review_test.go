@@ -1,6 +1,7 @@
 package user_test
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,10 +105,14 @@ func TestUpdateFreeFormAndNulls(t *testing.T) {
 			t.Errorf("extended not cleared: %v", got["extended"])
 		}
 	})
-	t.Run("RolesDeduplicated", func(t *testing.T) {
-		u := h.Do("PUT", "/users/"+id, map[string]any{"roles": []string{"USER", "USER"}}, h.Admin()).Expect(t, 200, "").Map(t)
+	t.Run("RolesRepeatedOrTooMany", func(t *testing.T) {
+		for _, roles := range [][]string{{"USER", "USER"}, {"USER", "ADMIN", "USER"}} {
+			h.Do("PUT", "/users/"+id, map[string]any{"roles": roles}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+			h.Do("POST", "/users", map[string]any{"id": "roles" + strconv.Itoa(len(roles)) + "@example.com", "password": "Correct-Horse-9", "roles": roles}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+		}
+		u := h.Do("GET", "/users/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
 		if roles := u["roles"].([]any); len(roles) != 1 {
-			t.Errorf("roles = %v", roles)
+			t.Errorf("roles = %v, want unchanged [USER]", roles)
 		}
 	})
 	t.Run("LongPathID", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/loyalty-platform/platform/shared/auth"
 	"github.com/loyalty-platform/platform/shared/profile"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -285,9 +286,22 @@ func (in *CreateInput) Validate(guest bool) error {
 	if in.Gender != "" && in.Gender != "FEMALE" && in.Gender != "MALE" {
 		return apierr.Invalid("gender", "must be FEMALE or MALE")
 	}
-	for _, r := range in.Roles {
+	return checkRoles(in.Roles)
+}
+
+// checkRoles refuses a role list the document does not allow: a role other
+// than USER or ADMIN, a role named twice, or more than the two roles there
+// are.
+func checkRoles(roles []string) error {
+	if len(roles) > len(roleNames) {
+		return apierr.Invalid("roles", "must hold at most 2 roles (USER, ADMIN)")
+	}
+	for i, r := range roles {
 		if !roleNames[r] {
 			return apierr.Invalid("roles", "each role must be USER or ADMIN")
+		}
+		if slices.Contains(roles[:i], r) {
+			return apierr.Invalid("roles", "each role may be named once")
 		}
 	}
 	return nil
