@@ -423,10 +423,11 @@ func (c *Committer) committed(m operation.Chunk) {
 	cp := c.r.lease.Checkpoint
 	c.writeMu.Unlock()
 	if crash(cp) {
+		// The simulated crash is the run's end even when a chunk in flight
+		// failed meanwhile (the knob may have released it): that failure
+		// is part of the crash.
 		c.mu.Lock()
-		if c.err == nil {
-			c.err = errCrashed
-		}
+		c.err = errCrashed
 		c.cond.Broadcast()
 		c.mu.Unlock()
 		c.cancel()
