@@ -164,6 +164,7 @@ func TestExportRequestValidation(t *testing.T) {
 		{"LimitTooLarge", map[string]any{"limit": 1000001}},
 		{"LimitNotNumber", map[string]any{"limit": "ten"}},
 		{"BadState", map[string]any{"filters": map[string]any{"state": "OPEN"}}},
+		{"StateTooLong", map[string]any{"filters": map[string]any{"state": strings.Repeat("ACTIVE,", 10)}}},
 		{"StateNotString", map[string]any{"filters": map[string]any{"state": []string{"ACTIVE"}}}},
 		{"TagsNotArray", map[string]any{"filters": map[string]any{"tags": "red"}}},
 		{"EmptyTag", map[string]any{"filters": map[string]any{"tags": []string{" "}}}},

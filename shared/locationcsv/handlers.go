@@ -78,6 +78,9 @@ func (in ExportRequest) metadata() (map[string]any, error) {
 		return md, nil
 	}
 	f := location.Filter{}
+	if len(in.Filters.State) > 64 {
+		return nil, apierr.Invalid("filters.state", "must be at most 64 characters")
+	}
 	var states []string
 	for _, st := range strings.Split(in.Filters.State, ",") {
 		// Any case, as GET /locations?state= accepts; stored upper-case.
