@@ -123,15 +123,16 @@ func (d *Deps) Wire() {
 // (the directory under functions/), as the functions' mains assemble them.
 func (d *Deps) Routes() map[string][]web.Route {
 	return map[string][]web.Route{
-		"users":        d.Users.Routes(),
-		"checkins":     d.Checkins.Routes(),
-		"locations":    locationfiles.Routes(d.Locations, d.LocationJobs),
-		"operations":   append(d.Operations.Routes(), d.Docs.Routes()...),
-		"loyalty":      d.Rewards.LoyaltyRoutes(),
-		"awardimports": d.AwardJobs.Routes(),
-		"audiences":    d.Rewards.AudienceRoutes(),
-		"actions":      d.ActionLog.Routes(),
-		"pos":          d.POS.Routes(),
+		"users":         d.Users.Routes(),
+		"checkins":      d.Checkins.Routes(),
+		"locations":     d.Locations.Routes(),
+		"locationfiles": d.LocationJobs.Routes(),
+		"operations":    append(d.Operations.Routes(), d.Docs.Routes()...),
+		"loyalty":       d.Rewards.LoyaltyRoutes(),
+		"awardimports":  d.AwardJobs.Routes(),
+		"audiences":     d.Rewards.AudienceRoutes(),
+		"actions":       d.ActionLog.Routes(),
+		"pos":           d.POS.Routes(),
 	}
 }
 

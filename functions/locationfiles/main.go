@@ -1,0 +1,28 @@
+// Command locationfiles is the Lambda function of the location CSV import
+// and export routes: starting an import (POST /locations/imports) or an
+// export (POST /locations/exports) and serving their files; the jobs
+// function runs them. It is apart from the locations function so that the
+// locations function does not link the S3 client. It builds what it serves
+// once per cold start and serves API Gateway HTTP API (payload 2.0) events
+// through the api-proxy adapter.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/app/files"
+	"github.com/loyalty-platform/platform/shared/app/locationfiles"
+	"github.com/loyalty-platform/platform/shared/app/places"
+)
+
+func main() {
+	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	if err != nil {
+		log.Fatalf("locationfiles: %v", err)
+	}
+	imports := locationfiles.New(b, places.Locations(b), files.Jobs(b, files.NewS3(b)), b.Actions())
+	lambda.Start(b.Lambda(imports.Routes()))
+}
