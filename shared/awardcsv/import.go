@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -635,12 +637,8 @@ func (imp *importer) submit(b *batch) error {
 	for i, e := range entries {
 		rows[i] = imp.row(e)
 	}
-	keys := make([]string, 0, len(b.keys))
-	for k := range b.keys {
-		keys = append(keys, k)
-	}
 	return imp.c.Submit(&job.Chunk{
-		Rows: rows, Keys: keys,
+		Rows: rows, Keys: slices.Collect(maps.Keys(b.keys)),
 		Retry: func(ctx context.Context, i int, failed []int) (job.Row, error) {
 			e := entries[i]
 			var member []int // grants whose membership check failed

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -365,12 +367,8 @@ func (imp *importer) submit(b *batch) error {
 	for i, e := range entries {
 		rows[i] = imp.row(e)
 	}
-	keys := make([]string, 0, len(b.keys))
-	for k := range b.keys {
-		keys = append(keys, k)
-	}
 	return imp.c.Submit(&job.Chunk{
-		Rows: rows, Keys: keys,
+		Rows: rows, Keys: slices.Collect(maps.Keys(b.keys)),
 		Retry: func(ctx context.Context, i int, _ []int) (job.Row, error) {
 			e := entries[i]
 			if e.retries >= maxRetries {

@@ -137,17 +137,8 @@ func walkKeys(dec *json.Decoder, data []byte, t reflect.Type, path string) error
 // ddb.CheckJSON, and names a value that breaks a rule by its full path.
 func checkFree(dec *json.Decoder, data []byte, start int64, tok json.Token, path string) error {
 	if _, ok := tok.(json.Delim); ok {
-		for level := 1; level > 0; {
-			next, err := dec.Token()
-			if err != nil {
-				return errSyntax
-			}
-			switch next {
-			case json.Delim('{'), json.Delim('['):
-				level++
-			case json.Delim('}'), json.Delim(']'):
-				level--
-			}
+		if err := skipValue(dec); err != nil {
+			return err
 		}
 	}
 	raw := bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n")
