@@ -158,9 +158,12 @@ func body(from, to, subject, text string) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// Send sends a plain-text e-mail (subject and body in UTF-8) from from to
-// to. A throttled (429) or failed (5xx) send is tried once more after
-// Backoff. SES's refusal is an *Error.
+// Send sends a plain-text e-mail from from to to. The subject and the body
+// are marked UTF-8 (without a charset SES takes them for 7-bit ASCII). A
+// throttled (429) or failed (5xx) send is tried once more after Backoff, as
+// the SDK client would; after a 5xx SES may have sent the first, so the
+// recipient can get the message twice. SES's refusal is an *Error; a
+// cancelled or expired ctx ends the send with ctx's error.
 func (s *Sender) Send(ctx context.Context, from, to, subject, text string) error {
 	if s.Region == "" {
 		return errors.New("ses send: no region")
@@ -222,10 +225,9 @@ func (s *Sender) attempt(ctx context.Context, payload []byte, hash string) error
 		return fmt.Errorf("ses send: %w", err)
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil && resp.StatusCode/100 == 2 {
-		return fmt.Errorf("ses send: read answer: %w", err)
-	}
+	// A 2xx status means SES took the message, whatever follows it; an
+	// error answer that breaks off is read as far as it came.
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
