@@ -113,27 +113,27 @@ var samples = []struct {
 	function string
 	status   int
 }{
-	{"users-create.json", "users", 201},
-	{"users-create-invalid.json", "users", 422}, // deliberately invalid: no credential
+	{"users-create.json", "accounts", 201},
+	{"users-create-invalid.json", "accounts", 422}, // deliberately invalid: no credential
 	{"users-list.json", "users", 200},
 	{"users-list-stage.json", "users", 200}, // through a named stage (/prod/users)
 	{"users-lookup.json", "users", 200},
 	{"users-get.json", "users", 200},
 	{"users-update.json", "users", 200},
-	{"users-activate.json", "users", 200},
-	{"users-login.json", "users", 200},
-	{"users-reset.json", "users", 200},
+	{"users-activate.json", "accounts", 200},
+	{"users-login.json", "accounts", 200},
+	{"users-reset.json", "accounts", 200},
 	// No OpenID Connect issuer is reachable, so the ID token fails
 	// verification (real sign-ins are tested in shared/user with a local
 	// issuer).
-	{"users-sso-google.json", "users", 422},
-	{"guests-create.json", "users", 201},
-	{"sessions-create.json", "users", 201},
-	{"users-avatar-put.json", "users", 200},
-	{"credentials-list.json", "users", 200},
-	{"credentials-add.json", "users", 201},
-	{"credentials-verify.json", "users", 200},
-	{"credentials-delete.json", "users", 204},
+	{"users-sso-google.json", "accounts", 422},
+	{"guests-create.json", "accounts", 201},
+	{"sessions-create.json", "accounts", 201},
+	{"users-avatar-put.json", "avatars", 200},
+	{"credentials-list.json", "accounts", 200},
+	{"credentials-add.json", "accounts", 201},
+	{"credentials-verify.json", "accounts", 200},
+	{"credentials-delete.json", "accounts", 204},
 	{"addresses-suggestions.json", "users", 200},
 	{"addresses-coordinates.json", "users", 200},
 	{"addresses-list.json", "users", 200},
@@ -207,10 +207,10 @@ var samples = []struct {
 	{"rules-delete.json", "audiences", 204},
 	// Retires the location, so after the check-ins and the orders.
 	{"locations-update.json", "locations", 200},
-	{"users-avatar-delete.json", "users", 204},
-	{"users-logout.json", "users", 200},
-	{"sessions-delete.json", "users", 200},
-	{"users-delete.json", "users", 204},
+	{"users-avatar-delete.json", "avatars", 204},
+	{"users-logout.json", "accounts", 200},
+	{"sessions-delete.json", "accounts", 200},
+	{"users-delete.json", "avatars", 204},
 	// S3 ObjectCreated of an import's input: the sample names an operation
 	// that does not exist, which the jobs function ignores without error
 	// (real deliveries are tested in shared/locationcsv).

@@ -4,7 +4,9 @@
 package blob
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,4 +34,36 @@ type API interface {
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+// Photos keeps images in one bucket by key: the profile photos in the
+// media bucket (it implements user.Photos).
+type Photos struct {
+	S3     API
+	Bucket string
+}
+
+// PutJPEG stores a JPEG image at key, served with a five-minute cache
+// lifetime.
+func (p Photos) PutJPEG(ctx context.Context, key string, jpeg []byte) error {
+	_, err := p.S3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:       aws.String(p.Bucket),
+		Key:          aws.String(key),
+		Body:         bytes.NewReader(jpeg),
+		ContentType:  aws.String("image/jpeg"),
+		CacheControl: aws.String("max-age=300"),
+	})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Delete removes the object at key; S3 answers a missing object as
+// deleted.
+func (p Photos) Delete(ctx context.Context, key string) error {
+	if _, err := p.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(p.Bucket), Key: aws.String(key)}); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
 }

@@ -1,7 +1,8 @@
-// Package notify sends the platform's outgoing messages: activation, reset
-// and verification codes by SMS or e-mail, and push endpoint registration.
-// In AWS they go through SNS (SMS, push) and SES v2 (e-mail); locally and in
-// tests the Outbox writes them to the log and keeps them for reading.
+// Package notify describes the platform's outgoing messages: activation,
+// reset and verification codes by SMS or e-mail, and push endpoint
+// registration. In AWS they go through SNS and SES (package awsnotify,
+// linked only by the functions that send); locally and in tests the Outbox
+// writes them to the log and keeps them for reading.
 package notify
 
 import (
@@ -10,12 +11,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 )
 
 // Channel is how a message travels.
@@ -104,74 +99,4 @@ func (o *Outbox) Last(to string) (Message, bool) {
 		return Message{}, false
 	}
 	return ms[len(ms)-1], true
-}
-
-// AWS sends SMS through SNS and e-mail through SES v2, and registers push
-// endpoints with SNS platform applications.
-type AWS struct {
-	SNS  *sns.Client
-	SES  *sesv2.Client
-	From string
-	// PlatformApps maps IOS/ANDROID to SNS platform application ARNs.
-	PlatformApps map[string]string
-}
-
-// Send delivers m.
-func (a *AWS) Send(ctx context.Context, m Message) error {
-	switch m.Channel {
-	case SMS:
-		_, err := a.SNS.Publish(ctx, &sns.PublishInput{
-			PhoneNumber: aws.String(m.To),
-			Message:     aws.String(m.Text),
-			MessageAttributes: map[string]snstypes.MessageAttributeValue{
-				"AWS.SNS.SMS.SMSType": {DataType: aws.String("String"), StringValue: aws.String("Transactional")},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("send sms: %w", err)
-		}
-	case Email:
-		_, err := a.SES.SendEmail(ctx, &sesv2.SendEmailInput{
-			FromEmailAddress: aws.String(a.From),
-			Destination:      &sestypes.Destination{ToAddresses: []string{m.To}},
-			Content: &sestypes.EmailContent{Simple: &sestypes.Message{
-				Subject: &sestypes.Content{Data: aws.String(m.Subject)},
-				Body:    &sestypes.Body{Text: &sestypes.Content{Data: aws.String(m.Text)}},
-			}},
-		})
-		if err != nil {
-			return fmt.Errorf("send email: %w", err)
-		}
-	default:
-		return fmt.Errorf("send: unknown channel %q", m.Channel)
-	}
-	return nil
-}
-
-// UnregisterDevice deletes an SNS platform endpoint.
-func (a *AWS) UnregisterDevice(ctx context.Context, endpoint string) error {
-	if !strings.HasPrefix(endpoint, "arn:") {
-		return nil
-	}
-	if _, err := a.SNS.DeleteEndpoint(ctx, &sns.DeleteEndpointInput{EndpointArn: aws.String(endpoint)}); err != nil {
-		return fmt.Errorf("delete push endpoint: %w", err)
-	}
-	return nil
-}
-
-// RegisterDevice creates an SNS platform endpoint for the token.
-func (a *AWS) RegisterDevice(ctx context.Context, tenantID, userID, platform, token string) (string, error) {
-	app := a.PlatformApps[platform]
-	if app == "" {
-		return "", nil
-	}
-	out, err := a.SNS.CreatePlatformEndpoint(ctx, &sns.CreatePlatformEndpointInput{
-		PlatformApplicationArn: aws.String(app),
-		Token:                  aws.String(token),
-		CustomUserData:         aws.String(tenantID + "/" + userID),
-	})
-	if err != nil {
-		return "", fmt.Errorf("register push endpoint: %w", err)
-	}
-	return aws.ToString(out.EndpointArn), nil
 }

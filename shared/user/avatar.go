@@ -9,9 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -52,13 +50,7 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 	if r.Deleted {
 		return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
 	}
-	_, err = s.S3.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:       aws.String(s.MediaBucket),
-		Key:          aws.String(avatarKey(userID)),
-		Body:         bytes.NewReader(photo),
-		ContentType:  aws.String("image/jpeg"),
-		CacheControl: aws.String("max-age=300"),
-	})
+	err = s.Photos.PutJPEG(ctx, avatarKey(userID), photo)
 	if err != nil {
 		return User{}, fmt.Errorf("store avatar of %s: %w", userID, err)
 	}
@@ -67,7 +59,7 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 		// The user was deleted (or changed) meanwhile: the photo must not
 		// outlive the redaction. Best effort; the error answered is the
 		// update's.
-		if _, derr := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); derr != nil {
+		if derr := s.Photos.Delete(ctx, avatarKey(userID)); derr != nil {
 			web.Logger(ctx).Warn("remove orphaned avatar failed", "userId", userID, "error", derr.Error())
 		}
 		if errors.Is(err, ErrConcurrentUpdate) {
@@ -93,7 +85,7 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 	if r.Deleted {
 		return fmt.Errorf("delete avatar: %w", ErrNotFound)
 	}
-	if _, err := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); err != nil {
+	if err := s.Photos.Delete(ctx, avatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
 	if !r.HasProfilePhoto {

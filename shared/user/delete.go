@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -96,7 +95,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		}
 	}
 	// 3. The profile photo and the sessions.
-	if _, err := s.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.MediaBucket), Key: aws.String(avatarKey(userID))}); err != nil {
+	if err := s.Photos.Delete(ctx, avatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
 	if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {

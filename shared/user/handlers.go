@@ -10,14 +10,20 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// Routes returns the routes of the users function.
+// Routes returns every route of the users domain, as the whole platform
+// serves them; each Lambda function serves one of the three groups below.
 func (s *Service) Routes() []web.Route {
+	return append(append(s.AccountRoutes(), s.ProfileRoutes()...), s.AvatarRoutes()...)
+}
+
+// AccountRoutes are the routes of signing up and in (the accounts
+// function): sign-up, activation, login and logout, password reset,
+// guests, sessions, SSO and the secondary credentials. They send codes by
+// SMS and e-mail, check passwords against the common-password list and
+// verify SSO tokens.
+func (s *Service) AccountRoutes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/users", Handler: s.handleCreate},
-		{Method: "GET", Path: "/users", Handler: s.handleList},
-		{Method: "POST", Path: "/users/lookup", Handler: s.handleLookup},
-		{Method: "GET", Path: "/users/{userId}", Handler: s.handleGet},
-		{Method: "PUT", Path: "/users/{userId}", Handler: s.handleUpdate},
 		{Method: "POST", Path: "/users/activate", Handler: s.handleActivate},
 		{Method: "GET", Path: "/users/login", Handler: s.handleLogin},
 		{Method: "GET", Path: "/users/logout", Handler: s.handleLogout},
@@ -25,20 +31,41 @@ func (s *Service) Routes() []web.Route {
 		{Method: "POST", Path: "/guests", Handler: s.handleCreateGuest},
 		{Method: "POST", Path: "/sessions", Handler: s.handleCreateSession},
 		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
-		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
-		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
 		{Method: "GET", Path: "/credentials", Handler: s.handleListCredentials},
 		{Method: "POST", Path: "/users/{ssoProvider}/sso", Handler: s.handleSSO},
-		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
+		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
+		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
+		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
+	}
+}
+
+// ProfileRoutes are the routes of the user record (the users function):
+// list, search and lookup, read and update, and the addresses. An update
+// registers push tokens; the includes read points, segments and the
+// current check-in.
+func (s *Service) ProfileRoutes() []web.Route {
+	return []web.Route{
+		{Method: "GET", Path: "/users", Handler: s.handleList},
+		{Method: "POST", Path: "/users/lookup", Handler: s.handleLookup},
+		{Method: "GET", Path: "/users/{userId}", Handler: s.handleGet},
+		{Method: "PUT", Path: "/users/{userId}", Handler: s.handleUpdate},
 		{Method: "GET", Path: "/users/{userId}/addresses", Handler: s.handleListAddresses},
 		{Method: "POST", Path: "/addresses/suggestions", Handler: s.handleSuggestAddresses},
 		{Method: "POST", Path: "/addresses/coordinates", Handler: s.handleAddressCoordinates},
 		{Method: "POST", Path: "/users/{userId}/addresses", Handler: s.handleCreateAddress},
 		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleUpdateAddress},
 		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleDeleteAddress},
-		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
-		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
-		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
+	}
+}
+
+// AvatarRoutes are the routes that write or remove objects in the media
+// bucket (the avatars function): the profile photo, and deleting a user,
+// which removes it.
+func (s *Service) AvatarRoutes() []web.Route {
+	return []web.Route{
+		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
+		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
+		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/allowance"
 	"github.com/loyalty-platform/platform/shared/apierr"
-	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/geo"
@@ -41,6 +40,22 @@ const (
 	MaxCodeAttempts = 5
 )
 
+// Photos stores profile photos by key: the media bucket in S3
+// (blob.Photos), so that this package links no S3 client.
+type Photos interface {
+	// PutJPEG stores a JPEG image under key, replacing any.
+	PutJPEG(ctx context.Context, key string, jpeg []byte) error
+	// Delete removes the object at key; a missing object is no error.
+	Delete(ctx context.Context, key string) error
+}
+
+// Verifier checks a third-party ID token of an SSO provider for one of
+// the audiences (sso.Verifier), so that this package links no OpenID
+// Connect client.
+type Verifier interface {
+	Verify(ctx context.Context, provider, rawIDToken string, audiences []string) (sso.Identity, error)
+}
+
 // Service runs the identity domain's operations.
 type Service struct {
 	DB       ddb.API
@@ -50,14 +65,16 @@ type Service struct {
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
 	Cursor   ddb.Cursor
-	// SSO verifies third-party ID tokens (SSO and social credentials).
-	SSO *sso.Verifier
+	// SSO verifies third-party ID tokens (SSO and social credentials);
+	// nil in a function that serves no route needing it.
+	SSO Verifier
 	// Geocoder serves address suggestions and coordinates.
 	Geocoder geo.Geocoder
-	// S3, MediaBucket and MediaURL store and serve profile photos.
-	S3          blob.API
-	MediaBucket string
-	MediaURL    string
+	// Photos stores the profile photos (nil in a function that serves
+	// none of the routes that write or delete them); MediaURL is where
+	// they are served.
+	Photos   Photos
+	MediaURL string
 	// Extras supplies the include options owned by other domains.
 	Extras Extras
 	// Actions records USER_CREATED and USER_ACTIVATED (nil: none).

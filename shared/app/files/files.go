@@ -35,6 +35,12 @@ type S3 struct {
 // NewS3 returns the S3 client of b, made on first use from b.AWS.
 func NewS3(b *app.Base) *S3 { return &S3{b: b} }
 
+// Photos returns the store of the profile photos: the media bucket
+// through b's S3 client, made on first use.
+func Photos(b *app.Base) blob.Photos {
+	return blob.Photos{S3: NewS3(b), Bucket: b.Config.Buckets.Media}
+}
+
 // Of returns c as an S3 (the whole platform makes its client at once).
 func Of(c *s3.Client) *S3 {
 	s := &S3{client: c, presign: s3.NewPresignClient(c)}

@@ -1,9 +1,13 @@
-// Package identity builds the users domain for the users function (and
-// the whole platform): users, sessions, guests, credentials, addresses and
-// avatars, with the messaging, single sign-on and geocoding they need, and
-// the parts of a user other domains own (points, segments, the current
-// check-in, what a deletion removes). It is the only builder that links
-// sign-up, login, SSO and SMS and e-mail sending.
+// Package identity builds the users domain for the three functions that
+// serve it, and for the whole platform. Each function links only the
+// services of the routes it serves:
+//   - accounts (user.Service.AccountRoutes): sign-up, login, SSO, codes by
+//     SMS (SNS) and e-mail (SES), the common-password list;
+//   - users (ProfileRoutes): the user record and its addresses, with push
+//     registration (SNS), geocoding (Amazon Location) and the parts of a
+//     user other domains own (points, segments, the current check-in);
+//   - avatars (AvatarRoutes): the profile photo in S3, and deleting a user,
+//     which removes it.
 package identity
 
 import (
@@ -12,16 +16,16 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/allowance"
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
-	"github.com/loyalty-platform/platform/shared/blob"
+	"github.com/loyalty-platform/platform/shared/awsnotify"
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/notify"
+	"github.com/loyalty-platform/platform/shared/sesmail"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/user"
 )
@@ -31,41 +35,80 @@ import (
 func Messaging(b *app.Base) (notify.Notifier, notify.Pusher, error) {
 	switch b.Config.Notifier {
 	case "aws":
-		n := &notify.AWS{SNS: sns.NewFromConfig(b.AWS), SES: sesv2.NewFromConfig(b.AWS), From: b.Config.SenderEmail, PlatformApps: map[string]string{
-			"IOS": os.Getenv("SNS_APNS_APP_ARN"), "ANDROID": os.Getenv("SNS_GCM_APP_ARN"),
-		}}
+		n := &awsnotify.AWS{Push: push(b), SES: sesmail.New(b.AWS), From: b.Config.SenderEmail}
 		return n, n, nil
 	case "", "log":
-		if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !app.RunningLocally() {
-			b.Log.Warn("NOTIFIER is not aws: codes and messages are only logged, never sent")
-		}
-		o := &notify.Outbox{Log: b.Log}
+		o := outbox(b)
 		return o, o, nil
 	}
-	return nil, nil, fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
+	return nil, nil, errNotifier(b)
 }
 
-// Users builds the users domain; media stores the profile photos. It
-// counts the per-address allowance of anonymous calls
-// (ANONYMOUS_CALLS_PER_MINUTE) and the tenants' hourly message caps
-// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) in the sessions table.
-func Users(b *app.Base, n notify.Notifier, p notify.Pusher, media blob.API) *user.Service {
-	counter := &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
+// Pusher returns the push registrar alone (SNS with NOTIFIER=aws, else the
+// outbox that only logs), for the functions that store or remove device
+// tokens but send no codes.
+func Pusher(b *app.Base) (notify.Pusher, error) {
+	switch b.Config.Notifier {
+	case "aws":
+		return push(b), nil
+	case "", "log":
+		return outbox(b), nil
+	}
+	return nil, errNotifier(b)
+}
+
+func push(b *app.Base) *awsnotify.Push {
+	return &awsnotify.Push{SNS: sns.NewFromConfig(b.AWS), PlatformApps: map[string]string{
+		"IOS": os.Getenv("SNS_APNS_APP_ARN"), "ANDROID": os.Getenv("SNS_GCM_APP_ARN"),
+	}}
+}
+
+func outbox(b *app.Base) *notify.Outbox {
+	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !app.RunningLocally() {
+		b.Log.Warn("NOTIFIER is not aws: codes and messages are only logged, never sent")
+	}
+	return &notify.Outbox{Log: b.Log}
+}
+
+func errNotifier(b *app.Base) error {
+	return fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
+}
+
+// Users builds the core of the users domain that every one of its
+// functions needs: the store, the tenants, paging, the media URL and the
+// per-address allowance of anonymous calls (ANONYMOUS_CALLS_PER_MINUTE),
+// counted in the sessions table. The builders below add what each group
+// of routes needs.
+func Users(b *app.Base) *user.Service {
 	return &user.Service{
-		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Notifier: n, Pusher: p, Cursor: b.Cursor,
-		S3: media, MediaBucket: b.Config.Buckets.Media, MediaURL: b.Config.MediaURL,
-		SSO: sso.NewVerifier(sso.FromEnv(), b.Clock), Geocoder: geo.FromEnv(b.AWS),
-		Allowance: counter, AnonymousPerMinute: user.AnonymousPerMinuteFromEnv(), Caps: notify.CapsFromEnv(counter),
+		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Cursor: b.Cursor,
+		MediaURL:  b.Config.MediaURL,
+		Allowance: newAllowance(b), AnonymousPerMinute: user.AnonymousPerMinuteFromEnv(),
+		Actions: b.Actions(),
 	}
 }
 
-// Attach gives the users domain the parts of a user other domains own:
-// include=points and include=segmentIds,segments (the loyalty domains),
-// include=checkin (check-ins), what deleting a user removes (their
-// check-in, their name in the actions log), and the recorder of
-// USER_CREATED and USER_ACTIVATED.
-func Attach(u *user.Service, r *rewards.Rewards, checkins *checkin.Service, actions *action.Recorder) {
-	u.Actions = actions
+func newAllowance(b *app.Base) *allowance.Counter {
+	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
+}
+
+// Accounts gives u what signing up and in needs (user.AccountRoutes): the
+// notifier and push registrar, the tenants' hourly message caps
+// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) and the SSO verifier.
+func Accounts(u *user.Service, b *app.Base, n notify.Notifier, p notify.Pusher) {
+	u.Notifier, u.Pusher = n, p
+	u.Caps = notify.CapsFromEnv(u.Allowance)
+	u.SSO = sso.NewVerifier(sso.FromEnv(), b.Clock)
+}
+
+// Profiles gives u what the user record and its addresses need
+// (user.ProfileRoutes): the push registrar, the geocoder (GEOCODER,
+// PLACE_INDEX_NAME) and the parts of a user other domains own:
+// include=points and include=segmentIds,segments (the loyalty domains) and
+// include=checkin (check-ins).
+func Profiles(u *user.Service, b *app.Base, p notify.Pusher, r *rewards.Rewards, checkins *checkin.Service) {
+	u.Pusher = p
+	u.Geocoder = geo.FromEnv(b.AWS)
 	u.Extras.Points = r.Awards.Total
 	u.Extras.SegmentIDs = r.Audiences.SegmentsOf
 	u.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {
@@ -87,5 +130,15 @@ func Attach(u *user.Service, r *rewards.Rewards, checkins *checkin.Service, acti
 		}
 		return c, nil
 	}
-	u.Extras.OnDelete = append(u.Extras.OnDelete, checkins.Remove, actions.RedactUser)
+}
+
+// Avatars gives u what the profile photo and a user's deletion need
+// (user.AvatarRoutes): the photo store (files.Photos: the media bucket),
+// the push registrar (a deletion
+// removes the user's push endpoints) and what else a deletion removes:
+// the user's check-in and their name in the actions log.
+func Avatars(u *user.Service, photos user.Photos, p notify.Pusher, removeCheckin func(ctx context.Context, tenantID, userID string) error, actions *action.Recorder) {
+	u.Pusher = p
+	u.Photos = photos
+	u.Extras.OnDelete = append(u.Extras.OnDelete, removeCheckin, actions.RedactUser)
 }

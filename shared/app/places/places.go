@@ -37,6 +37,13 @@ func Checkins(b *app.Base, locations *location.Service, actions *action.Recorder
 	}
 }
 
+// CheckinRemover builds the check-in domain's part of deleting a user
+// (removing the user's check-in) without the rest of the domain, for the
+// function that deletes users.
+func CheckinRemover(b *app.Base) func(ctx context.Context, tenantID, userID string) error {
+	return (&checkin.Service{DB: b.DB, Table: b.Config.Tables.Checkins, Clock: b.Clock}).Remove
+}
+
 // placesOf adapts the locations domain to what a check-in needs of a
 // location.
 func placesOf(locations *location.Service) checkin.Places {

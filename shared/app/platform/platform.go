@@ -115,15 +115,20 @@ func (d *Deps) Wire() {
 	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.ActionLog.Kinds())
 	d.Rules = d.Rewards.Rules
 	d.POS = d.Rewards.POS(b, d.Checkins, d.Actions)
-	d.Users = identity.Users(b, d.Notifier, d.Pusher, s3c)
-	identity.Attach(d.Users, d.Rewards, d.Checkins, d.Actions)
+	d.Users = identity.Users(b)
+	d.Users.Actions = d.Actions
+	identity.Accounts(d.Users, b, d.Notifier, d.Pusher)
+	identity.Profiles(d.Users, b, d.Pusher, d.Rewards, d.Checkins)
+	identity.Avatars(d.Users, blob.Photos{S3: s3c, Bucket: b.Config.Buckets.Media}, d.Pusher, d.Checkins.Remove, d.Actions)
 }
 
 // Routes returns the HTTP routes of each API function, by function name
 // (the directory under functions/), as the functions' mains assemble them.
 func (d *Deps) Routes() map[string][]web.Route {
 	return map[string][]web.Route{
-		"users":         d.Users.Routes(),
+		"accounts":      d.Users.AccountRoutes(),
+		"users":         d.Users.ProfileRoutes(),
+		"avatars":       d.Users.AvatarRoutes(),
 		"checkins":      d.Checkins.Routes(),
 		"locations":     d.Locations.Routes(),
 		"locationfiles": d.LocationJobs.Routes(),
