@@ -60,6 +60,11 @@ type Row struct {
 	Start, End int64
 	// Items are the row's writes.
 	Items []types.TransactWriteItem
+	// Direct rows are written before the chunk's transaction, not in it
+	// (see applyUpdates): their updates and deletes one request each,
+	// with their conditions, their puts with BatchWriteItem, without
+	// theirs. Only writes that are safe to repeat may be direct.
+	Direct bool
 	// Line is the row's results line.
 	Line    []string
 	Outcome Outcome
@@ -81,6 +86,10 @@ type Chunk struct {
 	Refuse func(i int, reason string) Row
 	// Committed is called once the rows [lo, hi) are committed.
 	Committed func(lo, hi int)
+
+	// applied notes the direct rows whose updates applied (the chunk's
+	// goroutine's own).
+	applied map[int]bool
 }
 
 // ChunkOptions configure a Committer.
@@ -107,6 +116,8 @@ type Committer struct {
 	cancel context.CancelFunc
 	slots  chan int
 	wg     sync.WaitGroup
+	// writers bounds the requests of direct rows in flight.
+	writers chan struct{}
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -140,7 +151,7 @@ func (r *Run) Chunks(ctx context.Context, in *Input, opts ChunkOptions) *Committ
 	if width <= 0 || width > operation.FenceSlots {
 		width = DefaultCommitWidth
 	}
-	c := &Committer{r: r, opts: opts, ctx: cctx, cancel: cancel, slots: make(chan int, width), keys: map[string]int{},
+	c := &Committer{r: r, opts: opts, ctx: cctx, cancel: cancel, slots: make(chan int, width), keys: map[string]int{}, writers: make(chan struct{}, DirectWriters),
 		wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	c.cond = sync.NewCond(&c.mu)
 	for i := range width {
@@ -208,6 +219,7 @@ func (c *Committer) Submit(ch *Chunk) error {
 	}
 	c.mu.Unlock()
 	c.r.rows += int64(len(ch.Rows))
+	ch.applied = map[int]bool{}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -307,12 +319,24 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 	r, l := c.r, c.r.lease
 	for attempt := 0; ; attempt++ {
 		rows := ch.Rows[lo:hi]
-		var items []types.TransactWriteItem
+		// items are the transaction's writes, at[i] the row (of ch) and
+		// index in its Items of items[i]; all every write, for the seam.
+		var items, all []types.TransactWriteItem
+		var at [][2]int
+		direct := false
 		m := operation.Chunk{From: rows[0].Start, To: rows[len(rows)-1].End, Rows: int64(len(rows)), Run: l.Claims}
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
-		for _, row := range rows {
-			items = append(items, row.Items...)
+		for n, row := range rows {
+			all = append(all, row.Items...)
+			if row.Direct {
+				direct = direct || len(row.Items) > 0
+			} else {
+				items = append(items, row.Items...)
+				for j := range row.Items {
+					at = append(at, [2]int{lo + n, j})
+				}
+			}
 			switch row.Outcome {
 			case RowImported:
 				m.Imported++
@@ -333,15 +357,44 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		}
 		var err error
 		if seam := r.svc.WriteChunk; seam != nil {
-			err = seam(c.ctx, items)
+			err = seam(c.ctx, all)
 		}
-		if err == nil {
+		var failedRows map[int][]int
+		if err == nil && direct {
+			err = r.svc.Ops.CheckFence(c.ctx, l, slot)
+			if err == nil {
+				failedRows, err = c.applyUpdates(ch, lo, hi)
+			}
+			if err == nil && len(failedRows) == 0 {
+				err = c.putDirect(ch, lo, hi)
+			}
+			if err == nil && len(failedRows) == 0 && r.svc.CrashBeforeMarker != nil && r.svc.CrashBeforeMarker() {
+				c.mu.Lock()
+				if c.err == nil {
+					c.err = errCrashed
+				}
+				c.cond.Broadcast()
+				c.mu.Unlock()
+				c.cancel()
+				return errCrashed
+			}
+		}
+		if err == nil && len(failedRows) == 0 {
 			err = r.svc.Ops.CommitChunk(c.ctx, l, slot, m, items)
 		}
 		var failed *operation.ItemsFailedError
+		if errors.As(err, &failed) {
+			failedRows = map[int][]int{}
+			for _, i := range failed.Indexes {
+				if i < 0 || i >= len(at) {
+					return fmt.Errorf("commit chunk: failed item %d matches no row", i)
+				}
+				failedRows[at[i][0]] = append(failedRows[at[i][0]], at[i][1])
+			}
+		}
 		var reason string
 		switch {
-		case err == nil:
+		case err == nil && len(failedRows) == 0:
 			if ch.Committed != nil {
 				ch.Committed(lo, hi)
 			}
@@ -349,27 +402,20 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 			return nil
 		case errors.Is(err, operation.ErrLeaseLost), errors.Is(err, operation.ErrChunkTaken):
 			return operation.ErrLeaseLost
-		case errors.As(err, &failed) && ch.Retry != nil && attempt < maxChunkRetries:
-			at := map[int][]int{}
-			i := 0
-			for n, row := range rows {
-				for j := range row.Items {
-					if slices.Contains(failed.Indexes, i+j) {
-						at[lo+n] = append(at[lo+n], j)
-					}
-				}
-				i += len(row.Items)
-			}
-			if len(at) == 0 {
-				return fmt.Errorf("commit chunk: failed items %v match no row", failed.Indexes)
-			}
-			for n, idx := range at {
+		case len(failedRows) > 0 && ch.Retry != nil && attempt < maxChunkRetries:
+			for n, idx := range failedRows {
 				row, err := ch.Retry(c.ctx, n, idx)
 				if err != nil {
 					return err
 				}
 				ch.Rows[n] = row
+				delete(ch.applied, n)
 			}
+		case len(failedRows) > 0:
+			if err == nil {
+				err = &operation.ItemsFailedError{}
+			}
+			return err
 		case refusedReason(err, &reason) && ch.Refuse != nil:
 			if hi-lo > 1 {
 				mid := (lo + hi) / 2
@@ -382,8 +428,14 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 				return err // refused without a row's write: not the row's fault
 			}
 			r.svc.log().Warn("job: row refused by the database", "operationId", l.ID, "offset", m.From, "err", err.Error())
+			if rows[0].Direct {
+				if err := c.undoPuts(rows[0]); err != nil {
+					return err
+				}
+			}
 			ch.Rows[lo] = ch.Refuse(lo, "the row cannot be stored: "+reason)
 			ch.Rows[lo].Items = nil
+			delete(ch.applied, lo)
 		default:
 			return err
 		}

@@ -165,6 +165,11 @@ type Service struct {
 	// with the chunk's writes; an error it returns is taken as the
 	// database's answer (nothing is written). For tests of faults.
 	WriteChunk func(ctx context.Context, items []types.TransactWriteItem) error
+	// CrashBeforeMarker, when set, is asked after the direct writes of a
+	// chunk (see Row.Direct), before its marker is committed; true makes
+	// the run stop at once as if the process died then. For tests of
+	// resumption.
+	CrashBeforeMarker func() bool
 }
 
 // KindKey is the key of Kinds for an operation.

@@ -1,0 +1,202 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ddb"
+)
+
+// Direct rows. A row whose writes are safe to repeat (Row.Direct) is not
+// written in its chunk's transaction: its conditional updates are sent
+// one request each, then its puts with BatchWriteItem (25 items a
+// request), DirectWriters requests of the run at once, and only then is
+// the chunk's marker committed (its transaction holds the marker, the
+// fence check and the writes of the chunk's other rows). A crash between
+// the two leaves the writes without the marker: the next run applies the
+// chunk again, and the kind makes that harmless. Its puts name items by
+// keys derived from the operation and the row (the same item is written
+// again), and its updates record which row applied them, so that the row
+// prepared again sees its own update and does not repeat it.
+//
+// The fence: the writes are sent after a consistent read of the chunk's
+// fence (a later run that took the operation over is seen there, and the
+// chunk stops), but not in a transaction with it. A run that is taken
+// over while it sends them may still write them after the later run
+// began: both runs write the same items (the same keys and values but
+// timestamps), and a row's update applies once (its condition).
+
+// DirectWriters is how many requests of direct rows a run sends at once.
+const DirectWriters = 8
+
+// batchWriteSize is the most items of a BatchWriteItem request.
+const batchWriteSize = 25
+
+// applyUpdates sends the updates (and deletes) of the direct rows of ch in
+// [lo, hi) that were not applied yet, each on its own with its condition.
+// It returns the indexes (in Row.Items) of the items whose conditions
+// failed, by row; a row whose writes all applied is noted in ch.applied.
+func (c *Committer) applyUpdates(ch *Chunk, lo, hi int) (map[int][]int, error) {
+	type one struct{ row, item int }
+	var todo []one
+	for n := lo; n < hi; n++ {
+		row := ch.Rows[n]
+		if !row.Direct || ch.applied[n] {
+			continue
+		}
+		for j, it := range row.Items {
+			switch {
+			case it.Update != nil || it.Delete != nil:
+				todo = append(todo, one{n, j})
+			case it.ConditionCheck != nil:
+				return nil, fmt.Errorf("job: a direct row cannot check a condition")
+			}
+		}
+	}
+	failed := map[int][]int{}
+	if len(todo) > 0 {
+		db := c.r.svc.Ops.DB
+		errs := make([]error, len(todo))
+		conds := make([]bool, len(todo))
+		var wg sync.WaitGroup
+		for i, w := range todo {
+			select {
+			case c.writers <- struct{}{}:
+			case <-c.ctx.Done():
+				wg.Wait()
+				return nil, c.ctx.Err()
+			}
+			wg.Add(1)
+			go func() {
+				defer func() { <-c.writers; wg.Done() }()
+				it := ch.Rows[w.row].Items[w.item]
+				var err error
+				if u := it.Update; u != nil {
+					_, err = db.UpdateItem(c.ctx, &dynamodb.UpdateItemInput{
+						TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+						ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames,
+						ExpressionAttributeValues: u.ExpressionAttributeValues,
+					})
+				} else {
+					d := it.Delete
+					_, err = db.DeleteItem(c.ctx, &dynamodb.DeleteItemInput{
+						TableName: d.TableName, Key: d.Key, ConditionExpression: d.ConditionExpression,
+						ExpressionAttributeNames: d.ExpressionAttributeNames, ExpressionAttributeValues: d.ExpressionAttributeValues,
+					})
+				}
+				if ddb.IsConditionFailed(err) {
+					conds[i] = true
+					return
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("direct write: %w", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		for i, w := range todo {
+			if conds[i] {
+				failed[w.row] = append(failed[w.row], w.item)
+			}
+		}
+	}
+	for n := lo; n < hi; n++ {
+		if ch.Rows[n].Direct && len(failed[n]) == 0 {
+			ch.applied[n] = true
+		}
+	}
+	return failed, nil
+}
+
+// putDirect writes the puts of the direct rows of ch in [lo, hi) with
+// BatchWriteItem, without their conditions (their keys are the rows'
+// own), retrying unprocessed items with a growing pause.
+func (c *Committer) putDirect(ch *Chunk, lo, hi int) error {
+	var puts []types.WriteRequest
+	var tables []string
+	for n := lo; n < hi; n++ {
+		if !ch.Rows[n].Direct {
+			continue
+		}
+		for _, it := range ch.Rows[n].Items {
+			if it.Put != nil {
+				puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Put.Item}})
+				tables = append(tables, *it.Put.TableName)
+			}
+		}
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, (len(puts)+batchWriteSize-1)/batchWriteSize)
+	for b := range errs {
+		select {
+		case c.writers <- struct{}{}:
+		case <-c.ctx.Done():
+			wg.Wait()
+			return c.ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-c.writers; wg.Done() }()
+			req := map[string][]types.WriteRequest{}
+			for i := b * batchWriteSize; i < min((b+1)*batchWriteSize, len(puts)); i++ {
+				req[tables[i]] = append(req[tables[i]], puts[i])
+			}
+			errs[b] = c.batchWrite(req)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// batchWrite sends one BatchWriteItem request until every item of it is
+// processed.
+func (c *Committer) batchWrite(req map[string][]types.WriteRequest) error {
+	pause := 10 * time.Millisecond
+	for len(req) > 0 {
+		out, err := c.r.svc.Ops.DB.BatchWriteItem(c.ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+		if err != nil {
+			return fmt.Errorf("direct write: %w", err)
+		}
+		req = out.UnprocessedItems
+		if len(req) == 0 {
+			return nil
+		}
+		select {
+		case <-time.After(pause):
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		}
+		pause = min(2*pause, time.Second)
+	}
+	return nil
+}
+
+// undoPuts deletes the items the puts of a direct row name (by pk and
+// sk), for a row the database refused: requests of its chunk that did not
+// hold the refused item may have written some of them.
+func (c *Committer) undoPuts(row Row) error {
+	req := map[string][]types.WriteRequest{}
+	for _, it := range row.Items {
+		if p := it.Put; p != nil {
+			k := map[string]types.AttributeValue{"pk": p.Item["pk"], "sk": p.Item["sk"]}
+			if k["pk"] == nil || k["sk"] == nil {
+				continue
+			}
+			req[*p.TableName] = append(req[*p.TableName], types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
+		}
+	}
+	if len(req) == 0 {
+		return nil
+	}
+	return c.batchWrite(req)
+}
