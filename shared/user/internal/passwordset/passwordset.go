@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/fnv"
 	"math/bits"
 	"slices"
 	"strings"
@@ -44,9 +43,15 @@ const (
 // Hash returns the hash a set stores for password p: FNV-1a 32 of p
 // lower-cased, so that membership does not depend on case.
 func Hash(p string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(strings.ToLower(p)))
-	return h.Sum32()
+	p = strings.ToLower(p)
+	// FNV-1a 32 as hash/fnv computes it, inlined so that nothing is
+	// allocated.
+	h := uint32(2166136261) // the offset basis
+	for i := range len(p) {
+		h ^= uint32(p[i])
+		h *= 16777619 // the FNV 32 prime
+	}
+	return h
 }
 
 // Set is a decoded set: its hashes sorted ascending, without duplicates.
