@@ -8,8 +8,8 @@
 //
 //	offset  size  field
 //	0       4     magic "PWRS"
-//	4       1     format version 1: the hash is FNV-1a 32 of the password
-//	              lower-cased (Unicode simple case folding, strings.ToLower)
+//	4       1     format version 1: the hash is FNV-1a 32 of the bytes of
+//	              the password lower-cased by strings.ToLower
 //	5       1     Rice parameter k, 1 to 31
 //	6       2     zero
 //	8       4     number of hashes, big-endian
