@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/allowance"
 	"github.com/loyalty-platform/platform/shared/app"
@@ -26,6 +25,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/sesmail"
+	"github.com/loyalty-platform/platform/shared/snsapi"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/user"
 )
@@ -58,7 +58,7 @@ func Pusher(b *app.Base) (notify.Pusher, error) {
 }
 
 func push(b *app.Base) *awsnotify.Push {
-	return &awsnotify.Push{SNS: sns.NewFromConfig(b.AWS), PlatformApps: map[string]string{
+	return &awsnotify.Push{SNS: snsapi.New(b.AWS), PlatformApps: map[string]string{
 		"IOS": os.Getenv("SNS_APNS_APP_ARN"), "ANDROID": os.Getenv("SNS_GCM_APP_ARN"),
 	}}
 }
