@@ -126,7 +126,7 @@ func (g *Gazetteer) Locate(ctx context.Context, a Address) ([]float64, error) {
 // ordered by distance to bias when given, then cities before landmarks,
 // then file order.
 func (g *Gazetteer) Suggest(ctx context.Context, text string, bias []float64, max int) ([]Suggestion, error) {
-	if err := checkSuggest(text, bias); err != nil {
+	if err := CheckSuggest(text, bias); err != nil {
 		return nil, err
 	}
 	q := fold(text)
@@ -166,7 +166,7 @@ func (g *Gazetteer) Suggest(ctx context.Context, text string, bias []float64, ma
 		}
 		return a.p.order < b.p.order
 	})
-	n := min(suggestLimit(max), len(hits))
+	n := min(SuggestLimit(max), len(hits))
 	out := make([]Suggestion, 0, n)
 	for _, h := range hits[:n] {
 		out = append(out, Suggestion{Text: h.p.label, Address: h.p.addr, Position: clonePos(h.p.pos), PlaceID: h.p.id})
