@@ -79,6 +79,9 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences,
 	}
+	if b.TenantCache != nil { // a nil *tenant.Cache in the interface would not be nil
+		r.Rules.Cache = b.TenantCache
+	}
 	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
 	return r
 }
