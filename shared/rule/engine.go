@@ -37,6 +37,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/hook"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/tenant"
 )
 
 // MaxDepth bounds a chain of rules: an action recorded by a request is at
@@ -77,20 +78,12 @@ type Engine struct {
 	// OnGrant runs inside the transaction of every grant a rule makes.
 	OnGrant hook.Hooks[Granted]
 	// Cache keeps each tenant's rules for the warm container's window
-	// (tenant.Cache, TENANT_CACHE_SECONDS), so that a request recording
-	// an action does not query them each time; nil reads them on every
-	// run. A change made through this engine applies at once here, one
-	// made in another container within the window (the stream handler,
-	// which always reads them, then applies a new rule the request did
-	// not see).
-	Cache Cache
-}
-
-// Cache keeps values per tenant for a time (tenant.Cache implements it).
-type Cache interface {
-	Value(tenantID, name string, now time.Time) (any, bool)
-	SetValue(tenantID, name string, v any, now time.Time)
-	Forget(tenantID, name string)
+	// (TENANT_CACHE_SECONDS), so that a request recording an action does
+	// not query them each time; nil reads them on every run. A change made
+	// through this engine applies at once here, one made in another
+	// container within the window (the stream handler, which always reads
+	// them, then applies a new rule the request did not see).
+	Cache *tenant.Cache
 }
 
 // cacheName is the name of a tenant's rules in the Cache.
@@ -98,28 +91,19 @@ const cacheName = "rules"
 
 // rulesOf returns a tenant's rules: from the cache unless fresh is set.
 func (e *Engine) rulesOf(ctx context.Context, tenantID string, fresh bool) ([]Rule, error) {
-	now := e.Clock.Now()
-	if e.Cache != nil && !fresh {
-		if v, ok := e.Cache.Value(tenantID, cacheName, now); ok {
-			return v.([]Rule), nil
+	load := func() ([]Rule, error) { return e.st().all(ctx, tenantID) }
+	if fresh {
+		all, err := load()
+		if err == nil {
+			e.Cache.SetValue(tenantID, cacheName, all, e.Clock.Now())
 		}
+		return all, err
 	}
-	all, err := e.st().all(ctx, tenantID)
-	if err != nil {
-		return nil, err
-	}
-	if e.Cache != nil {
-		e.Cache.SetValue(tenantID, cacheName, all, now)
-	}
-	return all, nil
+	return tenant.Cached(e.Cache, tenantID, cacheName, e.Clock.Now(), load)
 }
 
 // forget drops a tenant's cached rules after this engine changed them.
-func (e *Engine) forget(tenantID string) {
-	if e.Cache != nil {
-		e.Cache.Forget(tenantID, cacheName)
-	}
-}
+func (e *Engine) forget(tenantID string) { e.Cache.Forget(tenantID, cacheName) }
 
 func (e *Engine) st() *store { return &store{db: e.DB, table: e.Table} }
 

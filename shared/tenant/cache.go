@@ -45,7 +45,7 @@ func NewCacheTTL(ttl time.Duration) *Cache {
 	return &Cache{
 		tenants: bounded[record]{max: CacheSize}, keys: bounded[string]{max: CacheSize}, unknown: bounded[struct{}]{max: CacheSize},
 		values: bounded[any]{max: CacheSize},
-		ttl: ttl, neg: min(ttl, NegativeCacheTTL),
+		ttl:    ttl, neg: min(ttl, NegativeCacheTTL),
 	}
 }
 
@@ -90,6 +90,24 @@ func (c *Cache) SetValue(tenantID, name string, v any, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.values.put(name+"#"+tenantID, v, now.Add(c.ttl), now)
+}
+
+// Cached returns what load reads of a tenant, from c under name while it
+// is fresh (load runs on a miss, and its result is kept for the window). A
+// nil c runs load every time. The value is shared between requests:
+// callers must not change it.
+func Cached[T any](c *Cache, tenantID, name string, now time.Time, load func() (T, error)) (T, error) {
+	if v, ok := c.Value(tenantID, name, now); ok {
+		if t, ok := v.(T); ok {
+			return t, nil
+		}
+	}
+	t, err := load()
+	if err != nil {
+		return t, err
+	}
+	c.SetValue(tenantID, name, t, now)
+	return t, nil
 }
 
 // Forget drops the value of a tenant under name (after this container
