@@ -6,22 +6,16 @@
 package snsapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/awsapi"
 )
 
 // version is the SNS API version every request names.
@@ -30,31 +24,11 @@ const version = "2010-03-31"
 // contentType is the type of every request body.
 const contentType = "application/x-www-form-urlencoded; charset=utf-8"
 
-// maxResponse bounds how much of an answer is read.
-const maxResponse = 64 << 10
-
-// defaultClient is the HTTP client when the configuration names none. Its
-// timeout bounds one attempt; the caller's context bounds the whole call.
-var defaultClient = &http.Client{Timeout: 10 * time.Second}
-
-// Client calls SNS in one region.
+// Client calls SNS in one region: its Caller holds the endpoint, the
+// region, the credentials, the HTTP client, the signing clock and the wait
+// before the one retry.
 type Client struct {
-	// Endpoint is the service's base URL, without a trailing slash.
-	Endpoint string
-	// Region is the signing region.
-	Region string
-	// Credentials signs each request; its credentials are retrieved per
-	// call (a cache, as the SDK's configuration holds, keeps that cheap).
-	Credentials aws.CredentialsProvider
-	// HTTPClient makes the requests.
-	HTTPClient aws.HTTPClient
-	// Now is the signing clock.
-	Now func() time.Time
-	// Backoff is the wait before the one retry of a throttled or failed
-	// (5xx) call.
-	Backoff time.Duration
-
-	signer *v4.Signer // safe for concurrent use
+	awsapi.Caller
 }
 
 // New returns a Client for cfg: its region, credentials and HTTP client.
@@ -62,32 +36,12 @@ type Client struct {
 // (AWS_ENDPOINT_URL_SNS, else AWS_ENDPOINT_URL), else AWS's regional
 // endpoint https://sns.<region>.amazonaws.com.
 func New(cfg aws.Config) *Client {
-	endpoint := strings.TrimSuffix(ddb.Endpoint("SNS"), "/")
-	if endpoint == "" {
-		endpoint = RegionalEndpoint(cfg.Region)
-	}
-	var client aws.HTTPClient = defaultClient
-	if cfg.HTTPClient != nil {
-		client = cfg.HTTPClient
-	}
-	return &Client{
-		Endpoint:    endpoint,
-		Region:      cfg.Region,
-		Credentials: cfg.Credentials,
-		HTTPClient:  client,
-		Now:         time.Now,
-		Backoff:     200 * time.Millisecond,
-		signer:      v4.NewSigner(),
-	}
+	return &Client{Caller: awsapi.New(cfg, "sns", "SNS", "sns")}
 }
 
 // RegionalEndpoint returns AWS's SNS endpoint in region.
 func RegionalEndpoint(region string) string {
-	suffix := "amazonaws.com"
-	if strings.HasPrefix(region, "cn-") {
-		suffix = "amazonaws.com.cn"
-	}
-	return "https://sns." + region + "." + suffix
+	return awsapi.RegionalEndpoint("sns", region)
 }
 
 // Error is SNS's refusal of a call: the action, the HTTP status and, when
@@ -172,77 +126,32 @@ func (c *Client) DeleteEndpoint(ctx context.Context, arn string) error {
 }
 
 // call makes the Query request action with params and returns the body of
-// its 2xx answer, read up to maxResponse. SNS's refusal is an *Error; a
-// cancelled or expired ctx ends the call with ctx's error.
+// its 2xx answer, read up to awsapi.MaxAnswer. A throttled (429, or
+// Throttled, Throttling, KMSThrottling whatever the status) or failed
+// (5xx) call is tried once more. SNS's refusal is an *Error; a cancelled
+// or expired ctx ends the call with ctx's error.
 func (c *Client) call(ctx context.Context, action string, params url.Values) ([]byte, error) {
-	if c.Region == "" {
-		return nil, fmt.Errorf("sns %s: no region", action)
-	}
-	if c.Credentials == nil {
-		return nil, fmt.Errorf("sns %s: no credentials", action)
-	}
 	params.Set("Action", action)
 	params.Set("Version", version)
-	// Encode sorts the keys and escapes as the SDK's Query encoder does.
-	payload := []byte(params.Encode())
-	sum := sha256.Sum256(payload)
-	hash := hex.EncodeToString(sum[:])
-	answer, err := c.attempt(ctx, action, payload, hash)
-	var e *Error
-	if !errors.As(err, &e) || (e.Status < 500 && !e.Throttled()) {
-		return answer, err
-	}
-	t := time.NewTimer(c.Backoff)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("sns %s: %w (after %w)", action, ctx.Err(), err)
-	case <-t.C:
-	}
-	return c.attempt(ctx, action, payload, hash)
-}
-
-// attempt signs and makes one request.
-func (c *Client) attempt(ctx context.Context, action string, payload []byte, hash string) ([]byte, error) {
-	creds, err := c.Credentials.Retrieve(ctx)
+	a, err := c.Call(ctx, awsapi.Request{
+		Op:          "sns " + action,
+		Method:      http.MethodPost,
+		Path:        "/",
+		ContentType: contentType,
+		// Encode sorts the keys and escapes as the SDK's Query encoder does.
+		Body: []byte(params.Encode()),
+		Refused: func(a awsapi.Answer) error {
+			return parseError(action, a.Status, a.Body)
+		},
+		Retry: func(a awsapi.Answer, refusal error) bool {
+			var e *Error
+			return a.Status >= 500 || errors.As(refusal, &e) && e.Throttled()
+		},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sns %s: retrieve credentials: %w", action, err)
+		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(payload))
-	if err != nil {
-		return nil, fmt.Errorf("sns %s: %w", action, err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	signer := c.signer
-	if signer == nil {
-		signer = v4.NewSigner()
-	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	if err := signer.SignHTTP(ctx, creds, req, hash, "sns", c.Region, now()); err != nil {
-		return nil, fmt.Errorf("sns %s: sign: %w", action, err)
-	}
-	client := c.HTTPClient
-	if client == nil {
-		client = defaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		// The URL in the error names only the endpoint; the request carries
-		// the credentials in headers, which the error does not show.
-		return nil, fmt.Errorf("sns %s: %w", action, err)
-	}
-	defer resp.Body.Close()
-	// A 2xx status means SNS did the call, whatever follows it (a caller
-	// that needs the answer's content finds it missing); an error answer
-	// that breaks off is read as far as it came.
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if resp.StatusCode/100 == 2 {
-		return answer, nil
-	}
-	return nil, parseError(action, resp.StatusCode, answer)
+	return a.Body, nil
 }
 
 // parseError reads SNS's error answer,
