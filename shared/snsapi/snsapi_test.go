@@ -1,50 +1,34 @@
 package snsapi_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/smithy-go"
+	"github.com/loyalty-platform/platform/shared/awsapi/awsapitest"
 	"github.com/loyalty-platform/platform/shared/snsapi"
 )
 
 const (
-	region = "eu-west-1"
-	key    = "AKIDEXAMPLE"
-	secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+	region = awsapitest.Region
+	key    = awsapitest.Key
+	secret = awsapitest.Secret
 
 	appARN      = "arn:aws:sns:eu-west-1:123456789012:app/GCM/loyalty"
 	endpointARN = "arn:aws:sns:eu-west-1:123456789012:endpoint/GCM/loyalty/5e3e9847-3183-3f18-a7e8-671c3a57d4b3"
 )
 
-// signedAt is the fixed signing time of every test request.
-var signedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-
-// received is one request as the server saw it.
-type received struct {
-	method, path, host string
-	header             http.Header
-	body               []byte
-}
-
-// answer is a scripted response.
+// answer is a scripted response; newServer gives it SNS's Content-Type.
 type answer struct {
 	status int
 	body   string
@@ -81,44 +65,20 @@ func errorXML(fault, code, message string) string {
 `
 }
 
-// server is an SNS stand-in that records requests and answers each
-// attempt with the next scripted answer (the last one repeats); without a
-// script it answers every action with its success.
-type server struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []received
-	answers  []answer
-}
-
-func newServer(t *testing.T, answers ...answer) *server {
+// newServer starts an SNS stand-in that answers each attempt with the
+// next scripted answer (the last one repeats); without a script it answers
+// every action with its success.
+func newServer(t *testing.T, answers ...answer) *awsapitest.Server {
 	t.Helper()
-	s := &server{answers: answers}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		n := len(s.requests)
-		s.requests = append(s.requests, received{method: r.Method, path: r.URL.RequestURI(), host: r.Host, header: r.Header.Clone(), body: b})
-		var a answer
-		if len(s.answers) > 0 {
-			a = s.answers[min(n, len(s.answers)-1)]
-		} else {
-			form, _ := url.ParseQuery(string(b))
-			a = answer{status: http.StatusOK, body: ok(form.Get("Action"))}
-		}
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/xml")
-		w.WriteHeader(a.status)
-		io.WriteString(w, a.body)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *server) received() []received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]received(nil), s.requests...)
+	xml := map[string]string{"Content-Type": "text/xml"}
+	script := make([]awsapitest.Answer, len(answers))
+	for i, a := range answers {
+		script[i] = awsapitest.Answer{Status: a.status, Header: xml, Body: a.body}
+	}
+	return awsapitest.NewServer(t, func(r awsapitest.Received) awsapitest.Answer {
+		form, _ := url.ParseQuery(string(r.Body))
+		return awsapitest.Answer{Status: http.StatusOK, Header: xml, Body: ok(form.Get("Action"))}
+	}, script...)
 }
 
 // newClient returns a Client pointed at url with a fixed clock and no wait
@@ -126,7 +86,7 @@ func (s *server) received() []received {
 func newClient(url string, creds aws.CredentialsProvider) *snsapi.Client {
 	c := snsapi.New(aws.Config{Region: region, Credentials: creds})
 	c.Endpoint = url
-	c.Now = func() time.Time { return signedAt }
+	c.Now = func() time.Time { return awsapitest.SignedAt }
 	c.Backoff = 0
 	return c
 }
@@ -137,32 +97,6 @@ func sdkClient(url string) *sns.Client {
 		o.BaseEndpoint = aws.String(url)
 		o.RetryMaxAttempts = 1
 	})
-}
-
-// resign signs a copy of the received request (its signed headers only)
-// with the same credentials and time and returns its Authorization header.
-func resign(t *testing.T, r received, creds aws.Credentials) string {
-	t.Helper()
-	auth := r.header.Get("Authorization")
-	_, signed, ok := strings.Cut(auth, "SignedHeaders=")
-	if !ok {
-		t.Fatalf("Authorization %q names no signed headers", auth)
-	}
-	signed, _, _ = strings.Cut(signed, ",")
-	req, err := http.NewRequest(r.method, "http://"+r.host+r.path, bytes.NewReader(r.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range strings.Split(signed, ";") {
-		if h != "host" && h != "content-length" {
-			req.Header[http.CanonicalHeaderKey(h)] = r.header.Values(h)
-		}
-	}
-	sum := sha256.Sum256(r.body)
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "sns", region, signedAt); err != nil {
-		t.Fatal(err)
-	}
-	return req.Header.Get("Authorization")
 }
 
 func form(t *testing.T, b []byte) url.Values {
@@ -269,7 +203,6 @@ func TestRequest(t *testing.T) {
 		for _, c := range calls(tt.phone, tt.text, tt.push, tt.userData) {
 			t.Run(tt.name+"/"+c.name, func(t *testing.T) {
 				srv := newServer(t)
-				creds := aws.Credentials{AccessKeyID: key, SecretAccessKey: secret, SessionToken: tt.token}
 				got, err := c.run(context.Background(), newClient(srv.URL, credentials.NewStaticCredentialsProvider(key, secret, tt.token)))
 				if err != nil {
 					t.Fatalf("call: %v", err)
@@ -277,18 +210,18 @@ func TestRequest(t *testing.T) {
 				if got != c.want {
 					t.Errorf("result: got %q, want %q", got, c.want)
 				}
-				reqs := srv.received()
+				reqs := srv.Received()
 				if got, want := len(reqs), 1; got != want {
 					t.Fatalf("requests: got %d, want %d", got, want)
 				}
 				r := reqs[0]
-				if got, want := r.method+" "+r.path, "POST /"; got != want {
+				if got, want := r.Method+" "+r.Path, "POST /"; got != want {
 					t.Errorf("request: got %q, want %q", got, want)
 				}
-				if got, want := r.header.Get("Content-Type"), "application/x-www-form-urlencoded; charset=utf-8"; got != want {
+				if got, want := r.Header.Get("Content-Type"), "application/x-www-form-urlencoded; charset=utf-8"; got != want {
 					t.Errorf("Content-Type: got %q, want %q", got, want)
 				}
-				if got := form(t, r.body); !reflect.DeepEqual(got, c.wantForm) {
+				if got := form(t, r.Body); !reflect.DeepEqual(got, c.wantForm) {
 					t.Errorf("form: got %v, want %v", got, c.wantForm)
 				}
 
@@ -297,38 +230,18 @@ func TestRequest(t *testing.T) {
 				if err != nil {
 					t.Fatalf("SDK call: %v", err)
 				}
-				sdkReq := sdkSrv.received()[0]
-				if got, want := form(t, r.body), form(t, sdkReq.body); !reflect.DeepEqual(got, want) {
+				sdkReq := sdkSrv.Received()[0]
+				if got, want := form(t, r.Body), form(t, sdkReq.Body); !reflect.DeepEqual(got, want) {
 					t.Errorf("form: got %v, the SDK client sends %v", got, want)
 				}
-				if got, want := r.method+" "+r.path, sdkReq.method+" "+sdkReq.path; got != want {
+				if got, want := r.Method+" "+r.Path, sdkReq.Method+" "+sdkReq.Path; got != want {
 					t.Errorf("request: got %q, the SDK client sends %q", got, want)
 				}
 				if got, want := got, sdkGot; got != want {
 					t.Errorf("result: got %q, the SDK client reads %q", got, want)
 				}
 
-				if got, want := r.header.Get("X-Amz-Date"), "20260102T030405Z"; got != want {
-					t.Errorf("X-Amz-Date: got %q, want %q", got, want)
-				}
-				if got, want := r.header.Get("X-Amz-Security-Token"), tt.token; got != want {
-					t.Errorf("X-Amz-Security-Token: got %q, want %q", got, want)
-				}
-				signed := "content-length;content-type;host;x-amz-date"
-				if tt.token != "" {
-					signed += ";x-amz-security-token"
-				}
-				auth := r.header.Get("Authorization")
-				wantPrefix := "AWS4-HMAC-SHA256 Credential=" + key + "/20260102/" + region + "/sns/aws4_request, SignedHeaders=" + signed + ", Signature="
-				if !strings.HasPrefix(auth, wantPrefix) {
-					t.Errorf("Authorization: got %q, want prefix %q", auth, wantPrefix)
-				}
-				if got, want := auth, resign(t, r, creds); got != want {
-					t.Errorf("Authorization: got %q, re-signed %q", got, want)
-				}
-				if strings.Contains(auth, secret) {
-					t.Errorf("Authorization %q holds the secret key", auth)
-				}
+				awsapitest.CheckSigned(t, r, tt.token, "sns")
 			})
 		}
 	}
@@ -430,7 +343,7 @@ func TestErrors(t *testing.T) {
 				}
 				srv := newServer(t, answers...)
 				_, err := c.run(context.Background(), newClient(srv.URL, credentials.NewStaticCredentialsProvider(key, secret, "token")))
-				if got, want := len(srv.received()), tt.wantAttempts; got != want {
+				if got, want := len(srv.Received()), tt.wantAttempts; got != want {
 					t.Errorf("attempts: got %d, want %d", got, want)
 				}
 				if tt.wantErr == nil {
@@ -504,88 +417,7 @@ func TestCreatePlatformEndpointAnswer(t *testing.T) {
 			if got != tt.want || gotErr != tt.wantErr {
 				t.Errorf("got %q, %q; want %q, %q", got, gotErr, tt.want, tt.wantErr)
 			}
-			if got, want := len(srv.received()), 1; got != want {
-				t.Errorf("attempts: got %d, want %d", got, want)
-			}
-		})
-	}
-}
-
-func TestContext(t *testing.T) {
-	tests := []struct {
-		name         string
-		run          func(t *testing.T, c *snsapi.Client, reached <-chan struct{}) error
-		status       int
-		wantAttempts int
-	}{
-		{
-			name: "cancelled before",
-			run: func(t *testing.T, c *snsapi.Client, _ <-chan struct{}) error {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				return c.PublishSMS(ctx, "+351912345678", "t")
-			},
-			wantAttempts: 0,
-		},
-		{
-			name: "cancelled while waiting for the answer",
-			run: func(t *testing.T, c *snsapi.Client, reached <-chan struct{}) error {
-				ctx, cancel := context.WithCancel(context.Background())
-				go func() {
-					<-reached
-					cancel()
-				}()
-				_, err := c.CreatePlatformEndpoint(ctx, appARN, "token", "t/u")
-				return err
-			},
-			wantAttempts: 1,
-		},
-		{
-			name: "cancelled before the retry",
-			run: func(t *testing.T, c *snsapi.Client, reached <-chan struct{}) error {
-				ctx, cancel := context.WithCancel(context.Background())
-				c.Backoff = time.Hour
-				go func() {
-					<-reached
-					cancel()
-				}()
-				return c.DeleteEndpoint(ctx, endpointARN)
-			},
-			status:       503,
-			wantAttempts: 1,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var mu sync.Mutex
-			attempts := 0
-			reached := make(chan struct{}, 1)
-			release := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				attempts++
-				mu.Unlock()
-				if tt.status != 0 {
-					w.WriteHeader(tt.status)
-					w.(http.Flusher).Flush()
-					reached <- struct{}{}
-					return
-				}
-				reached <- struct{}{}
-				select {
-				case <-r.Context().Done():
-				case <-release:
-				}
-			}))
-			t.Cleanup(srv.Close)
-			t.Cleanup(func() { close(release) })
-			err := tt.run(t, newClient(srv.URL, credentials.NewStaticCredentialsProvider(key, secret, "")), reached)
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("call: got %v, want context.Canceled", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if got, want := attempts, tt.wantAttempts; got != want {
+			if got, want := len(srv.Received()), 1; got != want {
 				t.Errorf("attempts: got %d, want %d", got, want)
 			}
 		})
@@ -610,7 +442,7 @@ func TestConfigurationErrors(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("DeleteEndpoint: got %v, want %q", err, tt.wantErr)
 			}
-			if got, want := len(srv.received()), 0; got != want {
+			if got, want := len(srv.Received()), 0; got != want {
 				t.Errorf("requests: got %d, want %d", got, want)
 			}
 		})
@@ -618,46 +450,10 @@ func TestConfigurationErrors(t *testing.T) {
 }
 
 func TestNewEndpoint(t *testing.T) {
-	tests := []struct {
-		name          string
-		region        string
-		sns, anything string
-		want          string
-	}{
-		{name: "regional", region: "eu-west-1", want: "https://sns.eu-west-1.amazonaws.com"},
-		{name: "china", region: "cn-north-1", want: "https://sns.cn-north-1.amazonaws.com.cn"},
-		{name: "every service", region: "eu-west-1", anything: "http://localhost:4566", want: "http://localhost:4566"},
-		{name: "sns", region: "eu-west-1", sns: "http://127.0.0.1:9911/", anything: "http://localhost:4566", want: "http://127.0.0.1:9911"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("AWS_ENDPOINT_URL_SNS", tt.sns)
-			t.Setenv("AWS_ENDPOINT_URL", tt.anything)
-			if got, want := snsapi.New(aws.Config{Region: tt.region}).Endpoint, tt.want; got != want {
-				t.Errorf("Endpoint: got %q, want %q", got, want)
-			}
-		})
-	}
-}
-
-func TestNewHTTPClient(t *testing.T) {
-	srv := newServer(t)
-	var calls int
-	client := doFunc(func(r *http.Request) (*http.Response, error) {
-		calls++
-		return http.DefaultClient.Do(r)
+	awsapitest.CheckEndpoints(t, "SNS", "sns", func(region string) string {
+		return snsapi.New(aws.Config{Region: region}).Endpoint
 	})
-	c := snsapi.New(aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), HTTPClient: client})
-	c.Endpoint = srv.URL
-	if err := c.PublishSMS(context.Background(), "+351912345678", "t"); err != nil {
-		t.Fatalf("PublishSMS: %v", err)
-	}
-	if got, want := calls, 1; got != want {
-		t.Errorf("calls through the configuration's client: got %d, want %d", got, want)
+	if got, want := snsapi.RegionalEndpoint("cn-north-1"), "https://sns.cn-north-1.amazonaws.com.cn"; got != want {
+		t.Errorf("RegionalEndpoint: got %q, want %q", got, want)
 	}
 }
-
-// doFunc is an aws.HTTPClient made of a function.
-type doFunc func(*http.Request) (*http.Response, error)
-
-func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
