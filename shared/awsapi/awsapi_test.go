@@ -111,81 +111,20 @@ func TestCallRetry(t *testing.T) {
 		retry        func(awsapi.Answer, error) bool
 		wantStatus   int
 		wantBody     string
-		wantErr      error
-		wantText     string
+		wantText     string // the error's, none: no error
 		wantAttempts int
 	}{
 		{name: "done", answers: []awsapitest.Answer{{Status: 200, Body: "ok"}}, wantStatus: 200, wantBody: "ok", wantAttempts: 1},
 		{name: "created", answers: []awsapitest.Answer{{Status: 201}}, wantStatus: 201, wantAttempts: 1},
-		{
-			name:         "client error",
-			answers:      []awsapitest.Answer{{Status: 400, Body: "bad"}},
-			wantStatus:   400,
-			wantBody:     "bad",
-			wantErr:      &awsapi.StatusError{Op: "example send", Answer: awsapi.Answer{Status: 400, Body: []byte("bad")}},
-			wantText:     "example send: 400",
-			wantAttempts: 1,
-		},
-		{
-			name:         "throttled twice",
-			answers:      []awsapitest.Answer{{Status: 429, Body: "slow"}},
-			wantStatus:   429,
-			wantBody:     "slow",
-			wantErr:      &awsapi.StatusError{Op: "example send", Answer: awsapi.Answer{Status: 429, Body: []byte("slow")}},
-			wantText:     "example send: 429",
-			wantAttempts: 2,
-		},
-		{
-			name:         "server error twice",
-			answers:      []awsapitest.Answer{{Status: 503}},
-			wantStatus:   503,
-			wantErr:      &awsapi.StatusError{Op: "example send", Answer: awsapi.Answer{Status: 503, Body: []byte{}}},
-			wantText:     "example send: 503",
-			wantAttempts: 2,
-		},
+		{name: "client error", answers: []awsapitest.Answer{{Status: 400, Body: "bad"}}, wantStatus: 400, wantBody: "bad", wantText: "example send: 400", wantAttempts: 1},
+		{name: "throttled twice", answers: []awsapitest.Answer{{Status: 429, Body: "slow"}}, wantStatus: 429, wantBody: "slow", wantText: "example send: 429", wantAttempts: 2},
+		{name: "server error twice", answers: []awsapitest.Answer{{Status: 503}}, wantStatus: 503, wantText: "example send: 503", wantAttempts: 2},
 		{name: "server error then done", answers: []awsapitest.Answer{{Status: 500, Body: "oops"}, {Status: 200, Body: "ok"}}, wantStatus: 200, wantBody: "ok", wantAttempts: 2},
 		{name: "throttled then done", answers: []awsapitest.Answer{{Status: 429}, {Status: 200}}, wantStatus: 200, wantAttempts: 2},
-		{
-			name:         "refused as the caller says",
-			answers:      []awsapitest.Answer{{Status: 403, Body: "Denied"}},
-			refused:      refused,
-			wantStatus:   403,
-			wantBody:     "Denied",
-			wantErr:      &refusal{status: 403, body: "Denied"},
-			wantText:     "refused Denied",
-			wantAttempts: 1,
-		},
-		{
-			name:         "retried as the caller says",
-			answers:      []awsapitest.Answer{{Status: 400, Body: "SlowDown"}},
-			refused:      refused,
-			retry:        slowDown,
-			wantStatus:   400,
-			wantBody:     "SlowDown",
-			wantErr:      &refusal{status: 400, body: "SlowDown"},
-			wantText:     "refused SlowDown",
-			wantAttempts: 2,
-		},
-		{
-			name:         "retried as the caller says then done",
-			answers:      []awsapitest.Answer{{Status: 400, Body: "SlowDown"}, {Status: 200, Body: "ok"}},
-			refused:      refused,
-			retry:        slowDown,
-			wantStatus:   200,
-			wantBody:     "ok",
-			wantAttempts: 2,
-		},
-		{
-			name:         "not retried as the caller says",
-			answers:      []awsapitest.Answer{{Status: 429, Body: "Quota"}},
-			refused:      refused,
-			retry:        slowDown,
-			wantStatus:   429,
-			wantBody:     "Quota",
-			wantErr:      &refusal{status: 429, body: "Quota"},
-			wantText:     "refused Quota",
-			wantAttempts: 1,
-		},
+		{name: "refused as the caller says", answers: []awsapitest.Answer{{Status: 403, Body: "Denied"}}, refused: refused, wantStatus: 403, wantBody: "Denied", wantText: "refused Denied", wantAttempts: 1},
+		{name: "retried as the caller says", answers: []awsapitest.Answer{{Status: 400, Body: "SlowDown"}}, refused: refused, retry: slowDown, wantStatus: 400, wantBody: "SlowDown", wantText: "refused SlowDown", wantAttempts: 2},
+		{name: "retried as the caller says then done", answers: []awsapitest.Answer{{Status: 400, Body: "SlowDown"}, {Status: 200, Body: "ok"}}, refused: refused, retry: slowDown, wantStatus: 200, wantBody: "ok", wantAttempts: 2},
+		{name: "not retried as the caller says", answers: []awsapitest.Answer{{Status: 429, Body: "Quota"}}, refused: refused, retry: slowDown, wantStatus: 429, wantBody: "Quota", wantText: "refused Quota", wantAttempts: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,24 +142,30 @@ func TestCallRetry(t *testing.T) {
 			if got, want := string(a.Body), tt.wantBody; got != want {
 				t.Errorf("body: got %q, want %q", got, want)
 			}
-			if tt.wantErr == nil {
+			if tt.wantText == "" {
 				if err != nil {
 					t.Fatalf("Call: got %v, want no error", err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("Call: got no error, want %v", tt.wantErr)
+				t.Fatalf("Call: got no error, want %q", tt.wantText)
 			}
 			if got, want := err.Error(), tt.wantText; got != want {
 				t.Errorf("error text: got %q, want %q", got, want)
 			}
-			if se, ok := err.(*awsapi.StatusError); ok {
-				se.Header = nil
-				err = se
+			var want error = &awsapi.StatusError{Op: "example send", Answer: awsapi.Answer{Status: tt.wantStatus, Body: []byte(tt.wantBody)}}
+			if tt.refused != nil {
+				want = &refusal{status: tt.wantStatus, body: tt.wantBody}
 			}
-			if !reflect.DeepEqual(err, tt.wantErr) {
-				t.Errorf("error: got %#v, want %#v", err, tt.wantErr)
+			got := err
+			if se, ok := err.(*awsapi.StatusError); ok {
+				c := *se
+				c.Header = nil
+				got = &c
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("error: got %#v, want %#v", got, want)
 			}
 			if strings.Contains(err.Error(), awsapitest.Secret) || strings.Contains(err.Error(), awsapitest.Key) {
 				t.Errorf("error %q holds credentials", err)
@@ -337,51 +282,15 @@ func TestCallFailures(t *testing.T) {
 func TestCallContext(t *testing.T) {
 	tests := []struct {
 		name         string
-		run          func(t *testing.T, c *awsapi.Caller, reached <-chan struct{}) (awsapi.Answer, error)
-		status       int
+		before       bool // cancel before the call, else once the server has the request (or the client its answer)
+		status       int  // the answer, none: the server waits for the cancel
 		wantText     string
 		wantStatus   int
 		wantAttempts int
 	}{
-		{
-			name: "cancelled before",
-			run: func(t *testing.T, c *awsapi.Caller, _ <-chan struct{}) (awsapi.Answer, error) {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				return c.Call(ctx, awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "text/plain"})
-			},
-			wantText:     `example send: Post "URL/": context canceled`,
-			wantAttempts: 0,
-		},
-		{
-			name: "cancelled while waiting for the answer",
-			run: func(t *testing.T, c *awsapi.Caller, reached <-chan struct{}) (awsapi.Answer, error) {
-				ctx, cancel := context.WithCancel(context.Background())
-				go func() {
-					<-reached
-					cancel()
-				}()
-				return c.Call(ctx, awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "text/plain"})
-			},
-			wantText:     `example send: Post "URL/": context canceled`,
-			wantAttempts: 1,
-		},
-		{
-			name: "cancelled before the retry",
-			run: func(t *testing.T, c *awsapi.Caller, reached <-chan struct{}) (awsapi.Answer, error) {
-				ctx, cancel := context.WithCancel(context.Background())
-				c.Backoff = time.Hour
-				go func() {
-					<-reached
-					cancel()
-				}()
-				return c.Call(ctx, awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "text/plain"})
-			},
-			status:       503,
-			wantText:     "example send: context canceled (after example send: 503)",
-			wantStatus:   503,
-			wantAttempts: 1,
-		},
+		{name: "cancelled before", before: true, wantText: `example send: Post "URL/": context canceled`, wantAttempts: 0},
+		{name: "cancelled while waiting for the answer", wantText: `example send: Post "URL/": context canceled`, wantAttempts: 1},
+		{name: "cancelled before the retry", status: 503, wantText: "example send: context canceled (after example send: 503)", wantStatus: 503, wantAttempts: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,6 +315,7 @@ func TestCallContext(t *testing.T) {
 			t.Cleanup(srv.Close)
 			t.Cleanup(func() { close(release) })
 			c := newCaller(srv.URL, staticCreds(""))
+			c.Backoff = time.Hour
 			// An answer is reached when the client has it, so that the
 			// cancel comes after it.
 			c.HTTPClient = doFunc(func(r *http.Request) (*http.Response, error) {
@@ -415,7 +325,17 @@ func TestCallContext(t *testing.T) {
 				}
 				return resp, err
 			})
-			a, err := tt.run(t, c, reached)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.before {
+				cancel()
+			} else {
+				go func() {
+					<-reached
+					cancel()
+				}()
+			}
+			a, err := c.Call(ctx, awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "text/plain"})
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("Call: got %v, want context.Canceled", err)
 			}
