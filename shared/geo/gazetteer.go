@@ -391,7 +391,7 @@ func parsePlace(row []string) (place, error) {
 		labelParts = append(labelParts, city, p.addr.Region)
 	}
 	labelParts = append(labelParts, c.Name)
-	p.label = joinNonEmpty(", ", labelParts...)
+	p.label = JoinNonEmpty(", ", labelParts...)
 	for _, pr := range primary {
 		p.exact[fold(pr)] = true
 		p.exact[canonical(pr)] = true
@@ -399,7 +399,7 @@ func parsePlace(row []string) (place, error) {
 		if kind == kindStreet && pr != line1 {
 			rest = append([]string{line1}, tail...)
 		}
-		ph := fold(pr + " " + joinNonEmpty(" ", rest...))
+		ph := fold(pr + " " + JoinNonEmpty(" ", rest...))
 		p.phrases = append(p.phrases, strings.Fields(ph))
 		p.texts = append(p.texts, ph)
 	}
@@ -423,7 +423,8 @@ func parsePlace(row []string) (place, error) {
 // "10-downing-street".
 func slug(s string) string { return strings.ReplaceAll(fold(s), " ", "-") }
 
-func joinNonEmpty(sep string, parts ...string) string {
+// JoinNonEmpty joins the parts that are not blank, trimmed, with sep.
+func JoinNonEmpty(sep string, parts ...string) string {
 	var out []string
 	for _, p := range parts {
 		if p = strings.TrimSpace(p); p != "" {

@@ -161,7 +161,7 @@ func (l *Location) Locate(ctx context.Context, a geo.Address) ([]float64, error)
 	}
 	c, _ := geo.LookupCountry(a.Country)
 	a = a.Normalized()
-	text := joinNonEmpty(", ", a.Line1, a.Line2, a.City, joinNonEmpty(" ", a.Region, a.PostalCode), c.Name)
+	text := geo.JoinNonEmpty(", ", a.Line1, a.Line2, a.City, geo.JoinNonEmpty(" ", a.Region, a.PostalCode), c.Name)
 	out, err := l.Client.SearchPlaceIndexForText(ctx, &location.SearchPlaceIndexForTextInput{
 		IndexName:       aws.String(l.IndexName),
 		Text:            aws.String(text),
@@ -223,22 +223,12 @@ func addressOf(p *types.Place) geo.Address {
 	}
 	number, street := aws.ToString(p.AddressNumber), aws.ToString(p.Street)
 	if numberAfterStreet[a.Country] {
-		a.Line1 = joinNonEmpty(" ", street, number)
+		a.Line1 = geo.JoinNonEmpty(" ", street, number)
 	} else {
-		a.Line1 = joinNonEmpty(" ", number, street)
+		a.Line1 = geo.JoinNonEmpty(" ", number, street)
 	}
-	a.Line2 = joinNonEmpty(" ", aws.ToString(p.UnitType), aws.ToString(p.UnitNumber))
+	a.Line2 = geo.JoinNonEmpty(" ", aws.ToString(p.UnitType), aws.ToString(p.UnitNumber))
 	return a
 }
 
 func clonePos(p []float64) []float64 { return []float64{p[0], p[1]} }
-
-func joinNonEmpty(sep string, parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, sep)
-}
