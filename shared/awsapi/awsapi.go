@@ -20,7 +20,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // MaxAnswer bounds how much of an answer is read.
@@ -53,11 +52,13 @@ type Caller struct {
 }
 
 // New returns a Caller of the API signed as service, for cfg: its region,
-// credentials and HTTP client. The endpoint is the one the environment
-// names for the API (AWS_ENDPOINT_URL_<endpointID>, else AWS_ENDPOINT_URL),
-// else AWS's regional endpoint https://<host>.<region>.amazonaws.com.
-func New(cfg aws.Config, service, endpointID, host string) Caller {
-	endpoint := strings.TrimSuffix(ddb.Endpoint(endpointID), "/")
+// credentials and HTTP client. The endpoint is endpoint, the one the
+// environment names for the API (ddb.Endpoint, which reads
+// AWS_ENDPOINT_URL_<id>, else AWS_ENDPOINT_URL), without a trailing slash;
+// when it is empty, AWS's regional endpoint
+// https://<host>.<region>.amazonaws.com.
+func New(cfg aws.Config, service, endpoint, host string) Caller {
+	endpoint = strings.TrimSuffix(endpoint, "/")
 	if endpoint == "" {
 		endpoint = RegionalEndpoint(host, cfg.Region)
 	}

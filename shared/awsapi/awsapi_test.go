@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/loyalty-platform/platform/shared/awsapi"
 	"github.com/loyalty-platform/platform/shared/awsapi/awsapitest"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // service is the signing name of the test API.
@@ -25,7 +26,7 @@ const service = "example"
 // newCaller returns a Caller pointed at url with a fixed clock and no wait
 // before its retry.
 func newCaller(url string, creds aws.CredentialsProvider) *awsapi.Caller {
-	c := awsapi.New(aws.Config{Region: awsapitest.Region, Credentials: creds}, service, "EXAMPLE", "example")
+	c := awsapi.New(aws.Config{Region: awsapitest.Region, Credentials: creds}, service, "", "example")
 	c.Endpoint = url
 	c.Now = func() time.Time { return awsapitest.SignedAt }
 	c.Backoff = 0
@@ -257,7 +258,7 @@ func TestCallFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := awsapitest.NewServer(t, okAnswer)
-			c := awsapi.New(tt.cfg, service, "EXAMPLE", "example")
+			c := awsapi.New(tt.cfg, service, "", "example")
 			c.Endpoint = srv.URL
 			if tt.endpoint != "" {
 				c.Endpoint = tt.endpoint
@@ -357,7 +358,7 @@ func TestCallContext(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	c := awsapi.New(aws.Config{Region: "eu-west-1", Credentials: staticCreds("")}, service, "EXAMPLE", "example")
+	c := awsapi.New(aws.Config{Region: "eu-west-1", Credentials: staticCreds("")}, service, "", "example")
 	if got, want := c.Region, "eu-west-1"; got != want {
 		t.Errorf("Region: got %q, want %q", got, want)
 	}
@@ -374,7 +375,7 @@ func TestNew(t *testing.T) {
 
 func TestNewEndpoint(t *testing.T) {
 	awsapitest.CheckEndpoints(t, "EXAMPLE", "example", func(region string) string {
-		return awsapi.New(aws.Config{Region: region}, service, "EXAMPLE", "example").Endpoint
+		return awsapi.New(aws.Config{Region: region}, service, ddb.Endpoint("EXAMPLE"), "example").Endpoint
 	})
 	if got, want := awsapi.RegionalEndpoint("email", "cn-north-1"), "https://email.cn-north-1.amazonaws.com.cn"; got != want {
 		t.Errorf("RegionalEndpoint: got %q, want %q", got, want)
@@ -388,7 +389,7 @@ func TestNewHTTPClient(t *testing.T) {
 		calls++
 		return http.DefaultClient.Do(r)
 	})
-	c := awsapi.New(aws.Config{Region: awsapitest.Region, Credentials: staticCreds(""), HTTPClient: client}, service, "EXAMPLE", "example")
+	c := awsapi.New(aws.Config{Region: awsapitest.Region, Credentials: staticCreds(""), HTTPClient: client}, service, "", "example")
 	c.Endpoint = srv.URL
 	if _, err := c.Call(context.Background(), awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "text/plain"}); err != nil {
 		t.Fatalf("Call: %v", err)

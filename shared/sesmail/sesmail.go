@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/loyalty-platform/platform/shared/awsapi"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // path is the SendEmail operation's path.
@@ -33,7 +34,7 @@ type Sender struct {
 // (AWS_ENDPOINT_URL_SESV2, else AWS_ENDPOINT_URL), else AWS's regional
 // endpoint https://email.<region>.amazonaws.com.
 func New(cfg aws.Config) *Sender {
-	return &Sender{Caller: awsapi.New(cfg, "ses", "SESV2", "email")}
+	return &Sender{Caller: awsapi.New(cfg, "ses", ddb.Endpoint("SESV2"), "email")}
 }
 
 // RegionalEndpoint returns AWS's SES v2 endpoint in region.

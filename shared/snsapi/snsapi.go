@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/loyalty-platform/platform/shared/awsapi"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // version is the SNS API version every request names.
@@ -36,7 +37,7 @@ type Client struct {
 // (AWS_ENDPOINT_URL_SNS, else AWS_ENDPOINT_URL), else AWS's regional
 // endpoint https://sns.<region>.amazonaws.com.
 func New(cfg aws.Config) *Client {
-	return &Client{Caller: awsapi.New(cfg, "sns", "SNS", "sns")}
+	return &Client{Caller: awsapi.New(cfg, "sns", ddb.Endpoint("SNS"), "sns")}
 }
 
 // RegionalEndpoint returns AWS's SNS endpoint in region.
