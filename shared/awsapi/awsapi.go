@@ -126,7 +126,33 @@ type StatusError struct {
 
 // Error returns "<op>: <status>".
 func (e *StatusError) Error() string {
-	return e.Op + ": " + strconv.Itoa(e.Status)
+	return RefusalText(e.Op, e.Status, "", "")
+}
+
+// RefusalText returns the text of a service's refusal of the call op:
+// "<op>: <status> <type>: <message>", without " <type>" or ": <message>"
+// where they are empty.
+func RefusalText(op string, status int, typ, message string) string {
+	var b strings.Builder
+	b.WriteString(op)
+	b.WriteString(": ")
+	b.WriteString(strconv.Itoa(status))
+	if typ != "" {
+		b.WriteString(" ")
+		b.WriteString(typ)
+	}
+	if message != "" {
+		b.WriteString(": ")
+		b.WriteString(message)
+	}
+	return b.String()
+}
+
+// Excerpt returns, as an error message, the start of an answer that is not
+// the service's error document: its first 200 bytes, trimmed, without
+// invalid UTF-8 (a character cut at the 200th byte is dropped).
+func Excerpt(body []byte) string {
+	return strings.ToValidUTF8(strings.TrimSpace(string(body[:min(len(body), 200)])), "")
 }
 
 // Call signs and sends req and returns the answer: with no error when its

@@ -421,3 +421,45 @@ func TestZeroCaller(t *testing.T) {
 		t.Errorf("X-Amz-Date: got %v, want the current time (after %v)", signed, before)
 	}
 }
+
+func TestRefusalText(t *testing.T) {
+	tests := []struct {
+		name         string
+		status       int
+		typ, message string
+		want         string
+	}{
+		{name: "type and message", status: 400, typ: "MessageRejected", message: "not verified", want: "example send: 400 MessageRejected: not verified"},
+		{name: "type alone", status: 404, typ: "NotFound", want: "example send: 404 NotFound"},
+		{name: "message alone", status: 500, message: "Internal Failure", want: "example send: 500: Internal Failure"},
+		{name: "status alone", status: 503, want: "example send: 503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := awsapi.RefusalText("example send", tt.status, tt.typ, tt.message); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{name: "empty", body: "", want: ""},
+		{name: "trimmed", body: "\n <html>Internal Failure</html>\n", want: "<html>Internal Failure</html>"},
+		{name: "cut at 200 bytes", body: strings.Repeat("a", 250), want: strings.Repeat("a", 200)},
+		{name: "character cut at the bound dropped", body: strings.Repeat("a", 199) + "é and more", want: strings.Repeat("a", 199)},
+		{name: "invalid utf-8 dropped", body: "bad \xff byte", want: "bad  byte"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := awsapi.Excerpt([]byte(tt.body)); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,18 +52,7 @@ type Error struct {
 
 // Error returns "ses send: <status> <type>: <message>".
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("ses send: ")
-	b.WriteString(strconv.Itoa(e.Status))
-	if e.Type != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Type)
-	}
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	}
-	return b.String()
+	return awsapi.RefusalText("ses send", e.Status, e.Type, e.Message)
 }
 
 // Throttled reports whether SES refused the send for its rate or quota
@@ -155,7 +143,7 @@ func parseError(a awsapi.Answer) error {
 			e.Message = b.MessageU
 		}
 	} else {
-		e.Message = strings.ToValidUTF8(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "")
+		e.Message = awsapi.Excerpt(answer)
 	}
 	e.Type = header
 	if e.Type == "" {

@@ -57,20 +57,7 @@ type Error struct {
 
 // Error returns "sns <action>: <status> <type>: <message>".
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("sns ")
-	b.WriteString(e.Action)
-	b.WriteString(": ")
-	b.WriteString(strconv.Itoa(e.Status))
-	if e.Type != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Type)
-	}
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	}
-	return b.String()
+	return awsapi.RefusalText("sns "+e.Action, e.Status, e.Type, e.Message)
 }
 
 // Throttled reports whether SNS refused the call for its rate (status 429,
@@ -167,7 +154,7 @@ func parseError(action string, status int, answer []byte) *Error {
 		e.Message, _ = element(answer, "Message")
 		return e
 	}
-	e.Message = strings.ToValidUTF8(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "")
+	e.Message = awsapi.Excerpt(answer)
 	return e
 }
 
