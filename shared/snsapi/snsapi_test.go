@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -352,24 +351,9 @@ func TestErrors(t *testing.T) {
 					}
 					return
 				}
-				var got *snsapi.Error
-				if !errors.As(err, &got) {
-					t.Fatalf("call: got %v (%T), want a *snsapi.Error", err, err)
-				}
 				want := *tt.wantErr
 				want.Action = c.wantForm.Get("Action")
-				if !reflect.DeepEqual(*got, want) {
-					t.Errorf("error: got %+v, want %+v", *got, want)
-				}
-				if got, want := err.Error(), "sns "+want.Action+tt.wantText; got != want {
-					t.Errorf("error text: got %q, want %q", got, want)
-				}
-				if got, want := got.Throttled(), tt.wantThrottled; got != want {
-					t.Errorf("Throttled: got %v, want %v", got, want)
-				}
-				if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), key) {
-					t.Errorf("error %q holds credentials", err)
-				}
+				got := awsapitest.CheckRefusal(t, err, &want, "sns "+want.Action+tt.wantText, tt.wantThrottled)
 				if got.Type == "" || tt.notXML {
 					return
 				}

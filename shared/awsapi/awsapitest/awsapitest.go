@@ -9,9 +9,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -184,4 +186,39 @@ func CheckEndpoints(t *testing.T, endpointID, host string, endpoint func(region 
 			}
 		})
 	}
+}
+
+// Refusal is the error type a package on awsapi makes of a service's
+// refusal.
+type Refusal interface {
+	error
+	// Throttled reports whether the service refused for its rate.
+	Throttled() bool
+}
+
+// CheckRefusal checks that err is a *E equal to want, with the text
+// wantText and Throttled wantThrottled, and that its text holds neither Key
+// nor Secret; it returns the *E. Without a *E in err the test ends.
+func CheckRefusal[E any, P interface {
+	*E
+	Refusal
+}](t testing.TB, err error, want P, wantText string, wantThrottled bool) P {
+	t.Helper()
+	var got P
+	if !errors.As(err, &got) {
+		t.Fatalf("got %v (%T), want a %T", err, err, want)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("error: got %+v, want %+v", *got, *want)
+	}
+	if got, want := err.Error(), wantText; got != want {
+		t.Errorf("error text: got %q, want %q", got, want)
+	}
+	if got, want := got.Throttled(), wantThrottled; got != want {
+		t.Errorf("Throttled: got %v, want %v", got, want)
+	}
+	if strings.Contains(err.Error(), Secret) || strings.Contains(err.Error(), Key) {
+		t.Errorf("error %q holds credentials", err)
+	}
+	return got
 }
