@@ -15,6 +15,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/app/identity"
 	"github.com/loyalty-platform/platform/shared/app/places"
 	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/geo/amazonlocation"
 )
 
 func main() {
@@ -28,6 +29,6 @@ func main() {
 	}
 	actions := b.Actions()
 	users := identity.Users(b)
-	identity.Profiles(users, b, pusher, rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions))
+	identity.Profiles(users, pusher, amazonlocation.FromEnv(b.AWS), rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions))
 	lambda.Start(b.Lambda(users.ProfileRoutes()))
 }

@@ -2,7 +2,7 @@
 // presents (web.Authenticator) from the Sessions table and the tenants'
 // service keys, and owns the session items' key layout, which the users
 // domain (shared/user) uses to write sessions. Every HTTP function links
-// this small package; only the users function links sign-up, login, SSO
+// this small package; only the accounts function links sign-up, login, SSO
 // and messaging. Sessions are read on every request (a logout or a role
 // change applies at once); tenants and service keys come from the
 // function's tenant cache (tenant.Cache, tenant.CacheTTL).

@@ -8,17 +8,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/sesmail"
+	"github.com/loyalty-platform/platform/shared/snsapi"
 )
 
 // Push registers push endpoints with SNS platform applications: the
 // Pusher of the functions that store device tokens but send no codes.
+// SNS is called through snsapi (signed requests rather than the SNS
+// client).
 type Push struct {
-	SNS *sns.Client
+	SNS *snsapi.Client
 	// PlatformApps maps IOS/ANDROID to SNS platform application ARNs.
 	PlatformApps map[string]string
 }
@@ -36,14 +36,7 @@ type AWS struct {
 func (a *AWS) Send(ctx context.Context, m notify.Message) error {
 	switch m.Channel {
 	case notify.SMS:
-		_, err := a.SNS.Publish(ctx, &sns.PublishInput{
-			PhoneNumber: aws.String(m.To),
-			Message:     aws.String(m.Text),
-			MessageAttributes: map[string]snstypes.MessageAttributeValue{
-				"AWS.SNS.SMS.SMSType": {DataType: aws.String("String"), StringValue: aws.String("Transactional")},
-			},
-		})
-		if err != nil {
+		if err := a.SNS.PublishSMS(ctx, m.To, m.Text); err != nil {
 			return fmt.Errorf("send sms: %w", err)
 		}
 	case notify.Email:
@@ -62,7 +55,7 @@ func (a *Push) UnregisterDevice(ctx context.Context, endpoint string) error {
 	if !strings.HasPrefix(endpoint, "arn:") {
 		return nil
 	}
-	if _, err := a.SNS.DeleteEndpoint(ctx, &sns.DeleteEndpointInput{EndpointArn: aws.String(endpoint)}); err != nil {
+	if err := a.SNS.DeleteEndpoint(ctx, endpoint); err != nil {
 		return fmt.Errorf("delete push endpoint: %w", err)
 	}
 	return nil
@@ -74,13 +67,9 @@ func (a *Push) RegisterDevice(ctx context.Context, tenantID, userID, platform, t
 	if app == "" {
 		return "", nil
 	}
-	out, err := a.SNS.CreatePlatformEndpoint(ctx, &sns.CreatePlatformEndpointInput{
-		PlatformApplicationArn: aws.String(app),
-		Token:                  aws.String(token),
-		CustomUserData:         aws.String(tenantID + "/" + userID),
-	})
+	arn, err := a.SNS.CreatePlatformEndpoint(ctx, app, token, tenantID+"/"+userID)
 	if err != nil {
 		return "", fmt.Errorf("register push endpoint: %w", err)
 	}
-	return aws.ToString(out.EndpointArn), nil
+	return arn, nil
 }

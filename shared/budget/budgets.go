@@ -57,19 +57,20 @@ var Routes = []Route{
 	{Name: "DELETE /users/{id}/checkins (checkout)", DynamoDB: 5, Cold: 1,
 		Why: "the session, the user, the check-in, its location, the delete with its action"},
 	// Grant and redeem cannot reach 2: the perk (its rules of points) and
-	// the user (the action's context) are read before the write, the rules
-	// run on the action (one query of the tenant's rules), and the answer
-	// is the award with its enrichments.
-	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 6, Cold: 2,
-		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action, the rules, the enrichments"},
-	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 7, Cold: 1,
-		Why: "the session, the user, the perk, the conditional write with its action, the rules, the award as the write left it, the enrichments"},
-	{Name: "GET /awards", DynamoDB: 6, Cold: 2,
-		Why: "the user, the enrichments, the perks, the awards, the segments, the user's memberships"},
+	// the user (the action's context) are read before the write. The
+	// tenant's rules, which run on the action, and its enrichments, which
+	// the answer carries, come from the container's cache (read once per
+	// window, like the tenant: a cold function adds those queries).
+	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 4, Cold: 4,
+		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action"},
+	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 5, Cold: 3,
+		Why: "the session, the user, the perk, the conditional write with its action, the award as the write left it"},
+	{Name: "GET /awards", DynamoDB: 5, Cold: 3,
+		Why: "the user, the perks, the awards, the segments, the user's memberships; the enrichments from the cache"},
 	{Name: "POST /users/{id}/credits", DynamoDB: 3, Cold: 2,
 		Why: "the user with its balance, the conditional balance change with its action, the rules"},
-	{Name: "POST /transactions (APP payment)", DynamoDB: 4, Cold: 2,
-		Why: "the user, the check-in (a purchase checks out), one transaction (short code, payment, balance, order, actions), the rules once for both actions"},
+	{Name: "POST /transactions (APP payment)", DynamoDB: 3, Cold: 3,
+		Why: "the user, the check-in (a purchase checks out), one transaction (short code, payment, balance, order, actions); the rules from the cache"},
 	{Name: "POST /users/{id}/orders", DynamoDB: 3, Cold: 2,
 		Why: "the user, the location, the order with its action"},
 	{Name: "PUT /orders/{id} (complete)", DynamoDB: 6, Cold: 2,

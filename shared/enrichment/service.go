@@ -12,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
@@ -31,7 +32,16 @@ type Service struct {
 	// Perks checks that an INTERNAL enrichment names a perk of the
 	// tenant. When nil the check is skipped.
 	Perks Perks
+	// Cache keeps each tenant's INTERNAL enrichments (which every award
+	// answer carries) for the warm container's window
+	// (TENANT_CACHE_SECONDS); nil reads them on every call. A change made
+	// through this service applies at once here (the loyalty function
+	// serves both), one made elsewhere within the window.
+	Cache *tenant.Cache
 }
+
+// cacheName is the name of a tenant's INTERNAL enrichments in the Cache.
+const cacheName = "enrichments"
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 
@@ -87,6 +97,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (E
 		ID: perk.NewID(now), TenantID: caller.TenantID, LoyaltyRewardID: *in.LoyaltyRewardID,
 		LoyaltyProvider: *in.LoyaltyProvider, Fields: in.Fields, Created: stamp(now), Updated: stamp(now),
 	}
+	defer s.Cache.Forget(caller.TenantID, cacheName)
 	if err := s.st().put(ctx, e, 1); err != nil {
 		return Enrichment{}, fmt.Errorf("create enrichment: %w", err)
 	}
@@ -207,6 +218,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		next.Fields = fields
 		next.Updated = stamp(s.Clock.Now())
 		err = s.st().put(ctx, next, version+1)
+		s.Cache.Forget(caller.TenantID, cacheName)
 		if errors.Is(err, ErrConcurrent) {
 			continue
 		}
@@ -268,6 +280,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) erro
 	if !web.ValidID(id) {
 		return ErrNotFound
 	}
+	defer s.Cache.Forget(caller.TenantID, cacheName)
 	return s.st().delete(ctx, caller.TenantID, id)
 }
 
@@ -277,6 +290,13 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) erro
 // millisecond, the one created last). Perks without an enrichment are not
 // in the map.
 func (s *Service) Internal(ctx context.Context, tenantID string) (map[string]Enrichment, error) {
+	return tenant.Cached(s.Cache, tenantID, cacheName, s.Clock.Now(), func() (map[string]Enrichment, error) {
+		return s.internal(ctx, tenantID)
+	})
+}
+
+// internal reads a tenant's INTERNAL enrichments, the newest of each perk.
+func (s *Service) internal(ctx context.Context, tenantID string) (map[string]Enrichment, error) {
 	all, err := s.st().ofProvider(ctx, tenantID, ProviderInternal)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,13 @@ var countries = sync.OnceValue(func() *countryIndex {
 	return idx
 })
 
+// CountryByAlpha3 returns the country of an ISO 3166 alpha-3 code (upper
+// case), as Amazon Location names countries.
+func CountryByAlpha3(code string) (Country, bool) {
+	c, ok := countries().byAlpha3[code]
+	return c, ok
+}
+
 // LookupCountry finds a country by ISO 3166-1 alpha-2 or alpha-3 code or by
 // English name or common alias, ignoring case, diacritics and punctuation:
 // "GB", "gbr", "United Kingdom", "UK" and "Great Britain" all give GB.

@@ -126,7 +126,7 @@ func (g *Gazetteer) Locate(ctx context.Context, a Address) ([]float64, error) {
 // ordered by distance to bias when given, then cities before landmarks,
 // then file order.
 func (g *Gazetteer) Suggest(ctx context.Context, text string, bias []float64, max int) ([]Suggestion, error) {
-	if err := checkSuggest(text, bias); err != nil {
+	if err := CheckSuggest(text, bias); err != nil {
 		return nil, err
 	}
 	q := fold(text)
@@ -166,7 +166,7 @@ func (g *Gazetteer) Suggest(ctx context.Context, text string, bias []float64, ma
 		}
 		return a.p.order < b.p.order
 	})
-	n := min(suggestLimit(max), len(hits))
+	n := min(SuggestLimit(max), len(hits))
 	out := make([]Suggestion, 0, n)
 	for _, h := range hits[:n] {
 		out = append(out, Suggestion{Text: h.p.label, Address: h.p.addr, Position: clonePos(h.p.pos), PlaceID: h.p.id})
@@ -391,7 +391,7 @@ func parsePlace(row []string) (place, error) {
 		labelParts = append(labelParts, city, p.addr.Region)
 	}
 	labelParts = append(labelParts, c.Name)
-	p.label = joinNonEmpty(", ", labelParts...)
+	p.label = JoinNonEmpty(", ", labelParts...)
 	for _, pr := range primary {
 		p.exact[fold(pr)] = true
 		p.exact[canonical(pr)] = true
@@ -399,7 +399,7 @@ func parsePlace(row []string) (place, error) {
 		if kind == kindStreet && pr != line1 {
 			rest = append([]string{line1}, tail...)
 		}
-		ph := fold(pr + " " + joinNonEmpty(" ", rest...))
+		ph := fold(pr + " " + JoinNonEmpty(" ", rest...))
 		p.phrases = append(p.phrases, strings.Fields(ph))
 		p.texts = append(p.texts, ph)
 	}
@@ -423,7 +423,8 @@ func parsePlace(row []string) (place, error) {
 // "10-downing-street".
 func slug(s string) string { return strings.ReplaceAll(fold(s), " ", "-") }
 
-func joinNonEmpty(sep string, parts ...string) string {
+// JoinNonEmpty joins the parts that are not blank, trimmed, with sep.
+func JoinNonEmpty(sep string, parts ...string) string {
 	var out []string
 	for _, p := range parts {
 		if p = strings.TrimSpace(p); p != "" {

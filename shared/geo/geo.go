@@ -16,12 +16,10 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
 
@@ -78,21 +76,13 @@ type Geocoder interface {
 	Locate(ctx context.Context, a Address) ([]float64, error)
 }
 
-// FromEnv returns the geocoder the environment configures: GEOCODER=aws
-// gives the Amazon Location Service adapter on the place index named by
-// PLACE_INDEX_NAME (when that is unset, every call fails with an internal
-// error that names the missing setting); anything else gives the offline
-// Gazetteer.
-func FromEnv(cfg aws.Config) Geocoder {
-	if strings.EqualFold(os.Getenv("GEOCODER"), "aws") {
-		index := os.Getenv("PLACE_INDEX_NAME")
-		if index == "" {
-			return unconfigured{}
-		}
-		return NewLocation(cfg, index)
-	}
-	return lazyGazetteer{}
-}
+// Offline returns the offline Gazetteer, parsed on its first use.
+func Offline() Geocoder { return lazyGazetteer{} }
+
+// Unconfigured returns the geocoder of a deployment that asks for Amazon
+// Location without naming its place index: every call fails with an
+// internal error that names the missing setting (PLACE_INDEX_NAME).
+func Unconfigured() Geocoder { return unconfigured{} }
 
 // lazyGazetteer is the offline geocoder parsed on its first use rather
 // than at a cold start (parsing the embedded places takes tens of
@@ -207,8 +197,8 @@ func (a Address) fields() []struct{ name, value string } {
 	}
 }
 
-// suggestLimit turns the max argument of Suggest into a result count.
-func suggestLimit(max int) int {
+// SuggestLimit turns the max argument of Suggest into a result count.
+func SuggestLimit(max int) int {
 	switch {
 	case max <= 0:
 		return DefaultSuggestions
@@ -218,8 +208,8 @@ func suggestLimit(max int) int {
 	return max
 }
 
-// checkSuggest validates the inputs of Suggest, for the providers.
-func checkSuggest(text string, bias []float64) error {
+// CheckSuggest validates the inputs of Suggest, for the providers.
+func CheckSuggest(text string, bias []float64) error {
 	if err := ValidateText("address", text); err != nil {
 		return err
 	}

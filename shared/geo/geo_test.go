@@ -1,13 +1,11 @@
 package geo
 
 import (
-	"context"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
 
@@ -260,51 +258,9 @@ func TestHaversine(t *testing.T) {
 
 func TestSuggestLimit(t *testing.T) {
 	for in, want := range map[int]int{-1: DefaultSuggestions, 0: DefaultSuggestions, 1: 1, 15: 15, 16: MaxSuggestions, 1000: MaxSuggestions} {
-		if got := suggestLimit(in); got != want {
-			t.Errorf("suggestLimit(%d) = %d, want %d", in, got, want)
+		if got := SuggestLimit(in); got != want {
+			t.Errorf("SuggestLimit(%d) = %d, want %d", in, got, want)
 		}
-	}
-}
-
-func TestFromEnv(t *testing.T) {
-	cfg := aws.Config{Region: "eu-west-1"}
-	tests := []struct {
-		name, geocoder, index string
-		check                 func(t *testing.T, g Geocoder)
-	}{
-		{"unset gives the gazetteer", "", "", func(t *testing.T, g Geocoder) {
-			if _, ok := g.(lazyGazetteer); !ok {
-				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
-			}
-		}},
-		{"offline gives the gazetteer", "offline", "idx", func(t *testing.T, g Geocoder) {
-			if _, ok := g.(lazyGazetteer); !ok {
-				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
-			}
-		}},
-		{"aws gives the Location adapter on the index", "aws", "platform-places", func(t *testing.T, g Geocoder) {
-			l, ok := g.(*Location)
-			if !ok || l.IndexName != "platform-places" || l.Client == nil {
-				t.Fatalf("got %#v, want *Location on platform-places", g)
-			}
-		}},
-		{"aws without an index fails every call as internal", "AWS", "", func(t *testing.T, g Geocoder) {
-			_, err := g.Locate(context.Background(), Address{Line1: "x", City: "London", Country: "GB"})
-			if err == nil || apierr.CodeOf(err) != apierr.Internal || !strings.Contains(err.Error(), "PLACE_INDEX_NAME") {
-				t.Fatalf("Locate error = %v, want an internal error naming PLACE_INDEX_NAME", err)
-			}
-			_, err = g.Suggest(context.Background(), "London", nil, 0)
-			if apierr.CodeOf(err) != apierr.Internal {
-				t.Fatalf("Suggest error = %v, want internal", err)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("GEOCODER", tt.geocoder)
-			t.Setenv("PLACE_INDEX_NAME", tt.index)
-			tt.check(t, FromEnv(cfg))
-		})
 	}
 }
 

@@ -280,6 +280,9 @@ func TestKeyCost(t *testing.T) {
 	credit := map[string]any{"type": "BALANCE", "amount": 1}
 	const ddb = callcount.DynamoDB
 
+	// A warm function: the tenant and its rules are cached by a first
+	// request, as in every request after a cold start.
+	h.Do("POST", path, credit, h.Admin()).Expect(t, 200, "")
 	_, plain := h.DoCounted("POST", path, credit, h.Admin())
 	_, first := h.DoCounted("POST", path, credit, h.Admin(), key("cost"))
 	_, repeat := h.DoCounted("POST", path, credit, h.Admin(), key("cost"))

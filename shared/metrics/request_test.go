@@ -57,8 +57,8 @@ func TestRequestEmitsMetric(t *testing.T) {
 	h := ts.New(t)
 	var out lockedBuffer
 	b := *h.Deps.Base
-	b.Log = web.FunctionLogger(web.NewLoggerTo(&out), "users")
-	users := b.Lambda(h.Deps.Routes()["users"])
+	b.Log = web.FunctionLogger(web.NewLoggerTo(&out), "accounts")
+	users := b.Lambda(h.Deps.Routes()["accounts"])
 	basic := func(password string) map[string]string {
 		hs := h.Basic("ada.metrics@example.com", password, "EMAIL")
 		m := map[string]string{}
@@ -113,7 +113,7 @@ func TestRequestEmitsMetric(t *testing.T) {
 			if !strings.Contains(string(meta), `"Namespace":"`+metrics.Namespace+`"`) || !strings.Contains(string(meta), `"Name":"`+tc.metric+`"`) || !strings.Contains(string(meta), `"Dimensions":[["Tenant"]]`) {
 				t.Errorf("_aws = %s, want %s in %s by Tenant", meta, tc.metric, metrics.Namespace)
 			}
-			want := map[string]any{tc.metric: 1.0, "Tenant": h.Tenant.ID, "requestId": "req-" + tc.name, "route": tc.route, "function": "users", "tenantId": h.Tenant.ID}
+			want := map[string]any{tc.metric: 1.0, "Tenant": h.Tenant.ID, "requestId": "req-" + tc.name, "route": tc.route, "function": "accounts", "tenantId": h.Tenant.ID}
 			for k, v := range want {
 				if l[k] != v {
 					t.Errorf("%s = %v, want %v", k, l[k], v)

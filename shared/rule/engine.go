@@ -37,6 +37,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/hook"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/tenant"
 )
 
 // MaxDepth bounds a chain of rules: an action recorded by a request is at
@@ -76,7 +77,33 @@ type Engine struct {
 	Log       *slog.Logger
 	// OnGrant runs inside the transaction of every grant a rule makes.
 	OnGrant hook.Hooks[Granted]
+	// Cache keeps each tenant's rules for the warm container's window
+	// (TENANT_CACHE_SECONDS), so that a request recording an action does
+	// not query them each time; nil reads them on every run. A change made
+	// through this engine applies at once here, one made in another
+	// container within the window (the stream handler, which always reads
+	// them, then applies a new rule the request did not see).
+	Cache *tenant.Cache
 }
+
+// cacheName is the name of a tenant's rules in the Cache.
+const cacheName = "rules"
+
+// rulesOf returns a tenant's rules: from the cache unless fresh is set.
+func (e *Engine) rulesOf(ctx context.Context, tenantID string, fresh bool) ([]Rule, error) {
+	load := func() ([]Rule, error) { return e.st().all(ctx, tenantID) }
+	if fresh {
+		all, err := load()
+		if err == nil {
+			e.Cache.SetValue(tenantID, cacheName, all, e.Clock.Now())
+		}
+		return all, err
+	}
+	return tenant.Cached(e.Cache, tenantID, cacheName, e.Clock.Now(), load)
+}
+
+// forget drops a tenant's cached rules after this engine changed them.
+func (e *Engine) forget(tenantID string) { e.Cache.Forget(tenantID, cacheName) }
 
 func (e *Engine) st() *store { return &store{db: e.DB, table: e.Table} }
 
@@ -104,9 +131,22 @@ func depthOf(a action.Action) int {
 // failure on one action does not stop the others: the failures are
 // returned joined.
 func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
+	return e.runAll(ctx, false, actions)
+}
+
+// runAll runs Run, reading the tenants' rules afresh when fresh is set.
+func (e *Engine) runAll(ctx context.Context, fresh bool, actions []action.Action) error {
 	loaded := map[string][]Rule{}
 	var errs []error
 	for _, a := range actions {
+		if _, ok := loaded[a.TenantID]; !ok && a.ID != "" && a.TenantID != "" && depthOf(a) < MaxDepth {
+			all, err := e.rulesOf(ctx, a.TenantID, fresh)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("rules on action %s: %w", a.ID, err))
+				continue
+			}
+			loaded[a.TenantID] = all
+		}
 		if err := e.run(ctx, a, loaded); err != nil {
 			errs = append(errs, err)
 		}
@@ -123,7 +163,7 @@ func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]R
 	all, ok := loaded[a.TenantID]
 	if !ok {
 		var err error
-		if all, err = e.st().all(ctx, a.TenantID); err != nil {
+		if all, err = e.rulesOf(ctx, a.TenantID, false); err != nil {
 			return fmt.Errorf("rules on action %s: %w", a.ID, err)
 		}
 		loaded[a.TenantID] = all

@@ -105,6 +105,7 @@ func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Ru
 	if err := e.st().put(ctx, r, 1); err != nil {
 		return Rule{}, fmt.Errorf("create rule: %w", err)
 	}
+	e.forget(caller.TenantID)
 	return r, nil
 }
 
@@ -186,6 +187,7 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 		if err != nil {
 			return Rule{}, fmt.Errorf("update rule %s: %w", id, err)
 		}
+		e.forget(caller.TenantID)
 		return next, nil
 	}
 	return Rule{}, ErrConcurrent
@@ -200,6 +202,7 @@ func (e *Engine) Delete(ctx context.Context, caller web.Caller, id string) error
 	if !web.ValidID(id) {
 		return ErrNotFound
 	}
+	defer e.forget(caller.TenantID)
 	return e.st().delete(ctx, caller.TenantID, id)
 }
 

@@ -15,12 +15,17 @@ import (
 // dynamicEnv lists the environment reads whose name is not a string
 // literal ("file: argument"), with the names they read.
 var dynamicEnv = map[string][]string{
-	`shared/ddb/ddb.go: "AWS_ENDPOINT_URL_" + service`: {"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_S3"},
+	// The services are those of the Endpoint calls (endpointRead).
+	`shared/ddb/ddb.go: "AWS_ENDPOINT_URL_" + service`: {},
 	`shared/ddb/ddb.go: env`: {"TENANTS_TABLE", "USERS_TABLE", "SESSIONS_TABLE", "CHECKINS_TABLE", "ACTIONS_TABLE",
 		"LOYALTY_TABLE", "AUDIENCES_TABLE", "POS_TABLE", "LOCATIONS_TABLE", "OPERATIONS_TABLE"},
 }
 
 var envRead = regexp.MustCompile(`os\.(?:Getenv|LookupEnv)\(([^()]*(?:\([^()]*\))?[^()]*)\)`)
+
+// endpointRead finds the calls of ddb.Endpoint(service), which reads
+// AWS_ENDPOINT_URL_<service>.
+var endpointRead = regexp.MustCompile(`\bEndpoint\("([A-Za-z0-9_]+)"\)`)
 
 // codeEnv returns the environment variables the code under shared/ and
 // functions/ reads (tests excluded), each with a file that reads it.
@@ -51,6 +56,9 @@ func codeEnv(t *testing.T, root string) map[string]string {
 				for _, n := range names {
 					out[n] = rel
 				}
+			}
+			for _, m := range endpointRead.FindAllStringSubmatch(string(b), -1) {
+				out["AWS_ENDPOINT_URL_"+m[1]] = rel
 			}
 			return nil
 		})

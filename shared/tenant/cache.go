@@ -28,6 +28,7 @@ type Cache struct {
 	tenants  bounded[record] // by tenant id
 	keys     bounded[string] // tenant id by service key digest
 	unknown  bounded[struct{}]
+	values   bounded[any] // other domains' per-tenant reads, by name and tenant id
 	ttl, neg time.Duration
 }
 
@@ -43,7 +44,8 @@ func NewCacheTTL(ttl time.Duration) *Cache {
 	}
 	return &Cache{
 		tenants: bounded[record]{max: CacheSize}, keys: bounded[string]{max: CacheSize}, unknown: bounded[struct{}]{max: CacheSize},
-		ttl: ttl, neg: min(ttl, NegativeCacheTTL),
+		values: bounded[any]{max: CacheSize},
+		ttl:    ttl, neg: min(ttl, NegativeCacheTTL),
 	}
 }
 
@@ -54,7 +56,7 @@ func (c *Cache) Clear() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.tenants.m, c.keys.m, c.unknown.m = nil, nil, nil
+	c.tenants.m, c.keys.m, c.unknown.m, c.values.m = nil, nil, nil, nil
 }
 
 // Len returns how many entries the cache holds (known and unknown).
@@ -64,7 +66,59 @@ func (c *Cache) Len() int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.tenants.m) + len(c.keys.m) + len(c.unknown.m)
+	return len(c.tenants.m) + len(c.keys.m) + len(c.unknown.m) + len(c.values.m)
+}
+
+// Value returns what another domain cached of a tenant under name (the
+// tenant's rules), if it was put less than the cache's window ago. The
+// value is shared: callers must not change it.
+func (c *Cache) Value(tenantID, name string, now time.Time) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.values.get(name+"#"+tenantID, now)
+}
+
+// SetValue caches v of a tenant under name for the cache's window (at
+// most CacheSize values in all).
+func (c *Cache) SetValue(tenantID, name string, v any, now time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.values.put(name+"#"+tenantID, v, now.Add(c.ttl), now)
+}
+
+// Cached returns what load reads of a tenant, from c under name while it
+// is fresh (load runs on a miss, and its result is kept for the window). A
+// nil c runs load every time. The value is shared between requests:
+// callers must not change it.
+func Cached[T any](c *Cache, tenantID, name string, now time.Time, load func() (T, error)) (T, error) {
+	if v, ok := c.Value(tenantID, name, now); ok {
+		if t, ok := v.(T); ok {
+			return t, nil
+		}
+	}
+	t, err := load()
+	if err != nil {
+		return t, err
+	}
+	c.SetValue(tenantID, name, t, now)
+	return t, nil
+}
+
+// Forget drops the value of a tenant under name (after this container
+// changed what it was read from).
+func (c *Cache) Forget(tenantID, name string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.values.del(name + "#" + tenantID)
 }
 
 // Names of the unknown entries: a tenant id and a key digest cannot clash.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
 	"net/http"
 	"strings"
 
@@ -39,8 +38,7 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 	if !bytes.HasPrefix(photo, []byte{0xFF, 0xD8, 0xFF}) {
 		return User{}, apierr.New(apierr.UnsupportedMedia, "the photo must be a JPEG image")
 	}
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(photo))
-	if err != nil || cfg.Width == 0 || cfg.Height == 0 {
+	if _, _, ok := jpegSize(photo); !ok {
 		return User{}, apierr.New(apierr.UnsupportedMedia, "the photo is not a readable JPEG image")
 	}
 	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())

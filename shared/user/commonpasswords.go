@@ -1,71 +1,52 @@
 package user
 
 import (
-	"bytes"
-	"compress/gzip"
 	_ "embed"
-	"io"
-	"sort"
-	"strings"
 	"sync"
+
+	"github.com/loyalty-platform/platform/shared/user/internal/passwordset"
 )
 
-// commonPasswordsGz is the list of common and breached passwords that a
-// new password must not be (NIST SP 800-63B, 5.1.1.2): 195,436 passwords
-// of 8 to 128 printable ASCII characters, lower-cased, sorted bytewise,
-// one a line, gzip-compressed. It is taken from the password lists of the
-// SecLists project (MIT licence; see commonpasswords.NOTICE).
+// commonPasswordsRice is the set of common and breached passwords that a
+// new password must not be (NIST SP 800-63B, 5.1.1.2): the 195,436
+// passwords of 8 to 128 printable ASCII characters of the SecLists password
+// lists (MIT licence; see commonpasswords.NOTICE), stored as a Golomb–Rice
+// coded set of 195,433 distinct 32-bit hashes of the lower-cased passwords
+// (package passwordset; k=14, 388,523 bytes, where the gzip-compressed
+// list took 800 KB). The trade is false positives: a password outside the
+// list is refused with probability 195,433/2^32, about 1 in 22,000. It is
+// written by internal/genpasswords, whose comment says where the list
+// comes from.
 //
-//go:embed commonpasswords.txt.gz
-var commonPasswordsGz []byte
+// Only commonPasswords reads it, so a binary that never checks a password
+// links none of it.
+//
+//go:embed commonpasswords.rice
+var commonPasswordsRice []byte
 
-// commonPasswordList is the decompressed list and the offsets of its
-// lines, read once on first use (only requests that set a password need
-// it).
-type commonPasswordList struct {
-	text  []byte
-	lines []uint32
+var (
+	commonPasswordsOnce sync.Once
+	commonPasswordsSet  passwordset.Set
+	commonPasswordsErr  error
+)
+
+// commonPasswords decodes the set on first use (only requests that set a
+// password need it; about 780 KB of memory once decoded). A set that does
+// not decode panics on every call rather than let any password through;
+// the tests decode the embedded set.
+func commonPasswords() passwordset.Set {
+	commonPasswordsOnce.Do(func() {
+		commonPasswordsSet, commonPasswordsErr = passwordset.Decode(commonPasswordsRice)
+	})
+	if commonPasswordsErr != nil {
+		panic("common passwords: " + commonPasswordsErr.Error())
+	}
+	return commonPasswordsSet
 }
-
-var commonPasswords = sync.OnceValue(func() commonPasswordList {
-	zr, err := gzip.NewReader(bytes.NewReader(commonPasswordsGz))
-	if err != nil {
-		panic("common passwords: " + err.Error())
-	}
-	text, err := io.ReadAll(zr)
-	if err != nil {
-		panic("common passwords: " + err.Error())
-	}
-	l := commonPasswordList{text: text, lines: make([]uint32, 0, 200_000)}
-	for start := 0; start < len(text); {
-		l.lines = append(l.lines, uint32(start))
-		n := bytes.IndexByte(text[start:], '\n')
-		if n < 0 {
-			break
-		}
-		start += n + 1
-	}
-	return l
-})
-
-// line returns the i-th password of the list.
-func (l commonPasswordList) line(i int) string {
-	start := int(l.lines[i])
-	end := len(l.text)
-	if i+1 < len(l.lines) {
-		end = int(l.lines[i+1]) - 1
-	}
-	return string(bytes.TrimSuffix(l.text[start:end], []byte("\n")))
-}
-
-// len is the number of passwords in the list.
-func (l commonPasswordList) len() int { return len(l.lines) }
 
 // isCommonPassword reports whether p, compared without regard to case, is
-// in the list of common passwords.
+// in the list of common passwords; a password outside the list is reported
+// as common with probability about 1 in 22,000 (see commonPasswordsRice).
 func isCommonPassword(p string) bool {
-	p = strings.ToLower(p)
-	l := commonPasswords()
-	i := sort.Search(l.len(), func(i int) bool { return l.line(i) >= p })
-	return i < l.len() && l.line(i) == p
+	return commonPasswords().Contains(p)
 }

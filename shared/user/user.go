@@ -1,7 +1,7 @@
 // Package user is the identity domain: users, their credentials, sessions and
 // guests. It holds the types, their validation, the DynamoDB store (the only
 // place that builds this domain's keys), the service and the HTTP handlers of
-// the users function.
+// the accounts, users and avatars functions.
 package user
 
 import (

@@ -29,25 +29,24 @@ import (
 //	checkout            GetItem session, profile, check-in, location;
 //	                    TransactWriteItems (delete check-in, CHECKOUT)            5
 //	grant               GetItem profile and perk at once; GetItem award;
-//	                    TransactWriteItems (award, user, AWARD_GRANTED);
-//	                    Query rules, Query enrichments                            6
+//	                    TransactWriteItems (award, user, AWARD_GRANTED)           4
 //	redeem              GetItem session; GetItem perk and profile at once;
 //	                    TransactWriteItems (award, user, AWARD_REDEEMED);
-//	                    Query rules, GetItem award, Query enrichments             7
+//	                    GetItem award                                             5
 //	GET /awards         GetItem profile; at once: Query perks, the user's
-//	                    awards, memberships, segments, enrichments                6
+//	                    awards, memberships, segments                             5
 //	POST /transactions  GetItem profile, check-in; TransactWriteItems (short
 //	                    code, order, ORDER_COMPLETED, transaction,
-//	                    TRANSACTION_CREATED); Query rules                         4
+//	                    TRANSACTION_CREATED)                                      3
 //
-// A warm container reads neither the tenant nor the service key: its cache
-// holds them (setup's requests filled it) and reads them again once per
-// tenant.CacheTTL, so over a long run the server's average can exceed the
+// A warm container reads neither the tenant, the service key, the tenant's
+// rules nor its enrichments: its cache holds them (setup's requests filled
+// it) and reads them again once per tenant.CacheTTL, so over a long run the server's average can exceed the
 // raw side's by those few calls. Writes go to keys of their own (users
 // "raw<id>"), so that their conditions hold as the API's do.
 
 // rawCalls is the number of DynamoDB calls of each operation's raw side.
-var rawCalls = map[string]int{opGetUser: 2, opCheckin: 4, opCheckout: 5, opGrant: 6, opRedeem: 7, opAwards: 6, opTxn: 4}
+var rawCalls = map[string]int{opGetUser: 2, opCheckin: 4, opCheckout: 5, opGrant: 4, opRedeem: 5, opAwards: 5, opTxn: 3}
 
 type item = map[string]types.AttributeValue
 
@@ -143,17 +142,6 @@ func (r *raw) byPrefix(table, pk, prefix string, consistent bool) *dynamodb.Quer
 		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :sk)"),
 		ExpressionAttributeValues: item{":pk": s(pk), ":sk": s(prefix)},
 	}
-}
-
-func (r *raw) rules(ctx context.Context) error {
-	return r.query(ctx, r.byPrefix(r.e.tables.Audiences, r.e.tenant+"#RULES", "RULE#", true))
-}
-
-func (r *raw) enrichments(ctx context.Context) error {
-	in := r.byPrefix(r.e.tables.Loyalty, r.e.tenant+"#ENRICHMENTS", "ENRICH#", true)
-	in.FilterExpression = aws.String("loyaltyProvider = :p")
-	in.ExpressionAttributeValues[":p"] = s("INTERNAL")
-	return r.query(ctx, in)
 }
 
 // userAlive is the condition check on the user the writes of a grant, a
@@ -278,7 +266,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		); err != nil {
 			return err
 		}
-		return each(ctx, r.rules, r.enrichments)
+		return nil
 
 	case opRedeem:
 		if err := r.session(ctx, u); err != nil {
@@ -295,10 +283,8 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		); err != nil {
 			return err
 		}
-		return each(ctx, r.rules, func(ctx context.Context) error {
-			_, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
-			return err
-		}, r.enrichments)
+		_, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
+		return err
 
 	case opAwards:
 		if err := r.profile(ctx, u); err != nil {
@@ -314,7 +300,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		} {
 			fs = append(fs, func(ctx context.Context) error { return r.query(ctx, q) })
 		}
-		return together(ctx, append(fs, r.enrichments)...)
+		return together(ctx, fs...)
 
 	case opTxn:
 		// A new short code is written with the payment (its condition
@@ -349,7 +335,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		); err != nil {
 			return err
 		}
-		return r.rules(ctx)
+		return nil
 	}
 	return fmt.Errorf("unknown operation %s", op)
 }

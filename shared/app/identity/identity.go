@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/allowance"
 	"github.com/loyalty-platform/platform/shared/app"
@@ -26,6 +25,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/geo"
 	"github.com/loyalty-platform/platform/shared/notify"
 	"github.com/loyalty-platform/platform/shared/sesmail"
+	"github.com/loyalty-platform/platform/shared/snsapi"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/user"
 )
@@ -58,7 +58,7 @@ func Pusher(b *app.Base) (notify.Pusher, error) {
 }
 
 func push(b *app.Base) *awsnotify.Push {
-	return &awsnotify.Push{SNS: sns.NewFromConfig(b.AWS), PlatformApps: map[string]string{
+	return &awsnotify.Push{SNS: snsapi.New(b.AWS), PlatformApps: map[string]string{
 		"IOS": os.Getenv("SNS_APNS_APP_ARN"), "ANDROID": os.Getenv("SNS_GCM_APP_ARN"),
 	}}
 }
@@ -102,13 +102,13 @@ func Accounts(u *user.Service, b *app.Base, n notify.Notifier, p notify.Pusher) 
 }
 
 // Profiles gives u what the user record and its addresses need
-// (user.ProfileRoutes): the push registrar, the geocoder (GEOCODER,
-// PLACE_INDEX_NAME) and the parts of a user other domains own:
+// (user.ProfileRoutes): the push registrar, the geocoder
+// (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
+// function alone, so that the others link no Amazon Location client) and the parts of a user other domains own:
 // include=points and include=segmentIds,segments (the loyalty domains) and
 // include=checkin (check-ins).
-func Profiles(u *user.Service, b *app.Base, p notify.Pusher, r *rewards.Rewards, checkins *checkin.Service) {
-	u.Pusher = p
-	u.Geocoder = geo.FromEnv(b.AWS)
+func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewards, checkins *checkin.Service) {
+	u.Pusher, u.Geocoder = p, g
 	u.Extras.Points = r.Awards.Total
 	u.Extras.SegmentIDs = r.Audiences.SegmentsOf
 	u.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {

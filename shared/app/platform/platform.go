@@ -29,6 +29,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/enrichment"
+	"github.com/loyalty-platform/platform/shared/geo/amazonlocation"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/location"
 	"github.com/loyalty-platform/platform/shared/locationcsv"
@@ -118,7 +119,7 @@ func (d *Deps) Wire() {
 	d.Users = identity.Users(b)
 	d.Users.Actions = d.Actions
 	identity.Accounts(d.Users, b, d.Notifier, d.Pusher)
-	identity.Profiles(d.Users, b, d.Pusher, d.Rewards, d.Checkins)
+	identity.Profiles(d.Users, d.Pusher, amazonlocation.FromEnv(b.AWS), d.Rewards, d.Checkins)
 	identity.Avatars(d.Users, blob.Photos{S3: s3c, Bucket: b.Config.Buckets.Media}, d.Pusher, d.Checkins.Remove, d.Actions)
 }
 

@@ -46,7 +46,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	titles := tenantTitles{b}
 	r := &Rewards{}
 	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
-	r.Enrichments = &enrichment.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Perks: r.Perks}
+	r.Enrichments = &enrichment.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Perks: r.Perks, Cache: b.TenantCache}
 	r.Audiences = &audience.Service{
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Users: people{profiles}, Perks: r.Perks, Actions: actions, Tenants: titles,
@@ -77,7 +77,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	r.Audiences.OnLeave.Add(react(false))
 	r.Rules = &rule.Engine{
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
-		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences,
+		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences, Cache: b.TenantCache,
 	}
 	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
 	return r

@@ -1,9 +1,13 @@
-package geo
+// Package amazonlocation is the geocoder on an Amazon Location Service place
+// index (geo.Geocoder).
+package amazonlocation
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loyalty-platform/platform/shared/geo"
+	"os"
 	"strings"
 	"sync"
 
@@ -37,6 +41,23 @@ type Location struct {
 	IndexName string
 }
 
+// FromEnv returns the geocoder the environment configures: GEOCODER=aws
+// gives the Amazon Location Service adapter on the place index named by
+// PLACE_INDEX_NAME (when that is unset, every call fails with an internal
+// error that names the missing setting); anything else gives the offline
+// gazetteer (geo.Offline). Only the users function imports this package,
+// so the others link no Amazon Location client.
+func FromEnv(cfg aws.Config) geo.Geocoder {
+	if strings.EqualFold(os.Getenv("GEOCODER"), "aws") {
+		index := os.Getenv("PLACE_INDEX_NAME")
+		if index == "" {
+			return geo.Unconfigured()
+		}
+		return NewLocation(cfg, index)
+	}
+	return geo.Offline()
+}
+
 // NewLocation returns the adapter for the place index named index, with a
 // client built from cfg. With a custom endpoint (cfg.BaseEndpoint,
 // AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_LOCATION: LocalStack or a test
@@ -62,14 +83,14 @@ func disableHostPrefix(stack *middleware.Stack) error {
 }
 
 // Suggest implements Geocoder.
-func (l *Location) Suggest(ctx context.Context, text string, bias []float64, max int) ([]Suggestion, error) {
-	if err := checkSuggest(text, bias); err != nil {
+func (l *Location) Suggest(ctx context.Context, text string, bias []float64, max int) ([]geo.Suggestion, error) {
+	if err := geo.CheckSuggest(text, bias); err != nil {
 		return nil, err
 	}
 	in := &location.SearchPlaceIndexForSuggestionsInput{
 		IndexName:  aws.String(l.IndexName),
 		Text:       aws.String(strings.TrimSpace(text)),
-		MaxResults: aws.Int32(int32(suggestLimit(max))),
+		MaxResults: aws.Int32(int32(geo.SuggestLimit(max))),
 	}
 	if bias != nil {
 		in.BiasPosition = clonePos(bias)
@@ -79,7 +100,7 @@ func (l *Location) Suggest(ctx context.Context, text string, bias []float64, max
 		return nil, fmt.Errorf("geo: search place index %s for suggestions: %w", l.IndexName, err)
 	}
 	// Resolve every suggestion at once; slots keep the service's order.
-	slots := make([]*Suggestion, len(out.Results))
+	slots := make([]*geo.Suggestion, len(out.Results))
 	errs := make([]error, len(out.Results))
 	var wg sync.WaitGroup
 	for i, r := range out.Results {
@@ -95,7 +116,7 @@ func (l *Location) Suggest(ctx context.Context, text string, bias []float64, max
 			return nil, err
 		}
 	}
-	list := make([]Suggestion, 0, len(slots))
+	list := make([]geo.Suggestion, 0, len(slots))
 	for _, s := range slots {
 		if s != nil {
 			list = append(list, *s)
@@ -106,7 +127,7 @@ func (l *Location) Suggest(ctx context.Context, text string, bias []float64, max
 
 // resolve turns a suggestion into a full place; nil when the place is
 // gone or has no position.
-func (l *Location) resolve(ctx context.Context, r types.SearchForSuggestionsResult, bias []float64) (*Suggestion, error) {
+func (l *Location) resolve(ctx context.Context, r types.SearchForSuggestionsResult, bias []float64) (*geo.Suggestion, error) {
 	text := aws.ToString(r.Text)
 	if id := aws.ToString(r.PlaceId); id != "" {
 		out, err := l.Client.GetPlace(ctx, &location.GetPlaceInput{IndexName: aws.String(l.IndexName), PlaceId: aws.String(id)})
@@ -134,13 +155,13 @@ func (l *Location) resolve(ctx context.Context, r types.SearchForSuggestionsResu
 }
 
 // Locate implements Geocoder.
-func (l *Location) Locate(ctx context.Context, a Address) ([]float64, error) {
+func (l *Location) Locate(ctx context.Context, a geo.Address) ([]float64, error) {
 	if err := a.ValidateLocatable(""); err != nil {
 		return nil, err
 	}
-	c, _ := LookupCountry(a.Country)
+	c, _ := geo.LookupCountry(a.Country)
 	a = a.Normalized()
-	text := joinNonEmpty(", ", a.Line1, a.Line2, a.City, joinNonEmpty(" ", a.Region, a.PostalCode), c.Name)
+	text := geo.JoinNonEmpty(", ", a.Line1, a.Line2, a.City, geo.JoinNonEmpty(" ", a.Region, a.PostalCode), c.Name)
 	out, err := l.Client.SearchPlaceIndexForText(ctx, &location.SearchPlaceIndexForTextInput{
 		IndexName:       aws.String(l.IndexName),
 		Text:            aws.String(text),
@@ -160,12 +181,12 @@ func (l *Location) Locate(ctx context.Context, a Address) ([]float64, error) {
 		}
 		return clonePos(p.Geometry.Point), nil
 	}
-	return nil, fmt.Errorf("geo: place index %s has no place for the address in %s: %w", l.IndexName, c.Alpha2, ErrNotResolved)
+	return nil, fmt.Errorf("geo: place index %s has no place for the address in %s: %w", l.IndexName, c.Alpha2, geo.ErrNotResolved)
 }
 
 // suggestionOf maps an Amazon Location place to a Suggestion; nil when the
 // place has no position.
-func suggestionOf(p *types.Place, id, text string) *Suggestion {
+func suggestionOf(p *types.Place, id, text string) *geo.Suggestion {
 	if p == nil || p.Geometry == nil || len(p.Geometry.Point) != 2 {
 		return nil
 	}
@@ -173,7 +194,7 @@ func suggestionOf(p *types.Place, id, text string) *Suggestion {
 	if text == "" {
 		text = aws.ToString(p.Label)
 	}
-	return &Suggestion{Text: text, Address: a, Position: clonePos(p.Geometry.Point), PlaceID: id}
+	return &geo.Suggestion{Text: text, Address: a, Position: clonePos(p.Geometry.Point), PlaceID: id}
 }
 
 // numberAfterStreet lists the countries (ISO alpha-2) whose addresses put
@@ -190,22 +211,24 @@ var numberAfterStreet = map[string]bool{
 // AddressNumber and Street make line1 (in the country's order), UnitType
 // and UnitNumber line2, Municipality the city; the ISO alpha-3 country
 // becomes alpha-2.
-func addressOf(p *types.Place) Address {
-	a := Address{
+func addressOf(p *types.Place) geo.Address {
+	a := geo.Address{
 		City:       aws.ToString(p.Municipality),
 		Region:     aws.ToString(p.Region),
 		PostalCode: aws.ToString(p.PostalCode),
 		Country:    aws.ToString(p.Country),
 	}
-	if c, ok := countries().byAlpha3[strings.ToUpper(a.Country)]; ok {
+	if c, ok := geo.CountryByAlpha3(strings.ToUpper(a.Country)); ok {
 		a.Country = c.Alpha2
 	}
 	number, street := aws.ToString(p.AddressNumber), aws.ToString(p.Street)
 	if numberAfterStreet[a.Country] {
-		a.Line1 = joinNonEmpty(" ", street, number)
+		a.Line1 = geo.JoinNonEmpty(" ", street, number)
 	} else {
-		a.Line1 = joinNonEmpty(" ", number, street)
+		a.Line1 = geo.JoinNonEmpty(" ", number, street)
 	}
-	a.Line2 = joinNonEmpty(" ", aws.ToString(p.UnitType), aws.ToString(p.UnitNumber))
+	a.Line2 = geo.JoinNonEmpty(" ", aws.ToString(p.UnitType), aws.ToString(p.UnitNumber))
 	return a
 }
+
+func clonePos(p []float64) []float64 { return []float64{p[0], p[1]} }

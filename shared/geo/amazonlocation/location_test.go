@@ -1,9 +1,10 @@
-package geo
+package amazonlocation
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/loyalty-platform/platform/shared/geo"
 	"io"
 	"net"
 	"net/http"
@@ -133,15 +134,15 @@ const (
 )
 
 func TestLocationSuggest(t *testing.T) {
-	downing := Suggestion{
+	downing := geo.Suggestion{
 		Text:     "10 Downing St, London, SW1A 2AA, GBR",
-		Address:  Address{Line1: "10 Downing St", City: "London", Region: "England", PostalCode: "SW1A 2AA", Country: "GB"},
+		Address:  geo.Address{Line1: "10 Downing St", City: "London", Region: "England", PostalCode: "SW1A 2AA", Country: "GB"},
 		Position: []float64{-0.1276, 51.5034},
 		PlaceID:  downingID,
 	}
-	reichstag := Suggestion{
+	reichstag := geo.Suggestion{
 		Text:     "Platz der Republik 1, 11011 Berlin, DEU",
-		Address:  Address{Line1: "Platz der Republik 1", Line2: "Floor 2", City: "Berlin", Region: "Berlin", PostalCode: "11011", Country: "DE"},
+		Address:  geo.Address{Line1: "Platz der Republik 1", Line2: "Floor 2", City: "Berlin", Region: "Berlin", PostalCode: "11011", Country: "DE"},
 		Position: []float64{13.3762, 52.5186},
 		PlaceID:  "reichstag",
 	}
@@ -154,7 +155,7 @@ func TestLocationSuggest(t *testing.T) {
 		wantBody  map[string]any // the SearchPlaceIndexForSuggestions request body
 		wantIDs   []string       // the place ids fetched with GetPlace
 		wantText  map[string]any // the SearchPlaceIndexForText request body, if any
-		want      []Suggestion
+		want      []geo.Suggestion
 	}{
 		{
 			name: "suggestions resolved with GetPlace, in the service's order",
@@ -166,7 +167,7 @@ func TestLocationSuggest(t *testing.T) {
 			},
 			wantBody: map[string]any{"IndexName": nil, "Text": "10 Downing", "MaxResults": 5.0, "BiasPosition": []any{-0.12, 51.5}},
 			wantIDs:  []string{downingID, "reichstag"},
-			want:     []Suggestion{downing, reichstag},
+			want:     []geo.Suggestion{downing, reichstag},
 		},
 		{
 			name: "no bias, default and capped result counts",
@@ -175,7 +176,7 @@ func TestLocationSuggest(t *testing.T) {
 				"suggestions": {body: `{"Summary":{"Text":"Downing Street","DataSource":"Esri"},"Results":[]}`},
 			},
 			wantBody: map[string]any{"Text": "Downing Street", "MaxResults": 15.0},
-			want:     []Suggestion{},
+			want:     []geo.Suggestion{},
 		},
 		{
 			name: "default result count",
@@ -184,7 +185,7 @@ func TestLocationSuggest(t *testing.T) {
 				"suggestions": {body: `{"Summary":{"Text":"Downing Street","DataSource":"Esri"},"Results":[]}`},
 			},
 			wantBody: map[string]any{"Text": "Downing Street", "MaxResults": 5.0},
-			want:     []Suggestion{},
+			want:     []geo.Suggestion{},
 		},
 		{
 			name: "a suggestion without a place id is resolved by its text",
@@ -195,7 +196,7 @@ func TestLocationSuggest(t *testing.T) {
 			},
 			wantBody: map[string]any{"Text": "10 Downing", "MaxResults": 3.0, "BiasPosition": []any{-0.12, 51.5}},
 			wantText: map[string]any{"Text": "10 Downing St, London, SW1A 2AA, GBR", "MaxResults": 1.0, "BiasPosition": []any{-0.12, 51.5}},
-			want:     []Suggestion{downing},
+			want:     []geo.Suggestion{downing},
 		},
 		{
 			name: "a place that is gone or has no position is left out",
@@ -208,7 +209,7 @@ func TestLocationSuggest(t *testing.T) {
 			},
 			wantBody: map[string]any{"Text": "10 Downing", "MaxResults": 5.0},
 			wantIDs:  []string{downingID, "gone", "nowhere"},
-			want:     []Suggestion{downing},
+			want:     []geo.Suggestion{downing},
 		},
 	}
 	for _, tt := range tests {
@@ -278,13 +279,13 @@ func checkRequest(t *testing.T, r fakeRequest, method string, want map[string]an
 }
 
 func TestLocationLocate(t *testing.T) {
-	downing := Address{Line1: "10 Downing Street", City: "London", PostalCode: "SW1A 2AA", Country: "GB"}
+	downing := geo.Address{Line1: "10 Downing Street", City: "London", PostalCode: "SW1A 2AA", Country: "GB"}
 	tests := []struct {
 		name     string
-		a        Address
+		a        geo.Address
 		text     fakeResponse
 		wantBody map[string]any
-		want     []float64 // nil: ErrNotResolved
+		want     []float64 // nil: geo.ErrNotResolved
 	}{
 		{
 			name:     "best result's point",
@@ -295,20 +296,20 @@ func TestLocationLocate(t *testing.T) {
 		},
 		{
 			name:     "country by name, region and second line",
-			a:        Address{Line1: " 1600 Pennsylvania Ave NW ", Line2: "West Wing", City: "Washington", Region: "DC", PostalCode: "20500", Country: "United States of America"},
+			a:        geo.Address{Line1: " 1600 Pennsylvania Ave NW ", Line2: "West Wing", City: "Washington", Region: "DC", PostalCode: "20500", Country: "United States of America"},
 			text:     fakeResponse{body: `{"Summary":{"Text":"x","DataSource":"Esri"},"Results":[{"Place":{"Geometry":{"Point":[-77.0365,38.8977]},"Street":"Pennsylvania Ave NW","AddressNumber":"1600","Municipality":"Washington","Country":"USA"}}]}`},
 			wantBody: map[string]any{"Text": "1600 Pennsylvania Ave NW, West Wing, Washington, DC 20500, United States", "FilterCountries": []any{"USA"}, "MaxResults": 1.0},
 			want:     []float64{-77.0365, 38.8977},
 		},
 		{
 			name:     "no result",
-			a:        Address{Line1: "1 Nowhere Lane", City: "Atlantis", Country: "GR"},
+			a:        geo.Address{Line1: "1 Nowhere Lane", City: "Atlantis", Country: "GR"},
 			text:     fakeResponse{body: `{"Summary":{"Text":"x","DataSource":"Esri"},"Results":[]}`},
 			wantBody: map[string]any{"Text": "1 Nowhere Lane, Atlantis, Greece", "FilterCountries": []any{"GRC"}, "MaxResults": 1.0},
 		},
 		{
 			name: "only a country-level result",
-			a:    Address{Line1: "1 Nowhere Lane", City: "Atlantis", Country: "GB"},
+			a:    geo.Address{Line1: "1 Nowhere Lane", City: "Atlantis", Country: "GB"},
 			text: fakeResponse{body: `{"Summary":{"Text":"x","DataSource":"Esri"},"Results":[{"Place":{"Label":"United Kingdom","Geometry":{"Point":[-2.0,54.0]},"Country":"GBR"},"Relevance":0.1}]}`},
 		},
 		{
@@ -323,8 +324,8 @@ func TestLocationLocate(t *testing.T) {
 			f.responses = map[string]fakeResponse{"text": tt.text}
 			got, err := f.geocoder().Locate(context.Background(), tt.a)
 			if tt.want == nil {
-				if !errors.Is(err, ErrNotResolved) || apierr.CodeOf(err).Status() != 422 {
-					t.Fatalf("Locate = %v, %v; want ErrNotResolved (422)", got, err)
+				if !errors.Is(err, geo.ErrNotResolved) || apierr.CodeOf(err).Status() != 422 {
+					t.Fatalf("Locate = %v, %v; want geo.ErrNotResolved (422)", got, err)
 				}
 			} else if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Locate = %v, %v; want %v", got, err, tt.want)
@@ -370,7 +371,7 @@ func TestLocationServiceErrors(t *testing.T) {
 			g := f.geocoder()
 			var err error
 			if tt.op == "text" {
-				_, err = g.Locate(context.Background(), Address{Line1: "10 Downing Street", City: "London", Country: "GB"})
+				_, err = g.Locate(context.Background(), geo.Address{Line1: "10 Downing Street", City: "London", Country: "GB"})
 			} else {
 				_, err = g.Suggest(context.Background(), "10 Downing", nil, 0)
 			}
@@ -399,9 +400,9 @@ func TestLocationInvalidInputSendsNothing(t *testing.T) {
 	wantInvalid(t, err, "address")
 	_, err = g.Suggest(ctx, "London", []float64{0, 91}, 0)
 	wantInvalid(t, err, "position")
-	_, err = g.Locate(ctx, Address{City: "London", Country: "GB"})
+	_, err = g.Locate(ctx, geo.Address{City: "London", Country: "GB"})
 	wantInvalid(t, err, "line1")
-	_, err = g.Locate(ctx, Address{Line1: "x", City: "London", Country: "Narnia"})
+	_, err = g.Locate(ctx, geo.Address{Line1: "x", City: "London", Country: "Narnia"})
 	wantInvalid(t, err, "country")
 	if n := len(f.requestsOf("suggestions")) + len(f.requestsOf("text")); n != 0 {
 		t.Fatalf("%d requests sent for invalid input, want none", n)
@@ -427,17 +428,67 @@ func TestLocationHostPrefix(t *testing.T) {
 		}),
 	})
 	plain := &Location{Client: client, IndexName: "test-index"}
-	_, err := plain.Locate(context.Background(), Address{Line1: "x", City: "London", Country: "GB"})
-	if !errors.Is(err, ErrNotResolved) {
+	_, err := plain.Locate(context.Background(), geo.Address{Line1: "x", City: "London", Country: "GB"})
+	if !errors.Is(err, geo.ErrNotResolved) {
 		t.Fatalf("Locate: %v", err)
 	}
 	if got := f.requestsOf("text")[0].Host; got != "places.geo.example" {
 		t.Fatalf("plain SDK client sent Host %q, want places.geo.example", got)
 	}
-	if _, err := f.geocoder().Locate(context.Background(), Address{Line1: "x", City: "London", Country: "GB"}); !errors.Is(err, ErrNotResolved) {
+	if _, err := f.geocoder().Locate(context.Background(), geo.Address{Line1: "x", City: "London", Country: "GB"}); !errors.Is(err, geo.ErrNotResolved) {
 		t.Fatalf("Locate: %v", err)
 	}
 	if got, want := f.requestsOf("text")[1].Host, addr; got != want {
 		t.Fatalf("NewLocation sent Host %q, want the custom endpoint's %q", got, want)
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	cfg := aws.Config{Region: "eu-west-1"}
+	tests := []struct {
+		name, geocoder, index string
+		check                 func(t *testing.T, g geo.Geocoder)
+	}{
+		{"unset gives the gazetteer", "", "", func(t *testing.T, g geo.Geocoder) {
+			if g != geo.Offline() {
+				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
+			}
+		}},
+		{"offline gives the gazetteer", "offline", "idx", func(t *testing.T, g geo.Geocoder) {
+			if g != geo.Offline() {
+				t.Fatalf("got %T, want the gazetteer (parsed on first use)", g)
+			}
+		}},
+		{"aws gives the Location adapter on the index", "aws", "platform-places", func(t *testing.T, g geo.Geocoder) {
+			l, ok := g.(*Location)
+			if !ok || l.IndexName != "platform-places" || l.Client == nil {
+				t.Fatalf("got %#v, want *Location on platform-places", g)
+			}
+		}},
+		{"aws without an index fails every call as internal", "AWS", "", func(t *testing.T, g geo.Geocoder) {
+			_, err := g.Locate(context.Background(), geo.Address{Line1: "x", City: "London", Country: "GB"})
+			if err == nil || apierr.CodeOf(err) != apierr.Internal || !strings.Contains(err.Error(), "PLACE_INDEX_NAME") {
+				t.Fatalf("Locate error = %v, want an internal error naming PLACE_INDEX_NAME", err)
+			}
+			_, err = g.Suggest(context.Background(), "London", nil, 0)
+			if apierr.CodeOf(err) != apierr.Internal {
+				t.Fatalf("Suggest error = %v, want internal", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GEOCODER", tt.geocoder)
+			t.Setenv("PLACE_INDEX_NAME", tt.index)
+			tt.check(t, FromEnv(cfg))
+		})
+	}
+}
+
+func wantInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	e, ok := apierr.As(err)
+	if !ok || e.Code != apierr.ValidationFailed || e.Field != field {
+		t.Fatalf("error = %v, want VALIDATION_FAILED naming field %q", err, field)
 	}
 }
