@@ -64,9 +64,9 @@ type Row struct {
 	// Items are the row's writes.
 	Items []types.TransactWriteItem
 	// Direct rows are written before the chunk's transaction, not in it
-	// (see applyUpdates): their updates and deletes one request each,
-	// with their conditions, their puts with BatchWriteItem, without
-	// theirs. Only writes that are safe to repeat may be direct.
+	// (see putDirect): their items must all be puts, of items the row
+	// owns, which are safe to write again; their conditions are not
+	// checked.
 	Direct bool
 	// Line is the row's results line.
 	Line    []string
@@ -89,10 +89,6 @@ type Chunk struct {
 	Refuse func(i int, reason string) Row
 	// Committed is called once the rows [lo, hi) are committed.
 	Committed func(lo, hi int)
-
-	// applied notes the direct rows whose updates applied (the chunk's
-	// goroutine's own).
-	applied map[int]bool
 }
 
 // ChunkOptions configure a Committer.
@@ -225,7 +221,6 @@ func (c *Committer) Submit(ch *Chunk) error {
 	}
 	c.mu.Unlock()
 	c.r.rows += int64(len(ch.Rows))
-	ch.applied = map[int]bool{}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -366,16 +361,12 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		if seam := r.svc.WriteChunk; seam != nil {
 			err = seam(c.ctx, all)
 		}
-		var failedRows map[int][]int
 		if err == nil && direct {
 			err = r.svc.Ops.CheckFence(c.ctx, l, slot)
 			if err == nil {
-				failedRows, err = c.applyUpdates(ch, lo, hi)
-			}
-			if err == nil && len(failedRows) == 0 {
 				err = c.putDirect(ch, lo, hi)
 			}
-			if err == nil && len(failedRows) == 0 && r.svc.CrashBeforeMarker != nil && r.svc.CrashBeforeMarker() {
+			if err == nil && r.svc.CrashBeforeMarker != nil && r.svc.CrashBeforeMarker() {
 				c.mu.Lock()
 				if c.err == nil {
 					c.err = errCrashed
@@ -386,9 +377,10 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 				return errCrashed
 			}
 		}
-		if err == nil && len(failedRows) == 0 {
+		if err == nil {
 			err = r.svc.Ops.CommitChunk(c.ctx, l, slot, m, items)
 		}
+		var failedRows map[int][]int
 		var failed *operation.ItemsFailedError
 		if errors.As(err, &failed) {
 			failedRows = map[int][]int{}
@@ -401,7 +393,7 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		}
 		var reason string
 		switch {
-		case err == nil && len(failedRows) == 0:
+		case err == nil:
 			if ch.Committed != nil {
 				ch.Committed(lo, hi)
 			}
@@ -416,13 +408,7 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 					return err
 				}
 				ch.Rows[n] = row
-				delete(ch.applied, n)
 			}
-		case len(failedRows) > 0:
-			if err == nil {
-				err = &operation.ItemsFailedError{}
-			}
-			return err
 		case refusedReason(err, &reason) && ch.Refuse != nil:
 			if hi-lo > 1 {
 				mid := (lo + hi) / 2
@@ -442,7 +428,6 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 			}
 			ch.Rows[lo] = ch.Refuse(lo, "the row cannot be stored: "+reason)
 			ch.Rows[lo].Items = nil
-			delete(ch.applied, lo)
 		default:
 			return err
 		}

@@ -8,112 +8,30 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
-// Direct rows. A row whose writes are safe to repeat (Row.Direct) is not
-// written in its chunk's transaction: its conditional updates are sent
-// one request each, then its puts with BatchWriteItem (25 items a
-// request), DirectWriters requests of the run at once, and only then is
-// the chunk's marker committed (its transaction holds the marker, the
-// fence check and the writes of the chunk's other rows). A crash between
-// the two leaves the writes without the marker: the next run applies the
-// chunk again, and the kind makes that harmless. Its puts name items by
-// keys derived from the operation and the row (the same item is written
-// again), and its updates record which row applied them, so that the row
-// prepared again sees its own update and does not repeat it.
+// Direct rows. A row whose writes are puts that are safe to repeat
+// (Row.Direct) is not written in its chunk's transaction: its puts are
+// sent with BatchWriteItem (25 items a request, DirectWriters requests of
+// the run at once), and only then is the chunk's marker committed (its
+// transaction holds the marker, the fence check and the writes of the
+// chunk's other rows). A crash between the two leaves the writes without
+// the marker: the next run applies the chunk again, and the kind makes
+// that harmless: its puts name items by keys derived from the operation
+// and the row, so the same items are written again.
 //
 // The fence: the writes are sent after a consistent read of the chunk's
 // fence (a later run that took the operation over is seen there, and the
 // chunk stops), but not in a transaction with it. A run that is taken
 // over while it sends them may still write them after the later run
 // began: both runs write the same items (the same keys and values but
-// timestamps), and a row's update applies once (its condition).
+// timestamps).
 
 // DirectWriters is how many requests of direct rows a run sends at once.
 const DirectWriters = 8
 
 // batchWriteSize is the most items of a BatchWriteItem request.
 const batchWriteSize = 25
-
-// applyUpdates sends the updates (and deletes) of the direct rows of ch in
-// [lo, hi) that were not applied yet, each on its own with its condition.
-// It returns the indexes (in Row.Items) of the items whose conditions
-// failed, by row; a row whose writes all applied is noted in ch.applied.
-func (c *Committer) applyUpdates(ch *Chunk, lo, hi int) (map[int][]int, error) {
-	type one struct{ row, item int }
-	var todo []one
-	for n := lo; n < hi; n++ {
-		row := ch.Rows[n]
-		if !row.Direct || ch.applied[n] {
-			continue
-		}
-		for j, it := range row.Items {
-			switch {
-			case it.Update != nil || it.Delete != nil:
-				todo = append(todo, one{n, j})
-			case it.ConditionCheck != nil:
-				return nil, fmt.Errorf("job: a direct row cannot check a condition")
-			}
-		}
-	}
-	failed := map[int][]int{}
-	if len(todo) > 0 {
-		db := c.r.svc.Ops.DB
-		errs := make([]error, len(todo))
-		conds := make([]bool, len(todo))
-		var wg sync.WaitGroup
-		for i, w := range todo {
-			select {
-			case c.writers <- struct{}{}:
-			case <-c.ctx.Done():
-				wg.Wait()
-				return nil, c.ctx.Err()
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-c.writers; wg.Done() }()
-				it := ch.Rows[w.row].Items[w.item]
-				var err error
-				if u := it.Update; u != nil {
-					_, err = db.UpdateItem(c.ctx, &dynamodb.UpdateItemInput{
-						TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-						ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames,
-						ExpressionAttributeValues: u.ExpressionAttributeValues,
-					})
-				} else {
-					d := it.Delete
-					_, err = db.DeleteItem(c.ctx, &dynamodb.DeleteItemInput{
-						TableName: d.TableName, Key: d.Key, ConditionExpression: d.ConditionExpression,
-						ExpressionAttributeNames: d.ExpressionAttributeNames, ExpressionAttributeValues: d.ExpressionAttributeValues,
-					})
-				}
-				if ddb.IsConditionFailed(err) {
-					conds[i] = true
-					return
-				}
-				if err != nil {
-					errs[i] = fmt.Errorf("direct write: %w", err)
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
-		}
-		for i, w := range todo {
-			if conds[i] {
-				failed[w.row] = append(failed[w.row], w.item)
-			}
-		}
-	}
-	for n := lo; n < hi; n++ {
-		if ch.Rows[n].Direct && len(failed[n]) == 0 {
-			ch.applied[n] = true
-		}
-	}
-	return failed, nil
-}
 
 // putDirect writes the puts of the direct rows of ch in [lo, hi) with
 // BatchWriteItem, without their conditions (their keys are the rows'
@@ -126,10 +44,11 @@ func (c *Committer) putDirect(ch *Chunk, lo, hi int) error {
 			continue
 		}
 		for _, it := range ch.Rows[n].Items {
-			if it.Put != nil {
-				puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Put.Item}})
-				tables = append(tables, *it.Put.TableName)
+			if it.Put == nil {
+				return fmt.Errorf("job: a direct row holds a write that is not a put")
 			}
+			puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Put.Item}})
+			tables = append(tables, *it.Put.TableName)
 		}
 	}
 	if len(puts) == 0 {
