@@ -122,3 +122,4 @@ func TestRequestEmitsMetric(t *testing.T) {
 		})
 	}
 }
+
