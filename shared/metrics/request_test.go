@@ -48,7 +48,7 @@ func (b *lockedBuffer) take(t *testing.T) []map[string]any {
 	return out
 }
 
-// TestRequestEmitsMetric sends requests to the users function's real
+// TestRequestEmitsMetric sends requests to the accounts function's real
 // Lambda handler, its log captured, and checks that each writes its
 // business metric as one EMF line of the request: the metric under the
 // platform's namespace with the tenant as dimension, and the request's
@@ -122,3 +122,4 @@ func TestRequestEmitsMetric(t *testing.T) {
 		})
 	}
 }
+

@@ -36,6 +36,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/hook"
+	"github.com/loyalty-platform/platform/shared/metrics"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/tenant"
 )
@@ -345,6 +346,13 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 		err := tx.Run(ctx, e.DB)
 		switch {
 		case err == nil:
+			granted := 0
+			for _, p := range produced {
+				if p.Type == award.ActionGranted {
+					granted++
+				}
+			}
+			metrics.Count(ctx, a.TenantID, metrics.AwardsGranted, granted)
 			return produced, nil
 		case ddb.Failed(err, markerAt):
 			return nil, nil // applied already (another path got there first)

@@ -1,0 +1,76 @@
+package rule_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/metrics"
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// count adds up the values of metric name for tenant in the EMF lines.
+func (b *syncBuffer) count(t *testing.T, tenantID, name string) int {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["_aws"] == nil || m["Tenant"] != tenantID {
+			continue
+		}
+		if v, ok := m[name].(float64); ok {
+			n += int(v)
+		}
+	}
+	return n
+}
+
+// TestRuleGrantsCounted: the points a rule grants count in the business
+// metric AwardsGranted, once per grant however often the action runs.
+// The action is built here and never written, so that only this run, not
+// the stream, applies the rule.
+func TestRuleGrantsCounted(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, h.Admin(), "Mia")
+	p1, p2 := newPerk(t, h, h.Admin(), nil), newPerk(t, h, h.Admin(), nil)
+	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(p1, 2)}, cond("context.user._id", "EQ", uid)))
+	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(p2, 5)}, cond("context.user._id", "EQ", uid)))
+
+	var out syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(web.NewLoggerTo(&out)) // the logger of a context without a request's
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	a := action.Action{ID: action.NewID(), Type: "ORDER_COMPLETED", TenantID: h.Tenant.ID, Metadata: map[string]any{},
+		Context: action.Context{Tenant: action.TenantRef{ID: h.Tenant.ID}, User: &action.UserRef{ID: uid}}}
+	for i := 0; i < 2; i++ { // the second run finds both rules applied
+		if err := h.Deps.Rules.Run(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := out.count(t, h.Tenant.ID, metrics.AwardsGranted), 2; got != want {
+		t.Fatalf("AwardsGranted = %d, want %d", got, want)
+	}
+	if got := points(t, h, h.Admin(), uid); got[p1] != 2 || got[p2] != 5 {
+		t.Fatalf("points = %v, want %s: 2, %s: 5", got, p1, p2)
+	}
+}
