@@ -37,26 +37,27 @@ const batchWriteSize = 25
 // BatchWriteItem, without their conditions (their keys are the rows'
 // own), retrying unprocessed items with a growing pause.
 func (c *Committer) putDirect(ch *Chunk, lo, hi int) error {
-	var puts []types.WriteRequest
-	var tables []string
-	for n := lo; n < hi; n++ {
-		if !ch.Rows[n].Direct {
-			continue
-		}
-		for _, it := range ch.Rows[n].Items {
-			if it.Put == nil {
-				return fmt.Errorf("job: a direct row holds a write that is not a put")
+	var reqs []map[string][]types.WriteRequest
+	n := batchWriteSize
+	for _, row := range ch.Rows[lo:hi] {
+		for _, it := range row.Items {
+			if !row.Direct {
+				break
 			}
-			puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Put.Item}})
-			tables = append(tables, *it.Put.TableName)
+			if it.Put == nil {
+				return errors.New("job: a direct row holds a write that is not a put")
+			}
+			if n == batchWriteSize {
+				reqs, n = append(reqs, map[string][]types.WriteRequest{}), 0
+			}
+			req := reqs[len(reqs)-1]
+			req[*it.Put.TableName] = append(req[*it.Put.TableName], types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Put.Item}})
+			n++
 		}
-	}
-	if len(puts) == 0 {
-		return nil
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, (len(puts)+batchWriteSize-1)/batchWriteSize)
-	for b := range errs {
+	errs := make([]error, len(reqs))
+	for i, req := range reqs {
 		select {
 		case c.writers <- struct{}{}:
 		case <-c.ctx.Done():
@@ -66,11 +67,7 @@ func (c *Committer) putDirect(ch *Chunk, lo, hi int) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-c.writers; wg.Done() }()
-			req := map[string][]types.WriteRequest{}
-			for i := b * batchWriteSize; i < min((b+1)*batchWriteSize, len(puts)); i++ {
-				req[tables[i]] = append(req[tables[i]], puts[i])
-			}
-			errs[b] = c.batchWrite(req)
+			errs[i] = c.batchWrite(req)
 		}()
 	}
 	wg.Wait()
@@ -98,24 +95,4 @@ func (c *Committer) batchWrite(req map[string][]types.WriteRequest) error {
 		pause = min(2*pause, time.Second)
 	}
 	return nil
-}
-
-// undoPuts deletes the items the puts of a direct row name (by pk and
-// sk), for a row the database refused: requests of its chunk that did not
-// hold the refused item may have written some of them.
-func (c *Committer) undoPuts(row Row) error {
-	req := map[string][]types.WriteRequest{}
-	for _, it := range row.Items {
-		if p := it.Put; p != nil {
-			k := map[string]types.AttributeValue{"pk": p.Item["pk"], "sk": p.Item["sk"]}
-			if k["pk"] == nil || k["sk"] == nil {
-				continue
-			}
-			req[*p.TableName] = append(req[*p.TableName], types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
-		}
-	}
-	if len(req) == 0 {
-		return nil
-	}
-	return c.batchWrite(req)
 }

@@ -68,8 +68,8 @@ func ImportKeys(id, title string) []string {
 // up in the table. A new location gets the id createID (see ImportID;
 // empty: a new random id). The location with id createID found by title
 // is the one this row created when it was applied before (a resumed
-// import applies a row again): the row creates it again, with what is
-// stored (the same write). Nothing is written.
+// import applies a row again): the row creates it again (the same
+// write, but its timestamps). Nothing is written.
 func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex, createID string) (ImportWrite, error) {
 	st := s.st()
 	var old *record
@@ -97,23 +97,13 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 		switch len(sums) {
 		case 0:
 		case 1:
-			r, err := st.get(ctx, tenantID, sums[0].ID)
-			mine := createID != "" && sums[0].ID == createID
-			switch {
-			case mine && errors.Is(err, ErrNotFound):
-				// Its summary was written, the location not yet.
+			if createID != "" && sums[0].ID == createID {
+				// This row created it before: the same create again.
 				return s.prepareCreate(tenantID, l, stamp(s.Clock.Now()), createID)
-			case err != nil:
+			}
+			r, err := st.get(ctx, tenantID, sums[0].ID)
+			if err != nil {
 				return ImportWrite{}, err
-			case mine:
-				items, err := st.createItems(r)
-				if err != nil {
-					return ImportWrite{}, fmt.Errorf("prepare: %w", err)
-				}
-				return ImportWrite{
-					Created: true, Location: r.Location, Items: items,
-					Bytes: itemsBytes(items), Keys: []string{"id:" + r.ID, "title:" + strings.ToLower(r.Title)},
-				}, nil
 			}
 			old = &r
 		default:

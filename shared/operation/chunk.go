@@ -175,11 +175,7 @@ func (s *Service) CommitChunk(ctx context.Context, l *Lease, slot int, c Chunk, 
 // before the writes of a chunk that are not part of the chunk's
 // transaction (consistent read).
 func (s *Service) CheckFence(ctx context.Context, l *Lease, slot int) error {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.Table), Key: key(opPK(l.TenantID, l.ID), fenceSK(slot)),
-		ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("#owner"),
-		ExpressionAttributeNames: map[string]string{"#owner": "owner"},
-	})
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key(opPK(l.TenantID, l.ID), fenceSK(slot)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return fmt.Errorf("fence %d of operation %s: %w", slot, l.ID, err)
 	}
