@@ -421,6 +421,11 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 				return err // refused without a row's write: not the row's fault
 			}
 			r.svc.log().Warn("job: row refused by the database", "operationId", l.ID, "offset", m.From, "err", err.Error())
+			if rows[0].Direct {
+				if err := c.undoPuts(rows[0]); err != nil {
+					return err
+				}
+			}
 			ch.Rows[lo] = ch.Refuse(lo, "the row cannot be stored: "+reason)
 			ch.Rows[lo].Items = nil
 		default:

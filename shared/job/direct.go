@@ -96,3 +96,21 @@ func (c *Committer) batchWrite(req map[string][]types.WriteRequest) error {
 	}
 	return nil
 }
+
+// undoPuts deletes the items the puts of a direct row name (by pk and
+// sk), for a row the database refused: requests of its chunk that did not
+// hold the refused item may have written some of them before the chunk
+// was split.
+func (c *Committer) undoPuts(row Row) error {
+	req := map[string][]types.WriteRequest{}
+	for _, it := range row.Items {
+		if p := it.Put; p != nil && p.Item["pk"] != nil && p.Item["sk"] != nil {
+			k := map[string]types.AttributeValue{"pk": p.Item["pk"], "sk": p.Item["sk"]}
+			req[*p.TableName] = append(req[*p.TableName], types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
+		}
+	}
+	if len(req) == 0 {
+		return nil
+	}
+	return c.batchWrite(req)
+}
