@@ -122,4 +122,3 @@ func TestRequestEmitsMetric(t *testing.T) {
 		})
 	}
 }
-
