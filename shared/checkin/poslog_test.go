@@ -1,34 +1,15 @@
 package checkin_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/checkin"
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
-
-// syncBuffer is a bytes.Buffer safe for the notifier's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestPOSFailureLogsNoToken checks that a failed POS notification logs the
 // endpoint's scheme and host only: its path and query may hold a token.
@@ -41,7 +22,7 @@ func TestPOSFailureLogsNoToken(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 
-	var logs syncBuffer
+	var logs ts.LogBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })

@@ -1,11 +1,9 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -16,38 +14,6 @@ import (
 
 func TestMain(m *testing.M) { ts.Main(m) }
 
-// lockedBuffer is a log destination safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// take returns the JSON lines written since the last call.
-func (b *lockedBuffer) take(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line is not JSON: %v: %s", err, l)
-		}
-		out = append(out, m)
-	}
-	b.buf.Reset()
-	return out
-}
-
 // TestRequestEmitsMetric sends requests to the accounts function's real
 // Lambda handler, its log captured, and checks that each writes its
 // business metric as one EMF line of the request: the metric under the
@@ -55,7 +21,7 @@ func (b *lockedBuffer) take(t *testing.T) []map[string]any {
 // id, route and function.
 func TestRequestEmitsMetric(t *testing.T) {
 	h := ts.New(t)
-	var out lockedBuffer
+	var out ts.LogBuffer
 	b := *h.Deps.Base
 	b.Log = web.FunctionLogger(web.NewLoggerTo(&out), "accounts")
 	users := b.Lambda(h.Deps.Routes()["accounts"])
@@ -100,7 +66,7 @@ func TestRequestEmitsMetric(t *testing.T) {
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tc.status, resp.Body)
 			}
 			var emf []map[string]any
-			for _, l := range out.take(t) {
+			for _, l := range out.Take(t) {
 				if _, ok := l["_aws"]; ok {
 					emf = append(emf, l)
 				}

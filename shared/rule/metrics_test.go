@@ -1,12 +1,8 @@
 package rule_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/action"
@@ -15,30 +11,15 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// count adds up the values of metric name for tenant in the EMF lines.
-func (b *syncBuffer) count(t *testing.T, tenantID, name string) int {
+// grantsCounted adds up the AwardsGranted values of tenant's EMF lines.
+func grantsCounted(t *testing.T, out *ts.LogBuffer, tenantID string) int {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	n := 0
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) != nil || m["_aws"] == nil || m["Tenant"] != tenantID {
+	for _, m := range out.Take(t) {
+		if m["_aws"] == nil || m["Tenant"] != tenantID {
 			continue
 		}
-		if v, ok := m[name].(float64); ok {
+		if v, ok := m[metrics.AwardsGranted].(float64); ok {
 			n += int(v)
 		}
 	}
@@ -56,7 +37,7 @@ func TestRuleGrantsCounted(t *testing.T) {
 	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(p1, 2)}, cond("context.user._id", "EQ", uid)))
 	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(p2, 5)}, cond("context.user._id", "EQ", uid)))
 
-	var out syncBuffer
+	var out ts.LogBuffer
 	prev := slog.Default()
 	slog.SetDefault(web.NewLoggerTo(&out)) // the logger of a context without a request's
 	t.Cleanup(func() { slog.SetDefault(prev) })
@@ -67,7 +48,7 @@ func TestRuleGrantsCounted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := out.count(t, h.Tenant.ID, metrics.AwardsGranted), 2; got != want {
+	if got, want := grantsCounted(t, &out, h.Tenant.ID), 2; got != want {
 		t.Fatalf("AwardsGranted = %d, want %d", got, want)
 	}
 	if got := points(t, h, h.Admin(), uid); got[p1] != 2 || got[p2] != 5 {
