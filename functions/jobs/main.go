@@ -26,8 +26,8 @@ func main() {
 	}
 	actions, jobs := b.Actions(), files.Jobs(b, files.NewS3(b))
 	files.Register(jobs,
-		locationfiles.New(b, places.LocationsForJobs(b), jobs, actions).Kinds(),
-		awardfiles.Imports(b, rewards.ForImports(b, actions), jobs).Kinds(),
+		locationfiles.New(b, places.Locations(b), jobs, actions).Kinds(),
+		awardfiles.Imports(b, rewards.New(b, actions), jobs).Kinds(),
 		files.ActionLog(b, jobs).Kinds())
 	lambda.Start(jobs.HandleEvent)
 }

@@ -7,7 +7,6 @@ package action
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -128,14 +127,6 @@ func NewID() string {
 	binary.BigEndian.PutUint16(b[6:8], uint16(idSeq.Add(1)))
 	_, _ = rand.Read(b[8:])
 	return hex.EncodeToString(b[:])
-}
-
-// KeyedID returns an action id derived from key (the same key, the same
-// id), for an action whose write may be repeated (an import's row applied
-// again records the same action, not a second one).
-func KeyedID(key string) string {
-	sum := sha256.Sum256([]byte("action#" + key))
-	return hex.EncodeToString(sum[:12])
 }
 
 // Zone returns the time zone named (an IANA name such as Europe/London), or

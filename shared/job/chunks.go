@@ -36,12 +36,9 @@ import (
 
 // DefaultCommitWidth is how many chunks a run commits at once (at most
 // operation.FenceSlots). DynamoDB runs transactions on distinct items in
-// parallel; DynamoDB Local serialises them (more chunks in flight only
-// lengthen each one), but the writes of direct rows run in parallel, and
-// a deeper pipeline keeps the run's DirectWriters busy (a location import
-// of new locations ran at 0.73 of raw BatchWriteItem with 4 chunks in
-// flight, 0.82 with 8, in one run of BenchmarkImportThroughput).
-const DefaultCommitWidth = operation.FenceSlots
+// parallel; DynamoDB Local serialises them, and more than a few in flight
+// there only lengthen each one (measured with make bench).
+const DefaultCommitWidth = 4
 
 // checkpointEvery is the least time between two checkpoint writes of a
 // run (the last one, before it yields or ends, is always written).
@@ -63,11 +60,6 @@ type Row struct {
 	Start, End int64
 	// Items are the row's writes.
 	Items []types.TransactWriteItem
-	// Direct rows are written before the chunk's transaction, not in it
-	// (see putDirect): their items must all be puts, of items the row
-	// owns, which are safe to write again; their conditions are not
-	// checked.
-	Direct bool
 	// Line is the row's results line.
 	Line    []string
 	Outcome Outcome
@@ -115,8 +107,6 @@ type Committer struct {
 	cancel context.CancelFunc
 	slots  chan int
 	wg     sync.WaitGroup
-	// writers bounds the requests of direct rows in flight.
-	writers chan struct{}
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -135,11 +125,8 @@ type Committer struct {
 	writeMu    sync.Mutex
 	wake       chan struct{}
 	writerDone chan struct{}
-	// stopping ends the writer's pause: Close writes the last checkpoint
-	// at once.
-	stopping  chan struct{}
-	stopOnce  sync.Once
-	lastWrite time.Time
+	stopOnce   sync.Once
+	lastWrite  time.Time
 	// crashMu serialises the Crash knob's calls.
 	crashMu sync.Mutex
 }
@@ -153,8 +140,8 @@ func (r *Run) Chunks(ctx context.Context, in *Input, opts ChunkOptions) *Committ
 	if width <= 0 || width > operation.FenceSlots {
 		width = DefaultCommitWidth
 	}
-	c := &Committer{r: r, opts: opts, ctx: cctx, cancel: cancel, slots: make(chan int, width), keys: map[string]int{}, writers: make(chan struct{}, DirectWriters),
-		wake: make(chan struct{}, 1), writerDone: make(chan struct{}), stopping: make(chan struct{})}
+	c := &Committer{r: r, opts: opts, ctx: cctx, cancel: cancel, slots: make(chan int, width), keys: map[string]int{},
+		wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	c.cond = sync.NewCond(&c.mu)
 	for i := range width {
 		c.slots <- i
@@ -262,7 +249,6 @@ func (c *Committer) Abort() {
 
 func (c *Committer) stopWriter() {
 	c.stopOnce.Do(func() {
-		close(c.stopping)
 		close(c.wake)
 		<-c.writerDone
 	})
@@ -321,24 +307,12 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 	r, l := c.r, c.r.lease
 	for attempt := 0; ; attempt++ {
 		rows := ch.Rows[lo:hi]
-		// items are the transaction's writes, at[i] the row (of ch) and
-		// index in its Items of items[i]; all every write, for the seam.
-		var items, all []types.TransactWriteItem
-		var at [][2]int
-		direct := false
+		var items []types.TransactWriteItem
 		m := operation.Chunk{From: rows[0].Start, To: rows[len(rows)-1].End, Rows: int64(len(rows)), Run: l.Claims}
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
-		for n, row := range rows {
-			all = append(all, row.Items...)
-			if row.Direct {
-				direct = direct || len(row.Items) > 0
-			} else {
-				items = append(items, row.Items...)
-				for j := range row.Items {
-					at = append(at, [2]int{lo + n, j})
-				}
-			}
+		for _, row := range rows {
+			items = append(items, row.Items...)
 			switch row.Outcome {
 			case RowImported:
 				m.Imported++
@@ -359,38 +333,12 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		}
 		var err error
 		if seam := r.svc.WriteChunk; seam != nil {
-			err = seam(c.ctx, all)
-		}
-		if err == nil && direct {
-			err = r.svc.Ops.CheckFence(c.ctx, l, slot)
-			if err == nil {
-				err = c.putDirect(ch, lo, hi)
-			}
-			if err == nil && r.svc.CrashBeforeMarker != nil && r.svc.CrashBeforeMarker() {
-				c.mu.Lock()
-				if c.err == nil {
-					c.err = errCrashed
-				}
-				c.cond.Broadcast()
-				c.mu.Unlock()
-				c.cancel()
-				return errCrashed
-			}
+			err = seam(c.ctx, items)
 		}
 		if err == nil {
 			err = r.svc.Ops.CommitChunk(c.ctx, l, slot, m, items)
 		}
-		var failedRows map[int][]int
 		var failed *operation.ItemsFailedError
-		if errors.As(err, &failed) {
-			failedRows = map[int][]int{}
-			for _, i := range failed.Indexes {
-				if i < 0 || i >= len(at) {
-					return fmt.Errorf("commit chunk: failed item %d matches no row", i)
-				}
-				failedRows[at[i][0]] = append(failedRows[at[i][0]], at[i][1])
-			}
-		}
 		var reason string
 		switch {
 		case err == nil:
@@ -401,8 +349,21 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 			return nil
 		case errors.Is(err, operation.ErrLeaseLost), errors.Is(err, operation.ErrChunkTaken):
 			return operation.ErrLeaseLost
-		case len(failedRows) > 0 && ch.Retry != nil && attempt < maxChunkRetries:
-			for n, idx := range failedRows {
+		case errors.As(err, &failed) && ch.Retry != nil && attempt < maxChunkRetries:
+			at := map[int][]int{}
+			i := 0
+			for n, row := range rows {
+				for j := range row.Items {
+					if slices.Contains(failed.Indexes, i+j) {
+						at[lo+n] = append(at[lo+n], j)
+					}
+				}
+				i += len(row.Items)
+			}
+			if len(at) == 0 {
+				return fmt.Errorf("commit chunk: failed items %v match no row", failed.Indexes)
+			}
+			for n, idx := range at {
 				row, err := ch.Retry(c.ctx, n, idx)
 				if err != nil {
 					return err
@@ -421,11 +382,6 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 				return err // refused without a row's write: not the row's fault
 			}
 			r.svc.log().Warn("job: row refused by the database", "operationId", l.ID, "offset", m.From, "err", err.Error())
-			if rows[0].Direct {
-				if err := c.undoPuts(rows[0]); err != nil {
-					return err
-				}
-			}
 			ch.Rows[lo] = ch.Refuse(lo, "the row cannot be stored: "+reason)
 			ch.Rows[lo].Items = nil
 		default:
@@ -513,13 +469,7 @@ func (c *Committer) writer() {
 			select {
 			case <-time.After(wait):
 			case <-c.ctx.Done():
-			case <-c.stopping:
 			}
-		}
-		select {
-		case <-c.stopping:
-			continue // Close writes the last checkpoint; Abort none
-		default:
 		}
 		if c.failure() != nil {
 			continue

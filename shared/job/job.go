@@ -29,13 +29,10 @@
 // markers past the checkpoint and skips their rows. The checkpoint follows
 // the contiguous prefix of committed chunks and is written now and then
 // (operation.Commit, conditional on the lease). A run that stops anywhere
-// (crash, timeout) leaves each chunk's transaction whole or absent; the
-// next run resumes at the checkpoint (the input is read again from its
-// byte offset) and skips the chunks committed past it, so no row is
-// applied twice and each row's result appears once. Direct rows (see
-// direct.go) are written before their chunk's transaction: a chunk
-// without its marker may have written them, and applying it again
-// writes the same items. Part objects carry the run number in their
+// (crash, timeout) leaves each chunk whole or absent; the next run resumes
+// at the checkpoint (the input is read again from its byte offset) and
+// skips the chunks committed past it, so no row is applied twice and each
+// row's result appears once. Part objects carry the run number in their
 // name, so a stale run can never overwrite a part another run committed.
 // Exports commit their parts with the checkpoint (Run.Commit).
 //
@@ -168,11 +165,6 @@ type Service struct {
 	// with the chunk's writes; an error it returns is taken as the
 	// database's answer (nothing is written). For tests of faults.
 	WriteChunk func(ctx context.Context, items []types.TransactWriteItem) error
-	// CrashBeforeMarker, when set, is asked after the direct writes of a
-	// chunk (see Row.Direct), before its marker is committed; true makes
-	// the run stop at once as if the process died then. For tests of
-	// resumption.
-	CrashBeforeMarker func() bool
 }
 
 // KindKey is the key of Kinds for an operation.

@@ -2,10 +2,8 @@ package location
 
 // This file is the locations domain's side of the CSV import job
 // (shared/locationcsv): it decides how an imported row applies and returns
-// the writes that apply it: the job commits updates in its own transaction
-// together with its chunk's marker (each row exactly once), and writes new
-// locations, whose ids it derives from the operation and the row (ImportID),
-// before that marker (a row applied again writes the same location). The
+// the writes that apply it, so that the job commits them in its own
+// transaction together with its checkpoint (each row exactly once). The
 // writes are the same as Create's and Replace's (store.create and
 // store.replace): the record, conditional on its absence or on the version
 // read, and its summary (moved when the title changes). Keep the two in
@@ -14,12 +12,9 @@ package location
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -65,12 +60,8 @@ func ImportKeys(id, title string) []string {
 // stored location (the import's columns absent from its file); keep must
 // not modify the maps, slices or pointers l shares with the caller, nor
 // stored. With ix (see TitleIndex), a title it does not know is not looked
-// up in the table. A new location gets the id createID (see ImportID;
-// empty: a new random id). The location with id createID found by title
-// is the one this row created when it was applied before (a resumed
-// import applies a row again): the row creates it again (the same
-// write, but its timestamps). Nothing is written.
-func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex, createID string) (ImportWrite, error) {
+// up in the table. Nothing is written.
+func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex) (ImportWrite, error) {
 	st := s.st()
 	var old *record
 	switch {
@@ -97,10 +88,6 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 		switch len(sums) {
 		case 0:
 		case 1:
-			if createID != "" && sums[0].ID == createID {
-				// This row created it before: the same create again.
-				return s.prepareCreate(tenantID, l, stamp(s.Clock.Now()), createID)
-			}
 			r, err := st.get(ctx, tenantID, sums[0].ID)
 			if err != nil {
 				return ImportWrite{}, err
@@ -112,7 +99,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 	}
 	now := stamp(s.Clock.Now())
 	if old == nil {
-		return s.prepareCreate(tenantID, l, now, createID)
+		return s.prepareCreate(tenantID, l, now)
 	}
 	if keep != nil {
 		keep(old.Location, &l)
@@ -120,24 +107,14 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 	return s.prepareReplace(*old, l, now)
 }
 
-// ImportID is the id of the location that row (its input offset) of the
-// import operation creates: the same on every run of the row.
-func ImportID(operationID string, row int64) string {
-	sum := sha256.Sum256([]byte("location#" + operationID + "#" + strconv.FormatInt(row, 10)))
-	return hex.EncodeToString(sum[:12])
-}
-
-func (s *Service) prepareCreate(tenantID string, l Location, now, id string) (ImportWrite, error) {
+func (s *Service) prepareCreate(tenantID string, l Location, now string) (ImportWrite, error) {
 	if l.State == "" {
 		l.State = DefaultState
 	}
 	if err := l.Validate(); err != nil {
 		return ImportWrite{}, err
 	}
-	if id == "" {
-		id = newID()
-	}
-	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = id, tenantID, now, now, nil
+	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = newID(), tenantID, now, now, nil
 	items, err := s.st().createItems(newRecord(l, 1))
 	if err != nil {
 		return ImportWrite{}, fmt.Errorf("prepare: %w", err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -36,19 +35,12 @@ const (
 // Batch limits of the import: a DynamoDB transaction holds at most 100
 // items and 4 MB; the chunk's marker and fence check take two items.
 const (
-	groupSize      = 100 // rows read and prepared together
-	prepareWorkers = 16  // rows prepared at once (their reads in parallel)
-	maxBatchRows   = 500 // rows per commit (and results part)
-	maxBatchItems  = 96  // transaction items of the rows
-	// firstDirectItems and maxDirectItems bound the writes of new
-	// locations (and their actions) of a chunk, which are not in its
-	// transaction: the bound starts small, so that the writes begin
-	// early, and doubles with each chunk, so that the chunks' markers
-	// (a transaction each) are few.
-	firstDirectItems = 96
-	maxDirectItems   = 1500
-	maxBatchBytes    = 3 << 20 // estimated bytes of the transaction
-	maxBatchCells    = 4 << 20 // bytes of the input cells held (the results part)
+	groupSize      = 100     // rows read and prepared together
+	prepareWorkers = 16      // rows prepared at once (their reads in parallel)
+	maxBatchRows   = 500     // rows per commit (and results part)
+	maxBatchItems  = 96      // transaction items of the rows
+	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
+	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose location changed between its
 	// read and the commit is prepared again before it fails.
 	maxRetries = 2
@@ -94,7 +86,6 @@ type batch struct {
 	entries []*entry
 	keys    map[string]bool
 	items   int
-	direct  int // writes of new locations
 	bytes   int
 	cells   int
 }
@@ -122,7 +113,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		return job.BadFile("file: %s", err.Error())
 	}
 	params := importParamsOf(r.Operation().Metadata)
-	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}, directMax: firstDirectItems}
+	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}}
 	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
@@ -184,7 +175,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 			if b, err = imp.place(ctx, b, e); err != nil {
 				return err
 			}
-			if b.full(imp.directMax) || r.ShouldYield(int64(len(b.entries))) {
+			if b.full() || r.ShouldYield(int64(len(b.entries))) {
 				if err := imp.submit(b); err != nil {
 					return err
 				}
@@ -206,8 +197,8 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 	return imp.c.Close(true)
 }
 
-func (b *batch) full(directMax int) bool {
-	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.direct >= directMax || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
+func (b *batch) full() bool {
+	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
 }
 
 // importer is one run of an import.
@@ -235,9 +226,6 @@ type importer struct {
 	// current group was prepared to the number of the last one.
 	commits   int
 	committed map[string]int
-	// directMax bounds the next chunk's writes of new locations (see
-	// maxDirectItems).
-	directMax int
 }
 
 // place adds a prepared entry to the batch. A row prepared before a
@@ -259,7 +247,7 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 			return imp.add(b, e), nil
 		}
 		keys := append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...)
-		if b.collides(keys) || !e.write.Created && (b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.bytes+e.write.Bytes > maxBatchBytes) {
+		if b.collides(keys) || b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.bytes+e.write.Bytes > maxBatchBytes {
 			if err := imp.submit(b); err != nil {
 				return nil, err
 			}
@@ -327,7 +315,7 @@ func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	imp.mu.Lock()
 	e.prepared = imp.commits
 	imp.mu.Unlock()
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles, location.ImportID(imp.opID, e.start))
+	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
 			e.errs = []string{ae.Message}
@@ -339,7 +327,7 @@ func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	if imp.params.DryRun || len(w.Items) == 0 || imp.params.SuppressEvents {
 		return nil
 	}
-	a, err := imp.actionItem(w, e.start)
+	a, err := imp.actionItem(w)
 	if err != nil {
 		return err
 	}
@@ -357,12 +345,8 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	if e.write == nil || imp.params.DryRun || len(e.write.Items) == 0 {
 		return b
 	}
-	if e.write.Created { // a new location is written before the transaction
-		b.direct += len(e.write.Items) + len(e.action)
-	} else {
-		b.items += len(e.write.Items) + len(e.action)
-		b.bytes += e.write.Bytes
-	}
+	b.items += len(e.write.Items) + len(e.action)
+	b.bytes += e.write.Bytes
 	for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
 		b.keys[k] = true
 	}
@@ -379,7 +363,6 @@ func (imp *importer) submit(b *batch) error {
 		return nil
 	}
 	entries := b.entries
-	imp.directMax = min(2*imp.directMax, maxDirectItems)
 	rows := make([]job.Row, len(entries))
 	for i, e := range entries {
 		rows[i] = imp.row(e)
@@ -456,7 +439,6 @@ func (imp *importer) row(e *entry) job.Row {
 			r.Outcome = job.RowSkipped
 		} else {
 			r.Outcome = job.RowImported
-			r.Direct = e.write.Created
 			r.Items = append(append(make([]types.TransactWriteItem, 0, len(e.write.Items)+len(e.action)), e.write.Items...), e.action...)
 		}
 		r.Line = imp.h.resultLine(e.rec, id, act, nil)
@@ -478,16 +460,14 @@ func (imp *importer) message(res operation.Result, last bool) string {
 }
 
 // actionItem returns the action that records an imported location.
-// A new location's action has an id derived from the operation and the
-// row, like the location's: the row applied again records it again.
-func (imp *importer) actionItem(w location.ImportWrite, start int64) (types.TransactWriteItem, error) {
+func (imp *importer) actionItem(w location.ImportWrite) (types.TransactWriteItem, error) {
 	typ := ActionLocationUpdated
 	if w.Created {
 		typ = ActionLocationCreated
 	}
 	l := w.Location
 	a := action.Action{
-		Type: typ, TenantID: imp.tenantID, ID: imp.actionID(w, start),
+		Type: typ, TenantID: imp.tenantID,
 		When:     action.WhenAt(imp.s.Clock.Now(), action.Zone(l.Timezone)),
 		Metadata: map[string]any{"operationId": imp.opID, "source": "IMPORT"},
 		Context: action.Context{
@@ -496,13 +476,4 @@ func (imp *importer) actionItem(w location.ImportWrite, start int64) (types.Tran
 		},
 	}
 	return imp.s.Actions.TransactItem(a)
-}
-
-// actionID is the id of the action of a row's write: derived from the
-// operation and the row for a new location, else a new one.
-func (imp *importer) actionID(w location.ImportWrite, start int64) string {
-	if !w.Created {
-		return ""
-	}
-	return action.KeyedID(imp.opID + "#" + strconv.FormatInt(start, 10))
 }

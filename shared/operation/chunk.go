@@ -170,21 +170,6 @@ func (s *Service) CommitChunk(ctx context.Context, l *Lease, slot int, c Chunk, 
 	return fmt.Errorf("commit chunk at %d of operation %s: %w", c.From, l.ID, err)
 }
 
-// CheckFence reports ErrLeaseLost when the fence of slot no longer names
-// the run of l (a later run took the operation over): a run checks it
-// before the writes of a chunk that are not part of the chunk's
-// transaction (consistent read).
-func (s *Service) CheckFence(ctx context.Context, l *Lease, slot int) error {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key(opPK(l.TenantID, l.ID), fenceSK(slot)), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return fmt.Errorf("fence %d of operation %s: %w", slot, l.ID, err)
-	}
-	if v, ok := out.Item["owner"].(*types.AttributeValueMemberS); !ok || v.Value != l.Owner {
-		return ErrLeaseLost
-	}
-	return nil
-}
-
 func (s *Service) chunkAt(ctx context.Context, l *Lease, from int64) (Chunk, error) {
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key(opPK(l.TenantID, l.ID), chunkSK(from)), ConsistentRead: aws.Bool(true)})
 	if err != nil || out.Item == nil {

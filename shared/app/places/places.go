@@ -26,13 +26,6 @@ func Locations(b *app.Base) *location.Service {
 	}
 }
 
-// LocationsForJobs builds the locations domain for the jobs function,
-// which imports and exports locations and never lists a user's
-// favourites.
-func LocationsForJobs(b *app.Base) *location.Service {
-	return &location.Service{DB: b.DB, Tables: b.Config.Tables, Clock: b.Clock, Cursor: b.Cursor}
-}
-
 // Checkins builds the check-in domain: users' profiles (a check-in is
 // written only while its user is live), locations, tenants, the actions
 // log and the tenants' POS.

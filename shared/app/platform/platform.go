@@ -111,7 +111,7 @@ func (d *Deps) Wire() {
 	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
 	d.Rewards = rewards.New(b, d.Actions)
 	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
-	d.AwardJobs = awardfiles.Imports(b, rewards.ForImports(b, d.Actions), d.Jobs)
+	d.AwardJobs = awardfiles.Imports(b, d.Rewards, d.Jobs)
 	d.ActionLog = files.ActionLog(b, d.Jobs)
 	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.ActionLog.Kinds())
 	d.Rules = d.Rewards.Rules

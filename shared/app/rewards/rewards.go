@@ -83,27 +83,6 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	return r
 }
 
-// ForImports builds what an award import needs of the loyalty domains, for
-// the jobs function: perks, and awards with the segment memberships that
-// decide who holds a CLUB or LEVEL perk. It has no rules engine (the rules
-// function applies the rules to the import's AWARD_GRANTED actions from the
-// Actions table's stream), enrichments or segment reactions, so the jobs
-// function does not link them.
-func ForImports(b *app.Base, actions *action.Recorder) *Rewards {
-	tables := b.Config.Tables
-	profiles := b.Profiles()
-	titles := tenantTitles{b}
-	r := &Rewards{}
-	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
-	// The memberships are only read (SegmentsOf, Members, MemberCheck).
-	r.Audiences = &audience.Service{DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log}
-	r.Awards = &award.Service{
-		DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor,
-		Perks: r.Perks, Users: Persons{profiles}, Memberships: r.Audiences, Tenants: titles, Actions: actions,
-	}
-	return r
-}
-
 // POS builds the pay-at-POS domain on the loyalty domains (redemptions,
 // credits, the rules an order triggers) and check-ins (a purchase checks
 // out), and records on an order the points the rules grant on it.
