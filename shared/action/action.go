@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"time"
 	// The location's time zone decides a `when`'s day part; Lambda's
@@ -109,7 +110,9 @@ type LocationRef struct {
 // timeFormat is the platform's fixed-width UTC timestamp form.
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-var typePattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+// typePattern is an action type (UPPER_SNAKE_CASE), compiled on first use
+// so that a cold start does not pay for it.
+var typePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
 
 // idSeq orders the ids one process makes within one millisecond.
 var idSeq atomic.Uint32
@@ -184,7 +187,7 @@ func (a *Action) normalize() error {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
-	if !typePattern.MatchString(a.Type) {
+	if !typePattern().MatchString(a.Type) {
 		return apierr.Invalid("type", "must be UPPER_SNAKE, got %q", a.Type)
 	}
 	if a.TenantID == "" {

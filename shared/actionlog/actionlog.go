@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -79,7 +80,9 @@ type List struct {
 	Page    web.Page        `json:"page"`
 }
 
-var typePattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+// typePattern is an action type (UPPER_SNAKE_CASE), compiled on first use
+// so that a cold start does not pay for it.
+var typePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
 
 // filterOf reads the filters every list takes: when.timestamp[.op],
 // type[.in|.nin] and paymentType[.in|.nin] (comma lists; the bare name is
@@ -102,7 +105,7 @@ func filterOf(r *http.Request) (action.Filter, error) {
 		*p.in = append(web.ListParam(r, p.name), web.ListParam(r, p.name+".in")...)
 		*p.nin = web.ListParam(r, p.name+".nin")
 		for _, v := range slices.Concat(*p.in, *p.nin) {
-			ok := typePattern.MatchString(v) && len(v) <= 64
+			ok := typePattern().MatchString(v) && len(v) <= 64
 			if p.allowed != nil {
 				ok = slices.Contains(p.allowed, v)
 			}

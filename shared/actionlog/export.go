@@ -68,7 +68,7 @@ func (in ExportRequest) metadata() (map[string]any, error) {
 	}
 	var types []any
 	for i, t := range in.Types {
-		if !typePattern.MatchString(t) || len(t) > 64 {
+		if !typePattern().MatchString(t) || len(t) > 64 {
 			return nil, apierr.Invalid(fmt.Sprintf("types[%d]", i), "must be an UPPER_SNAKE action type")
 		}
 		types = append(types, t)

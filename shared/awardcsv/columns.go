@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/loyalty-platform/platform/shared/csvcell"
 	"github.com/loyalty-platform/platform/shared/perk"
@@ -62,8 +63,11 @@ const (
 
 var msgBadPoints = fmt.Sprintf("must be an integer from 0 to %d", perk.MaxPoints)
 
-// resultsColumnRe matches the columns only a results file has.
-var resultsColumnRe = regexp.MustCompile(`^(result|error|(perk_awarded|award_awarded|points_available)_[0-9]+)$`)
+// resultsColumnRe matches the columns only a results file has; it is
+// compiled on first use so that a cold start does not pay for it.
+var resultsColumnRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(result|error|(perk_awarded|award_awarded|points_available)_[0-9]+)$`)
+})
 
 // layout is the shape of a file.
 type layout int
@@ -115,7 +119,7 @@ func parseHeader(names []string) (*header, error) {
 			h.perk = i
 		case lower == colPoints:
 			h.points = i
-		case resultsColumnRe.MatchString(lower):
+		case resultsColumnRe().MatchString(lower):
 			results = append(results, strconv.Quote(name))
 		case strings.HasPrefix(lower, perkPrefix) && web.ValidID(name[len(perkPrefix):]):
 			h.perks = append(h.perks, perkColumn{index: i, name: name, perkID: name[len(perkPrefix):]})

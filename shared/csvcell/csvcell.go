@@ -7,7 +7,10 @@
 // same values.
 package csvcell
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // formulaStart reports whether a spreadsheet could read a cell that begins
 // with c as a formula.
@@ -40,14 +43,15 @@ func Text(s string) string {
 	return s
 }
 
-// number is a decimal number as the platform writes one.
-var number = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+// number is a decimal number as the platform writes one, compiled on
+// first use so that a cold start does not pay for it.
+var number = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
 
 // Number returns the cell of a numeric column: a decimal number (such as
 // -5 or 51.5) as it is, anything else as Text. Which columns are numeric is
 // part of each file's column definitions.
 func Number(s string) string {
-	if number.MatchString(s) {
+	if number().MatchString(s) {
 		return s
 	}
 	return Text(s)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -456,9 +457,11 @@ func (w *Wallet) validate(path string) error {
 
 // Shared checks.
 
-var snake = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+// snake is an UPPER_SNAKE_CASE code, compiled on first use so that a cold
+// start does not pay for it.
+var snake = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
 
-func upperSnake(s string) bool { return len(s) <= MaxShort && snake.MatchString(s) }
+func upperSnake(s string) bool { return len(s) <= MaxShort && snake().MatchString(s) }
 
 func oneOf(path string, v *string, allowed []string) error {
 	if v != nil && !slices.Contains(allowed, *v) {

@@ -70,7 +70,7 @@ func (in *OrderInput) validate(userID string) error {
 	if in.LocationID != nil && !web.ValidID(*in.LocationID) {
 		return ErrUnknownLocation
 	}
-	if in.Scenario != nil && (!codePattern.MatchString(*in.Scenario) || len(*in.Scenario) > 32) {
+	if in.Scenario != nil && (!codePattern().MatchString(*in.Scenario) || len(*in.Scenario) > 32) {
 		return apierr.Invalid("scenario", "must be an UPPER_SNAKE scenario such as PAYATPOS")
 	}
 	if in.ShortCode != nil && (*in.ShortCode == "" || !textOK(*in.ShortCode, 64)) {

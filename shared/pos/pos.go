@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -109,7 +110,9 @@ func (r Redemption) Points(def int) int {
 	return v * q
 }
 
-var codePattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+// codePattern is an UPPER_SNAKE_CASE code, compiled on first use so that a
+// cold start does not pay for it.
+var codePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
 
 func textOK(s string, max int) bool {
 	return utf8.RuneCountInString(s) <= max && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })

@@ -60,7 +60,9 @@ type Settings struct {
 // may list.
 const MaxSMSCountryCodes = 100
 
-var callingCodePattern = regexp.MustCompile(`^\+[1-9][0-9]{0,3}$`)
+// callingCodePattern is a country calling code ("+44"), compiled on first
+// use so that a cold start does not pay for it.
+var callingCodePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+[1-9][0-9]{0,3}$`) })
 
 // AllowsSMSTo reports whether a mobile number in E.164 form ("+447700900123")
 // may receive text messages under these settings. Country calling codes
@@ -110,7 +112,7 @@ func (t *Tenant) Validate() error {
 	}
 	for i, c := range t.Settings.SMSCountryCodes {
 		c = strings.TrimSpace(c)
-		if !callingCodePattern.MatchString(c) {
+		if !callingCodePattern().MatchString(c) {
 			return apierr.Invalid("settings.smsCountryCodes", "each must be a country calling code such as +44 or +1 (a + and 1 to 4 digits)")
 		}
 		t.Settings.SMSCountryCodes[i] = c
