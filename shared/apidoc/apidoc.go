@@ -121,8 +121,11 @@ func (s *Service) encode(base string) ([]byte, error) {
 }
 
 // hostRe is what a Host header may be to appear in the document: a DNS
-// name or an address, with an optional port.
-var hostRe = regexp.MustCompile(`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$`)
+// name or an address, with an optional port. It is compiled on first use
+// so that a cold start does not pay for it.
+var hostRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$`)
+})
 
 // BaseURL returns the base URL a request reached the API through, or ""
 // when its Host is not a plain host name. The scheme is the gateway's
@@ -139,7 +142,7 @@ func BaseURL(r *http.Request) string {
 	if host == "" && fromGateway {
 		host = gw.DomainName
 	}
-	if !hostRe.MatchString(host) {
+	if !hostRe().MatchString(host) {
 		return ""
 	}
 	scheme := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]))
