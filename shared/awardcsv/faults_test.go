@@ -18,7 +18,7 @@ func TestFaults(t *testing.T) {
 			g := newGrid(t, h, 10, 12, 80) // 200 rows, the last 80 grant awards again
 			id, ev := startCaptured(t, h, capture, "dryRun=false&suppressEvents=false", g.file())
 			jobs := h.Deps.Jobs
-			defer func() { jobs.Crash = nil }()
+			defer func() { jobs.Crash, jobs.AfterDirect = nil, nil }()
 			f.Run(h, jobs, id, ev)
 			checkOnce(t, h, id, g)
 			want := map[string]int{}

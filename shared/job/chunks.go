@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,7 +21,8 @@ import (
 // Parallel commits. An import hands its rows to a Committer in chunks
 // (Submit); up to CommitWidth chunks commit at once, each in a transaction
 // of its own with its marker (operation.CommitChunk), after its results
-// part was written (named by the chunk's first input byte and the run).
+// part was written (named by the chunk's first input byte and the run)
+// and its rows' direct writes were made (Row.Direct).
 // The checkpoint follows the contiguous prefix of committed chunks and is
 // written now and then, not with every chunk. A resumed run skips the
 // rows of chunks committed past the checkpoint (their markers), so every
@@ -33,12 +35,27 @@ import (
 // own, until the refused row is alone; that row is then failed
 // (Chunk.Refuse) with a short reason and committed without its writes.
 // Only faults of the platform itself stop the run.
+//
+// Direct writes. A row's Direct writes (a new item under an id derived
+// from the operation and the row, written again the same way by any run)
+// are made with BatchWriteItem before the chunk's transaction, outside
+// it: a run that stops between the two leaves them without the chunk's
+// marker, and the next run's row writes them again (see Run.AfterStop).
+// They are made only while the run's lease has at least a third of its
+// length left by the run's clock, so that a run that lost its lease (it
+// stalled past it) does not write over the run that took the operation
+// over.
 
 // DefaultCommitWidth is how many chunks a run commits at once (at most
 // operation.FenceSlots). DynamoDB runs transactions on distinct items in
 // parallel; DynamoDB Local serialises them, and more than a few in flight
 // there only lengthen each one (measured with make bench).
 const DefaultCommitWidth = 4
+
+// directWriters is how many BatchWriteItem requests of a run's direct
+// writes are in flight at once (all chunks' together, in the order the
+// chunks hand them over).
+const directWriters = 8
 
 // checkpointEvery is the least time between two checkpoint writes of a
 // run (the last one, before it yields or ends, is always written).
@@ -58,8 +75,13 @@ const (
 type Row struct {
 	// Start and End are the input offsets of the row (End just after it).
 	Start, End int64
-	// Items are the row's writes.
+	// Items are the row's writes in the chunk's transaction.
 	Items []types.TransactWriteItem
+	// Direct are the row's unconditional writes (Puts and Deletes) made
+	// with BatchWriteItem before the transaction (at most
+	// ddb.MaxBatchWrite): writing them twice must leave what writing them
+	// once does.
+	Direct []types.TransactWriteItem
 	// Line is the row's results line.
 	Line    []string
 	Outcome Outcome
@@ -127,8 +149,25 @@ type Committer struct {
 	writerDone chan struct{}
 	stopOnce   sync.Once
 	lastWrite  time.Time
-	// crashMu serialises the Crash knob's calls.
-	crashMu sync.Mutex
+	// crashMu serialises the Crash knob's calls; a call holds directMu
+	// too, so that no direct write is in flight while the knob runs.
+	crashMu  sync.Mutex
+	directMu sync.RWMutex
+	// until is the lease's end (Unix nanoseconds) as of the last commit.
+	until atomic.Int64
+	// batches feeds the direct writers (started with the first direct
+	// write, stopped by Close or Abort).
+	batches   chan directBatch
+	poolStart sync.Once
+	poolStop  sync.Once
+	pool      sync.WaitGroup
+}
+
+// directBatch is one BatchWriteItem request of a chunk's direct writes;
+// done is called with its outcome.
+type directBatch struct {
+	b    ddb.Batch
+	done func(error)
 }
 
 // Chunks starts the committer of an import that reads in. The checkpoint
@@ -141,12 +180,14 @@ func (r *Run) Chunks(ctx context.Context, in *Input, opts ChunkOptions) *Committ
 		width = DefaultCommitWidth
 	}
 	c := &Committer{r: r, opts: opts, ctx: cctx, cancel: cancel, slots: make(chan int, width), keys: map[string]int{},
-		wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+		wake: make(chan struct{}, 1), writerDone: make(chan struct{}), batches: make(chan directBatch)}
 	c.cond = sync.NewCond(&c.mu)
 	for i := range width {
 		c.slots <- i
 	}
+	c.until.Store(r.lease.Until.UnixNano())
 	cp := r.lease.Checkpoint
+	cp.Yielded = false
 	cp.Header, cp.Columns = in.Header, opts.Columns
 	if cp.InputSize == 0 {
 		cp.InputSize = in.Size
@@ -244,7 +285,31 @@ func (c *Committer) Submit(ch *Chunk) error {
 func (c *Committer) Abort() {
 	c.cancel()
 	c.wg.Wait()
+	c.stopPool()
 	c.stopWriter()
+}
+
+// startPool starts the direct writers.
+func (c *Committer) startPool() {
+	c.poolStart.Do(func() {
+		for range directWriters {
+			c.pool.Add(1)
+			go func() {
+				defer c.pool.Done()
+				for d := range c.batches {
+					d.done(ddb.WriteBatch(c.ctx, c.r.svc.Ops.DB, d.b))
+				}
+			}()
+		}
+	})
+}
+
+// stopPool stops the direct writers once no chunk is in flight.
+func (c *Committer) stopPool() {
+	c.poolStop.Do(func() {
+		close(c.batches)
+		c.pool.Wait()
+	})
 }
 
 func (c *Committer) stopWriter() {
@@ -259,12 +324,16 @@ func (c *Committer) stopWriter() {
 // It returns the error that stopped the committer, if any.
 func (c *Committer) Close(done bool) error {
 	c.wg.Wait()
+	c.stopPool()
 	c.stopWriter()
 	defer c.cancel()
 	if err := c.failure(); err != nil {
 		return err
 	}
 	c.mu.Lock()
+	// The last checkpoint of a run that yields says so: no chunk of the
+	// run is in flight (see Run.AfterStop).
+	c.cp.Yielded, c.dirty = !done, true
 	if done {
 		if len(c.done) > 0 {
 			c.mu.Unlock()
@@ -307,12 +376,17 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 	r, l := c.r, c.r.lease
 	for attempt := 0; ; attempt++ {
 		rows := ch.Rows[lo:hi]
-		var items []types.TransactWriteItem
+		var items, all []types.TransactWriteItem
+		var direct [][]types.TransactWriteItem
 		m := operation.Chunk{From: rows[0].Start, To: rows[len(rows)-1].End, Rows: int64(len(rows)), Run: l.Claims}
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
 		for _, row := range rows {
 			items = append(items, row.Items...)
+			if len(row.Direct) > 0 {
+				direct = append(direct, row.Direct)
+				all = append(all, row.Direct...)
+			}
 			switch row.Outcome {
 			case RowImported:
 				m.Imported++
@@ -333,7 +407,13 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		}
 		var err error
 		if seam := r.svc.WriteChunk; seam != nil {
-			err = seam(c.ctx, items)
+			err = seam(c.ctx, append(all, items...))
+		}
+		if err == nil && len(direct) > 0 {
+			err = c.writeDirect(direct)
+		}
+		if seam := r.svc.AfterDirect; err == nil && seam != nil {
+			err = seam(c.ctx)
 		}
 		if err == nil {
 			err = r.svc.Ops.CommitChunk(c.ctx, l, slot, m, items)
@@ -378,16 +458,63 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 				}
 				return c.commitRange(ch, mid, hi, slot)
 			}
-			if len(rows[0].Items) == 0 {
+			if len(rows[0].Items)+len(rows[0].Direct) == 0 {
 				return err // refused without a row's write: not the row's fault
 			}
 			r.svc.log().Warn("job: row refused by the database", "operationId", l.ID, "offset", m.From, "err", err.Error())
 			ch.Rows[lo] = ch.Refuse(lo, "the row cannot be stored: "+reason)
-			ch.Rows[lo].Items = nil
+			ch.Rows[lo].Items, ch.Rows[lo].Direct = nil, nil
 		default:
 			return err
 		}
 	}
+}
+
+// writeDirect makes the direct writes of a chunk's rows (a group each),
+// while the run's lease has at least a third of its length left.
+func (c *Committer) writeDirect(groups [][]types.TransactWriteItem) error {
+	c.directMu.RLock()
+	defer c.directMu.RUnlock()
+	now, until := c.r.svc.Clock.Now(), time.Unix(0, c.until.Load())
+	switch {
+	case !now.Before(until):
+		return operation.ErrLeaseLost // another run may hold it
+	case until.Sub(now) < c.r.svc.lease()/3:
+		return fmt.Errorf("job: the lease ends in %s: no direct writes", until.Sub(now))
+	}
+	reqs, err := ddb.PackBatches(groups)
+	if err != nil {
+		return fmt.Errorf("direct writes: %w", err)
+	}
+	c.startPool()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	fail := func(err error) {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	for _, b := range reqs {
+		wg.Add(1)
+		select {
+		case c.batches <- directBatch{b: b, done: func(err error) { fail(err); wg.Done() }}:
+			continue
+		case <-c.ctx.Done():
+			fail(c.ctx.Err())
+			wg.Done()
+		}
+		break
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("direct writes: %w", err)
+	}
+	return nil
 }
 
 // committed folds a committed chunk into the prefix and wakes the
@@ -422,6 +549,8 @@ func (c *Committer) committed(m operation.Chunk) {
 	c.writeMu.Lock()
 	cp := c.r.lease.Checkpoint
 	c.writeMu.Unlock()
+	c.directMu.Lock()
+	defer c.directMu.Unlock()
 	if crash(cp) {
 		// The simulated crash is the run's end even when a chunk in flight
 		// failed meanwhile (the knob may have released it): that failure
@@ -512,6 +641,7 @@ func (c *Committer) flush(force bool) error {
 	if err != nil {
 		return err
 	}
+	c.until.Store(c.r.lease.Until.UnixNano())
 	return nil
 }
 

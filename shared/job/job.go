@@ -165,6 +165,11 @@ type Service struct {
 	// with the chunk's writes; an error it returns is taken as the
 	// database's answer (nothing is written). For tests of faults.
 	WriteChunk func(ctx context.Context, items []types.TransactWriteItem) error
+	// AfterDirect, when set, is called after each chunk's direct writes
+	// (see Row.Direct), before its transaction; an error it returns stops
+	// the run as a fault does. For tests of a run that dies between the
+	// two.
+	AfterDirect func(ctx context.Context) error
 }
 
 // KindKey is the key of Kinds for an operation.

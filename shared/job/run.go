@@ -51,6 +51,14 @@ func (r *Run) Result() operation.Result { return r.lease.Result }
 // first claim); it names the run's part objects.
 func (r *Run) RunNumber() int { return r.lease.Claims }
 
+// AfterStop reports whether an earlier run of the operation stopped
+// other than by yielding (it crashed, failed, or lost its lease): its
+// direct writes (Row.Direct) of chunks it did not commit may be in the
+// table past the checkpoint.
+func (r *Run) AfterStop() bool {
+	return r.lease.Claims > 1 && !r.lease.Checkpoint.Yielded
+}
+
 // ShouldYield reports whether the run should commit what it has (pending
 // rows not committed yet) and continue in a new invocation: the
 // invocation's deadline is near, or the MaxRowsPerRun knob is reached.

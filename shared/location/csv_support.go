@@ -8,15 +8,23 @@ package location
 // store.replace): the record, conditional on its absence or on the version
 // read, and its summary (moved when the title changes). Keep the two in
 // step; the import tests read imported locations back through the lists.
+//
+// A new location whose id the import derives from the row (ImportOptions.
+// NewID) is written directly instead, before the transaction: the same
+// record and summary, unconditional (nobody else knows the id yet, and
+// writing them again writes the same location).
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
 )
@@ -32,12 +40,48 @@ type ImportWrite struct {
 	// Items are the writes, for the caller's transaction; none when an
 	// update would change nothing (the location and its `updated` stay).
 	Items []types.TransactWriteItem
+	// Direct are the writes of a new location whose id is
+	// ImportOptions.NewID, instead of Items: unconditional Puts (and the
+	// Delete of a stale summary) for BatchWriteItem, made before the
+	// caller's transaction.
+	Direct []types.TransactWriteItem
 	// Bytes estimates the size of Items (a transaction holds at most 4 MB).
 	Bytes int
 	// Keys name what the writes touch ("id:<id>", "title:<lower title>"):
 	// two writes sharing a key must not go into one transaction, and a
 	// later row's title lookup must see the earlier write first.
 	Keys []string
+}
+
+// Writes reports whether w writes anything.
+func (w ImportWrite) Writes() bool { return len(w.Items)+len(w.Direct) > 0 }
+
+// ImportOptions tune PrepareImport.
+type ImportOptions struct {
+	// Keep, when not nil, fills in what the row leaves to the stored
+	// location it matches (see PrepareImport).
+	Keep func(stored Location, next *Location)
+	// Titles, when not nil, tells which titles no location has: those are
+	// not looked up in the table.
+	Titles *TitleIndex
+	// NewID, when set, is the id a new location gets (ImportID of the
+	// row), and its writes are Direct. A stored location with this id is
+	// the row's own creation by an earlier run that stopped before its
+	// commit: the row creates it again.
+	NewID string
+	// Recheck reads the location NewID names before creating one: set
+	// after a run that may have stopped between its direct writes and its
+	// commit, so that the row finds its own creation even when its title
+	// was changed since.
+	Recheck bool
+}
+
+// ImportID returns the id of the location that the row at input offset
+// offset of the import operationID creates: the same for every run of
+// the import, and like the ids Create gives.
+func ImportID(tenantID, operationID string, offset int64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "location import\x00%s\x00%s\x00%d", tenantID, operationID, offset))
+	return hex.EncodeToString(sum[:12])
 }
 
 // ImportKeys returns the keys (see ImportWrite.Keys) an imported row looks
@@ -55,13 +99,15 @@ func ImportKeys(id, title string) []string {
 // case; several are VALIDATION_FAILED), else a new location. l is
 // validated as Create and Replace validate (an empty state keeps the
 // current one, or is DefaultState for a new location; a state change must
-// be an allowed transition). When a stored location matches and keep is
-// not nil, keep(stored, &l) first fills in what the row leaves to the
+// be an allowed transition). When a stored location matches and opt.Keep
+// is not nil, keep(stored, &l) first fills in what the row leaves to the
 // stored location (the import's columns absent from its file); keep must
 // not modify the maps, slices or pointers l shares with the caller, nor
-// stored. With ix (see TitleIndex), a title it does not know is not looked
-// up in the table. Nothing is written.
-func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, keep func(stored Location, next *Location), ix *TitleIndex) (ImportWrite, error) {
+// stored. With opt.Titles (see TitleIndex), a title it does not know is
+// not looked up in the table. With opt.NewID a new location's writes are
+// Direct (see ImportOptions). Nothing is written.
+func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Location, opt ImportOptions) (ImportWrite, error) {
+	keep, ix := opt.Keep, opt.Titles
 	st := s.st()
 	var old *record
 	switch {
@@ -97,9 +143,18 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 			return ImportWrite{}, apierr.Invalid("title", "%d locations have this title; name the location by _id", len(sums))
 		}
 	}
+	if old == nil && opt.NewID != "" && opt.Recheck && id == "" {
+		r, err := st.get(ctx, tenantID, opt.NewID)
+		switch {
+		case err == nil:
+			old = &r
+		case !errors.Is(err, ErrNotFound):
+			return ImportWrite{}, err
+		}
+	}
 	now := stamp(s.Clock.Now())
-	if old == nil {
-		return s.prepareCreate(tenantID, l, now)
+	if old == nil || (id == "" && opt.NewID != "" && old.ID == opt.NewID) {
+		return s.prepareCreate(tenantID, l, now, opt.NewID, old)
 	}
 	if keep != nil {
 		keep(old.Location, &l)
@@ -107,21 +162,40 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 	return s.prepareReplace(*old, l, now)
 }
 
-func (s *Service) prepareCreate(tenantID string, l Location, now string) (ImportWrite, error) {
+// prepareCreate returns the writes of a new location: with newID, its
+// direct writes (over stale, the same location written by an earlier run
+// of the import, whose summary moves when its title changed since).
+func (s *Service) prepareCreate(tenantID string, l Location, now, id string, stale *record) (ImportWrite, error) {
 	if l.State == "" {
 		l.State = DefaultState
 	}
 	if err := l.Validate(); err != nil {
 		return ImportWrite{}, err
 	}
-	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = newID(), tenantID, now, now, nil
+	l.ID, l.TenantID, l.Created, l.Updated, l.Distance = id, tenantID, now, now, nil
+	if id == "" {
+		l.ID = newID()
+	}
+	keys := []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)}
 	items, err := s.st().createItems(newRecord(l, 1))
 	if err != nil {
 		return ImportWrite{}, fmt.Errorf("prepare: %w", err)
 	}
+	if id != "" {
+		for _, it := range items {
+			it.Put.ConditionExpression = nil
+		}
+		if stale != nil {
+			if oldPK, oldSK := indexPK(tenantID, stale.Title), indexSK(stale.Title, stale.ID); oldPK != indexPK(tenantID, l.Title) || oldSK != indexSK(l.Title, l.ID) {
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.st().table), Key: key(oldPK, oldSK)}})
+				keys = append(keys, "title:"+strings.ToLower(stale.Title))
+			}
+		}
+		return ImportWrite{Created: true, Location: l, Direct: items, Keys: keys}, nil
+	}
 	return ImportWrite{
 		Created: true, Location: l, Items: items,
-		Bytes: itemsBytes(items), Keys: []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)},
+		Bytes: itemsBytes(items), Keys: keys,
 	}, nil
 }
 

@@ -136,7 +136,7 @@ func (ix *TitleIndex) mayHave(title string) bool {
 // Note records the title of a committed write (a new location's, or an
 // updated one's new title; its old title stays a possible one).
 func (ix *TitleIndex) Note(w ImportWrite) {
-	if len(w.Items) == 0 {
+	if !w.Writes() {
 		return
 	}
 	ix.add(strings.ToLower(w.Location.Title))

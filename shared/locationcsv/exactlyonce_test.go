@@ -2,7 +2,9 @@ package locationcsv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +74,7 @@ func checkOnce(t *testing.T, h *ts.Harness, id, prefix string, n int) map[string
 func TestCrashAndResume(t *testing.T) {
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
-	const n = 150
+	const n = 600 // several chunks of new locations
 	id, ev := startCaptured(t, h, c, rowsFile("Crash", n))
 	jobs := h.Deps.Jobs
 	at := ts.CrashOnceMidFile(jobs)
@@ -118,7 +120,7 @@ func TestCrashAndResume(t *testing.T) {
 func TestCrashOutOfOrder(t *testing.T) {
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
-	const n = 150
+	const n = 800 // chunks of 250 new locations: one commits past the held one
 	id, ev := startCaptured(t, h, c, rowsFile("Order", n))
 	jobs := h.Deps.Jobs
 	defer func() { jobs.Crash, jobs.WriteChunk = nil, nil }()
@@ -210,7 +212,7 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
-			const n = 150
+			const n = 600 // several chunks of new locations
 			file := rowsFile("Etag", n)
 			id, ev := startCaptured(t, h, capture, file)
 			jobs := h.Deps.Jobs
@@ -248,4 +250,44 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCrashBeforeCommitEditedMeanwhile: a run that died between a chunk's
+// direct writes and its commit left the chunk's new locations in the
+// table, uncommitted; meanwhile a client renamed one of them. The next
+// run creates the chunk's rows again under the same ids, as the file
+// says: every row once, one location per row, and nothing left under the
+// client's title.
+func TestCrashBeforeCommitEditedMeanwhile(t *testing.T) {
+	h := ts.New(t)
+	c := h.CaptureS3("jobs")
+	const n = 20 // one chunk
+	id, ev := startCaptured(t, h, c, rowsFile("Left", n))
+	jobs := h.Deps.Jobs
+	defer func() { jobs.AfterDirect = nil }()
+	crash := errors.New("crash before the commit")
+	jobs.AfterDirect = func(context.Context) error { return crash }
+	if err := jobs.HandleS3(context.Background(), ev); !errors.Is(err, crash) {
+		t.Fatalf("first run = %v, want the crash", err)
+	}
+	jobs.AfterDirect = nil
+	left := h.Do("GET", "/locations?limit=100&search=Left", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any)
+	if len(left) != n {
+		t.Fatalf("locations left by the crashed run = %d, want %d", len(left), n)
+	}
+	edited := left[0].(map[string]any)["_id"].(string)
+	h.Do("PUT", "/locations/"+edited, map[string]any{"title": "Edited meanwhile", "geo": []float64{1, 2}}, h.Admin()).Expect(t, 200, "")
+
+	h.Clock.Advance(job.DefaultLease + time.Second)
+	if err := jobs.HandleS3(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	op := checkOnce(t, h, id, "Left", n)
+	if ids := column(t, results(h, op), "locationId"); !slices.Contains(ids, edited) {
+		t.Fatalf("results ids %v do not hold the edited location %s", ids, edited)
+	}
+	if got := h.Do("GET", "/locations?limit=100&search=Edited", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any); len(got) != 0 {
+		t.Fatalf("found by the client's title: %v", got)
+	}
+	h.Do("GET", "/locations/"+edited, nil, h.Admin()).Expect(t, 200, "")
 }

@@ -102,7 +102,7 @@ func TestFaults(t *testing.T) {
 			capture := h.CaptureS3("jobs")
 			id, ev := startCaptured(t, h, capture, file)
 			jobs := h.Deps.Jobs
-			defer func() { jobs.Crash = nil }()
+			defer func() { jobs.Crash, jobs.AfterDirect = nil, nil }()
 			f.Run(h, jobs, id, ev)
 			got := outcomeOf(t, h, id, prefix)
 			if got.counts != ref.counts {

@@ -39,6 +39,10 @@ const (
 	prepareWorkers = 16      // rows prepared at once (their reads in parallel)
 	maxBatchRows   = 500     // rows per commit (and results part)
 	maxBatchItems  = 96      // transaction items of the rows
+	// maxBatchDirect bounds the direct writes of a commit (its new
+	// locations, written with BatchWriteItem before the transaction), so
+	// that several chunks are in flight at once.
+	maxBatchDirect = 500
 	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
 	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose location changed between its
@@ -86,6 +90,7 @@ type batch struct {
 	entries []*entry
 	keys    map[string]bool
 	items   int
+	direct  int
 	bytes   int
 	cells   int
 }
@@ -113,7 +118,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		return job.BadFile("file: %s", err.Error())
 	}
 	params := importParamsOf(r.Operation().Metadata)
-	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}}
+	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}, recheck: r.AfterStop()}
 	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
@@ -198,7 +203,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 }
 
 func (b *batch) full() bool {
-	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
+	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.direct >= maxBatchDirect || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
 }
 
 // importer is one run of an import.
@@ -210,6 +215,10 @@ type importer struct {
 	tenantID string
 	opID     string
 	tenant   string // the tenant's title, for actions
+	// recheck tells that an earlier run stopped other than by yielding: a
+	// new location's id is read before it is created (see
+	// location.ImportOptions.Recheck).
+	recheck bool
 	// titles tells which titles no location of the tenant has, so that
 	// their rows need no lookup (nil for a tenant with more than
 	// location.TitleIndexLimit locations: every title is looked up).
@@ -247,7 +256,7 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 			return imp.add(b, e), nil
 		}
 		keys := append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...)
-		if b.collides(keys) || b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.bytes+e.write.Bytes > maxBatchBytes {
+		if b.collides(keys) || b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.direct+len(e.write.Direct) > maxBatchDirect || b.bytes+e.write.Bytes > maxBatchBytes {
 			if err := imp.submit(b); err != nil {
 				return nil, err
 			}
@@ -315,7 +324,11 @@ func (imp *importer) prepare(ctx context.Context, e *entry) error {
 	imp.mu.Lock()
 	e.prepared = imp.commits
 	imp.mu.Unlock()
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, imp.h.keep, imp.titles)
+	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles}
+	if !imp.params.DryRun {
+		opt.NewID, opt.Recheck = location.ImportID(imp.tenantID, imp.opID, e.start), imp.recheck
+	}
+	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, opt)
 	if err != nil {
 		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
 			e.errs = []string{ae.Message}
@@ -324,7 +337,7 @@ func (imp *importer) prepare(ctx context.Context, e *entry) error {
 		return fmt.Errorf("row: %w", err)
 	}
 	e.write = &w
-	if imp.params.DryRun || len(w.Items) == 0 || imp.params.SuppressEvents {
+	if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
 		return nil
 	}
 	a, err := imp.actionItem(w)
@@ -342,10 +355,11 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	for _, c := range e.rec {
 		b.cells += len(c)
 	}
-	if e.write == nil || imp.params.DryRun || len(e.write.Items) == 0 {
+	if e.write == nil || imp.params.DryRun || !e.write.Writes() {
 		return b
 	}
 	b.items += len(e.write.Items) + len(e.action)
+	b.direct += len(e.write.Direct)
 	b.bytes += e.write.Bytes
 	for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
 		b.keys[k] = true
@@ -399,7 +413,7 @@ func (imp *importer) noteCommitted(entries []*entry) {
 	imp.commits++
 	wrote := false
 	for _, e := range entries {
-		if imp.params.DryRun || e.write == nil || len(e.errs) > 0 || len(e.write.Items) == 0 {
+		if imp.params.DryRun || e.write == nil || len(e.errs) > 0 || !e.write.Writes() {
 			continue
 		}
 		wrote = true
@@ -435,11 +449,12 @@ func (imp *importer) row(e *entry) job.Row {
 				id = "" // a dry run creates nothing
 			}
 		}
-		if imp.params.DryRun || len(e.write.Items) == 0 {
+		if imp.params.DryRun || !e.write.Writes() {
 			r.Outcome = job.RowSkipped
 		} else {
 			r.Outcome = job.RowImported
 			r.Items = append(append(make([]types.TransactWriteItem, 0, len(e.write.Items)+len(e.action)), e.write.Items...), e.action...)
+			r.Direct = e.write.Direct
 		}
 		r.Line = imp.h.resultLine(e.rec, id, act, nil)
 	}

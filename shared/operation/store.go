@@ -81,6 +81,10 @@ type Checkpoint struct {
 	// InputDone is set once the whole input was consumed; the run then
 	// only assembles the results file.
 	InputDone bool `dynamodbav:"inputDone"`
+	// Yielded is set by the last checkpoint of a run that yielded (it
+	// continues in a new invocation) with nothing in flight: the next run
+	// finds no write of it past the checkpoint.
+	Yielded bool `dynamodbav:"yielded,omitempty"`
 }
 
 // Runs is a list of run numbers, stored run-length encoded as a string

@@ -85,6 +85,51 @@ func (h *Harness) CrashAfterEveryCommit(jobs *job.Service, id string, ev events.
 	return crashes
 }
 
+// errCrashBeforeCommit is the fault CrashBeforeCommits injects.
+var errCrashBeforeCommit = errors.New("injected: the run died before its commit")
+
+// CrashBeforeCommits runs the captured job operation id, committing one
+// chunk at a time, as if every run died between the direct writes and the
+// transaction of its second chunk (its results part and direct writes
+// made, its marker not): each redelivery of ev resumes at the checkpoint,
+// until the operation is DONE. It returns the number of crashes, and
+// leaves jobs.AfterDirect set (the caller resets it).
+func (h *Harness) CrashBeforeCommits(jobs *job.Service, id string, ev events.S3Event) (crashes int) {
+	t := h.T
+	t.Helper()
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
+	defer func() { jobs.CommitWidth = width }()
+	var mu sync.Mutex
+	calls := 0
+	jobs.AfterDirect = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls%2 == 0 {
+			crashes++
+			return errCrashBeforeCommit
+		}
+		return nil
+	}
+	for runs := 1; ; runs++ {
+		if err := jobs.HandleS3(context.Background(), ev); err != nil && !errors.Is(err, errCrashBeforeCommit) {
+			t.Fatal(err)
+		}
+		if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] == "DONE" {
+			break
+		} else if op["status"] != "RUNNING" {
+			t.Fatalf("after run %d: %v", runs, op)
+		}
+		if runs > 200 {
+			t.Fatal("not done after 200 runs")
+		}
+		h.Clock.Advance(job.DefaultLease + time.Second)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return crashes
+}
+
 // TwoWorkers runs the captured job of ev with two workers: the first run
 // stalls after its first commit until its lease expired; a second run
 // claims the operation and finishes it; then the first run goes on, and
@@ -447,6 +492,10 @@ func (h *Harness) CrashOutOfOrder(jobs *job.Service, id string, ev events.S3Even
 			return errors.New("held chunk released")
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(time.Minute):
+			// No later chunk committed (the file fits in one chunk?): the
+			// test fails below instead of waiting for its timeout.
+			return errors.New("held chunk: no later chunk committed")
 		}
 	}
 	jobs.Crash = func(cp operation.Checkpoint) bool {
@@ -488,11 +537,18 @@ type JobFault struct {
 }
 
 // JobFaults returns the faults a job must come through without applying
-// a row twice or losing one: CrashAfterEveryCommit, which fails the test
-// unless it crashed at least minCrashes times, and TwoWorkers. Each leaves
-// jobs.Crash set (the caller resets it).
+// a row twice or losing one: CrashAfterEveryCommit and
+// CrashBeforeCommits, which fail the test unless they crashed at least
+// minCrashes times, and TwoWorkers. Each leaves jobs.Crash or
+// jobs.AfterDirect set (the caller resets them).
 func JobFaults(minCrashes int) []JobFault {
 	return []JobFault{
+		{"CrashBeforeCommits", func(h *Harness, jobs *job.Service, id string, ev events.S3Event) {
+			h.T.Helper()
+			if crashes := h.CrashBeforeCommits(jobs, id, ev); crashes < minCrashes {
+				h.T.Fatalf("crashes = %d, want at least %d", crashes, minCrashes)
+			}
+		}},
 		{"CrashAfterEveryCommit", func(h *Harness, jobs *job.Service, id string, ev events.S3Event) {
 			h.T.Helper()
 			if crashes := h.CrashAfterEveryCommit(jobs, id, ev); crashes < minCrashes {

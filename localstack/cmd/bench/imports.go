@@ -147,11 +147,32 @@ func (e *env) runImport(ctx context.Context, path, table string, file []byte, ro
 	if len(items) > 0 {
 		res.AvgItemSize = size / len(items)
 	}
-	start = time.Now()
-	if err := e.batchWrite(ctx, table, items, rawWriters); err != nil {
-		return res, err
+	// The raw side runs twice, under two other tenants, and the faster
+	// run is the reference: DynamoDB Local's pace varies from one
+	// batch of writes to the next, and the ratio errs on the low side.
+	for i, prefix := range []string{"r", "q"} {
+		for _, it := range items {
+			for k, v := range it {
+				if sv, ok := v.(*types.AttributeValueMemberS); ok && strings.HasPrefix(sv.Value, e.other()) {
+					it[k] = s(prefix + sv.Value[1:])
+				}
+			}
+		}
+		start = time.Now()
+		if err := e.batchWrite(ctx, table, items, rawWriters); err != nil {
+			return res, err
+		}
+		if d := time.Since(start); i == 0 || d < res.RawElapsed {
+			res.RawElapsed = d
+		}
+		for _, it := range items { // back under e.other()
+			for k, v := range it {
+				if sv, ok := v.(*types.AttributeValueMemberS); ok && strings.HasPrefix(sv.Value, prefix+e.tenant[1:]) {
+					it[k] = s(e.other() + sv.Value[1:])
+				}
+			}
+		}
 	}
-	res.RawElapsed = time.Since(start)
 	return res, nil
 }
 
@@ -170,7 +191,7 @@ func (e *env) tenantKeys(ctx context.Context, table string) (map[[2]string]bool,
 // replaced by another id of the same length: the same items, under keys of
 // their own.
 func (e *env) newTenantItems(ctx context.Context, table string, before map[[2]string]bool) ([]item, error) {
-	other := "r" + e.tenant[1:]
+	other := e.other()
 	var out []item
 	err := e.scanTenant(ctx, table, func(it item) {
 		if before[keyOf(it)] {
@@ -185,6 +206,10 @@ func (e *env) newTenantItems(ctx context.Context, table string, before map[[2]st
 	})
 	return out, err
 }
+
+// other is a tenant id of the bench tenant's length, under which the
+// raw side writes the items an import stored.
+func (e *env) other() string { return "o" + e.tenant[1:] }
 
 func (e *env) scanTenant(ctx context.Context, table string, f func(item)) error {
 	p := dynamodb.NewScanPaginator(e.db, &dynamodb.ScanInput{
