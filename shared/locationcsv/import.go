@@ -35,10 +35,10 @@ const (
 // Batch limits of the import: a DynamoDB transaction holds at most 100
 // items and 4 MB; the chunk's marker and fence check take two items.
 const (
-	groupSize      = 100     // rows read and prepared together
-	prepareWorkers = 16      // rows prepared at once (their reads in parallel)
-	maxBatchRows   = 500     // rows per commit (and results part)
-	maxBatchItems  = 96      // transaction items of the rows
+	groupSize      = 100 // rows read and prepared together
+	prepareWorkers = 16  // rows prepared at once (their reads in parallel)
+	maxBatchRows   = 500 // rows per commit (and results part)
+	maxBatchItems  = 96  // transaction items of the rows
 	// maxBatchDirect bounds the direct writes of a commit (its new
 	// locations, written with BatchWriteItem before the transaction), so
 	// that several chunks are in flight at once.
