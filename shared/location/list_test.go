@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/web"
 )
 
 func TestListLocationsFilters(t *testing.T) {
@@ -313,5 +314,11 @@ func TestListLocationsRejects(t *testing.T) {
 	}
 	t.Run("ApiVersionAccepted", func(t *testing.T) {
 		h.Do("GET", "/locations", nil, append(h.Anon(), "x-api-version", "9")).Expect(t, 200, "")
+	})
+	t.Run("StartKeyTooLong", func(t *testing.T) {
+		got := h.Do("GET", "/locations?startKey="+strings.Repeat("k", web.MaxStartKey+1), nil, h.Anon()).Expect(t, 422, "VALIDATION_FAILED").Map(t)
+		if msg, _ := got["message"].(string); !strings.Contains(msg, "startKey") || !strings.Contains(msg, "at most 1024") {
+			t.Fatalf("message = %q, want the startKey limit", msg)
+		}
 	})
 }

@@ -322,7 +322,7 @@ func checkName(field, v string) error {
 // ErrPasswordTooCommon refuses a new password found in the list of common
 // and breached passwords (422). The message never repeats the password.
 var ErrPasswordTooCommon = &apierr.Error{Code: apierr.PasswordTooCommon, Field: "password",
-	Message: "password: is one of the most common passwords (it appears in lists of leaked passwords), so it is easy to guess; choose another"}
+	Message: "password: matches the list of the most common passwords (drawn from lists of leaked passwords), so it may be easy to guess; choose another"}
 
 // checkPassword checks a new password (sign-up and reset; a password is
 // changed only by a reset): 8 to 128 characters and not a common password.

@@ -12,6 +12,9 @@ import (
 const (
 	DefaultLimit = 100
 	MaxLimit     = 1000
+	// MaxStartKey is the longest startKey a list takes (the nextKey of a
+	// page is far shorter).
+	MaxStartKey = 1024
 )
 
 // Page is the paging block of every list response.
@@ -33,7 +36,11 @@ func Paging(r *http.Request) (limit int, startKey string, err error) {
 		}
 		limit = n
 	}
-	return limit, q.Get("startKey"), nil
+	startKey = q.Get("startKey")
+	if len(startKey) > MaxStartKey {
+		return 0, "", apierr.Invalid("startKey", "must be at most %d characters", MaxStartKey)
+	}
+	return limit, startKey, nil
 }
 
 // APIVersion returns the x-api-version header as an integer; 0 means absent
