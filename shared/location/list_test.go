@@ -317,7 +317,7 @@ func TestListLocationsRejects(t *testing.T) {
 	})
 	t.Run("StartKeyTooLong", func(t *testing.T) {
 		got := h.Do("GET", "/locations?startKey="+strings.Repeat("k", web.MaxStartKey+1), nil, h.Anon()).Expect(t, 422, "VALIDATION_FAILED").Map(t)
-		if msg, _ := got["message"].(string); !strings.Contains(msg, "startKey") || !strings.Contains(msg, "at most 1024") {
+		if msg, _ := got["message"].(string); !strings.Contains(msg, "startKey") || !strings.Contains(msg, "at most 4096") {
 			t.Fatalf("message = %q, want the startKey limit", msg)
 		}
 	})

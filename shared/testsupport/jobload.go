@@ -56,9 +56,7 @@ func (h *Harness) CrashAfterEveryCommit(jobs *job.Service, id string, ev events.
 	t.Helper()
 	// One chunk at a time, so that each run commits one and crashes (the
 	// chunks of a run that commit out of order: CrashOutOfOrder).
-	width := jobs.CommitWidth
-	jobs.CommitWidth = 1
-	defer func() { jobs.CommitWidth = width }()
+	defer oneChunkAtATime(jobs)()
 	var mu sync.Mutex
 	jobs.Crash = func(cp operation.Checkpoint) bool {
 		mu.Lock()
@@ -85,6 +83,14 @@ func (h *Harness) CrashAfterEveryCommit(jobs *job.Service, id string, ev events.
 	return crashes
 }
 
+// oneChunkAtATime makes jobs commit one chunk at a time and returns the
+// function that restores its commit width.
+func oneChunkAtATime(jobs *job.Service) (restore func()) {
+	width := jobs.CommitWidth
+	jobs.CommitWidth = 1
+	return func() { jobs.CommitWidth = width }
+}
+
 // errCrashBeforeCommit is the fault CrashBeforeCommits injects.
 var errCrashBeforeCommit = errors.New("injected: the run died before its commit")
 
@@ -97,9 +103,7 @@ var errCrashBeforeCommit = errors.New("injected: the run died before its commit"
 func (h *Harness) CrashBeforeCommits(jobs *job.Service, id string, ev events.S3Event) (crashes int) {
 	t := h.T
 	t.Helper()
-	width := jobs.CommitWidth
-	jobs.CommitWidth = 1
-	defer func() { jobs.CommitWidth = width }()
+	defer oneChunkAtATime(jobs)()
 	var mu sync.Mutex
 	calls := 0
 	jobs.AfterDirect = func(context.Context) error {

@@ -12,9 +12,10 @@ import (
 const (
 	DefaultLimit = 100
 	MaxLimit     = 1000
-	// MaxStartKey is the longest startKey a list takes (the nextKey of a
-	// page is far shorter).
-	MaxStartKey = 1024
+	// MaxStartKey is the longest startKey a list takes: more than twice the
+	// longest nextKey (about 1,830 characters, the actions list's, which
+	// holds a key for each of its shards).
+	MaxStartKey = 4096
 )
 
 // Page is the paging block of every list response.
