@@ -5,7 +5,9 @@
 // start of every request and logs its totals on the request's log line
 // (ddbCalls, s3Calls); tests put their own to check the budgets of
 // shared/budget. A call made with no Counter in its context costs one
-// context lookup and counts nowhere.
+// context lookup and counts nowhere. A counter made with NewRecording also
+// records the IAM action and table of each DynamoDB call (Accesses): the
+// check that every function's policy allows what its code calls.
 package callcount
 
 import (
@@ -29,10 +31,53 @@ const (
 type Counter struct {
 	mu    sync.Mutex
 	calls map[string]int // "<service>.<operation>"
+	// accesses counts the DynamoDB calls' accesses; nil when the counter
+	// does not record them.
+	accesses map[Access]int
 }
 
 // New returns an empty counter.
 func New() *Counter { return &Counter{calls: map[string]int{}} }
+
+// NewRecording returns an empty counter that also records the accesses of
+// the DynamoDB calls it counts (Accesses).
+func NewRecording() *Counter {
+	return &Counter{calls: map[string]int{}, accesses: map[Access]int{}}
+}
+
+// recording reports whether c records accesses.
+func (c *Counter) recording() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.accesses != nil
+}
+
+// addAccesses records the accesses of one call.
+func (c *Counter) addAccesses(as []Access) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.accesses == nil {
+		return
+	}
+	for _, a := range as {
+		c.accesses[a]++
+	}
+}
+
+// Accesses returns a copy of the accesses recorded (how many calls needed
+// each); empty unless c was made with NewRecording.
+func (c *Counter) Accesses() map[Access]int {
+	out := map[Access]int{}
+	if c == nil {
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.accesses {
+		out[k] = v
+	}
+	return out
+}
 
 type ctxKey struct{}
 
@@ -98,13 +143,16 @@ func (c *Counter) Calls() map[string]int {
 	return out
 }
 
-// Reset forgets every count.
+// Reset forgets every count (and every access recorded).
 func (c *Counter) Reset() {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	c.calls = map[string]int{}
+	if c.accesses != nil {
+		c.accesses = map[Access]int{}
+	}
 	c.mu.Unlock()
 }
 
@@ -132,14 +180,20 @@ const (
 type callKey struct{}
 
 // call is one SDK call being made; sent records that it reached the wire.
-type call struct{ sent bool }
+// input is the operation's input when the counter records accesses.
+type call struct {
+	sent  bool
+	input any
+}
 
 // Middleware adds the counting middleware to an SDK operation's stack: add
 // it to a client's (or an aws.Config's) APIOptions. A call counts once,
 // when its first attempt is about to be sent (the end of the Deserialize
 // step): the SDK's own retries of it do not count again, and a presigned
 // URL, which sends nothing (presigning clears that step), never counts.
-// With no Counter in the context both parts only look the context up.
+// A recording counter (NewRecording) also gets the accesses of a DynamoDB
+// call, read from its input, when it counts it. With no Counter in the
+// context both parts only look the context up.
 func Middleware(stack *middleware.Stack) error {
 	if _, ok := stack.Initialize.Get(startID); ok {
 		return nil
@@ -147,8 +201,12 @@ func Middleware(stack *middleware.Stack) error {
 	err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(startID, func(
 		ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler,
 	) (middleware.InitializeOutput, middleware.Metadata, error) {
-		if From(ctx) != nil {
-			ctx = context.WithValue(ctx, callKey{}, &call{})
+		if c := From(ctx); c != nil {
+			cl := &call{}
+			if c.recording() {
+				cl.input = in.Parameters
+			}
+			ctx = context.WithValue(ctx, callKey{}, cl)
 		}
 		return next.HandleInitialize(ctx, in)
 	}), middleware.Before)
@@ -160,7 +218,11 @@ func Middleware(stack *middleware.Stack) error {
 	) (middleware.DeserializeOutput, middleware.Metadata, error) {
 		if cl, ok := ctx.Value(callKey{}).(*call); ok && !cl.sent {
 			cl.sent = true
-			From(ctx).Add(middleware.GetServiceID(ctx), middleware.GetOperationName(ctx))
+			service, operation := middleware.GetServiceID(ctx), middleware.GetOperationName(ctx)
+			From(ctx).Add(service, operation)
+			if cl.input != nil && service == DynamoDB {
+				From(ctx).addAccesses(Accesses(operation, cl.input))
+			}
 		}
 		return next.HandleDeserialize(ctx, in)
 	}), middleware.After)

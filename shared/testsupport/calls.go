@@ -1,11 +1,13 @@
 package testsupport
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"sync"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/callcount"
 )
 
@@ -37,12 +39,50 @@ func countCalls(next http.Handler) http.Handler {
 // complete when the response arrives).
 func (h *Harness) DoCounted(method, path string, body any, headers ...Headers) (*Resp, *callcount.Counter) {
 	h.T.Helper()
+	c := callcount.New()
+	return h.DoInto(c, method, path, body, headers...), c
+}
+
+// DoInto is Do, adding the DynamoDB and S3 calls the request made to c
+// (and, when c records them, their accesses: callcount.NewRecording).
+func (h *Harness) DoInto(c *callcount.Counter, method, path string, body any, headers ...Headers) *Resp {
+	h.T.Helper()
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	c := callcount.New()
 	callCounters.Store(id, c)
 	defer callCounters.Delete(id)
-	r := h.Do(method, path, body, append(headers, Headers{headerCalls, id})...)
-	return r, c
+	return h.Do(method, path, body, append(headers, Headers{headerCalls, id})...)
+}
+
+// CountFunction adds the calls of function's S3-triggered and
+// stream-triggered runs (the jobs and rules functions), as the stack
+// delivers their events, to c until the test ends. Tests that count a
+// function must not run in parallel with other tests of their package
+// that capture or count it.
+func (h *Harness) CountFunction(function string, c *callcount.Counter) {
+	h.T.Helper()
+	st := Stack(h.T)
+	s3h, streamh := defaultS3[function], defaultStreams[function]
+	if s3h == nil && streamh == nil {
+		h.T.Fatalf("function %s has no S3 or stream handler in the stack", function)
+	}
+	if s3h != nil {
+		st.OnS3(function, func(ctx context.Context, ev events.S3Event) error {
+			return s3h(callcount.With(ctx, c), ev)
+		})
+	}
+	if streamh != nil {
+		st.OnStream(function, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return streamh(callcount.With(ctx, c), ev)
+		})
+	}
+	h.T.Cleanup(func() {
+		if s3h != nil {
+			st.OnS3(function, s3h)
+		}
+		if streamh != nil {
+			st.OnStream(function, streamh)
+		}
+	})
 }

@@ -38,9 +38,14 @@ func subscribeStreams(st *stack.Stack) error {
 			return fmt.Errorf("function %s has DynamoDB stream events: %w", f.Name, err)
 		}
 		st.OnStream(f.Name, h)
+		defaultStreams[f.Name] = h
 	}
 	return nil
 }
+
+// defaultStreams are the stream handlers subscribeStreams registered, by
+// function name.
+var defaultStreams = map[string]stack.StreamHandler{}
 
 // WaitStreams waits until every DynamoDB stream record written so far (by
 // this test or any other) has been delivered to the functions with stream

@@ -1,0 +1,498 @@
+package access_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/audience"
+	"github.com/loyalty-platform/platform/shared/callcount"
+	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/sso"
+	"github.com/loyalty-platform/platform/shared/sso/ssotest"
+	"github.com/loyalty-platform/platform/shared/tenant"
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// calls are the DynamoDB accesses the functions made: by function name,
+// each access with what made it (a route, or an event of a function
+// without routes).
+type calls map[string]map[callcount.Access][]string
+
+// add records the accesses c recorded, made by function fn on source.
+func (cs calls) add(fn, source string, c *callcount.Counter) {
+	if cs[fn] == nil {
+		cs[fn] = map[callcount.Access][]string{}
+	}
+	for a := range c.Accesses() {
+		if srcs := cs[fn][a]; len(srcs) == 0 || srcs[len(srcs)-1] != source {
+			cs[fn][a] = append(srcs, source)
+		}
+	}
+}
+
+// run calls f with a context that records its DynamoDB accesses, and adds
+// them to function fn's as made by source.
+func (cs calls) run(fn, source string, f func(ctx context.Context) error) error {
+	c := callcount.NewRecording()
+	err := f(callcount.With(context.Background(), c))
+	cs.add(fn, source, c)
+	return err
+}
+
+// logicalTables maps the physical table names the functions call to the
+// template's logical ids: each table variable of the template's global
+// environment (TENANTS_TABLE: !Ref TenantsTable) names the table its value
+// holds here (its logical id when unset). Every table of the
+// configuration must be one of them.
+func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
+	t.Helper()
+	isTable := map[string]bool{}
+	for _, tb := range h.Template.Tables {
+		isTable[tb.LogicalID] = true
+	}
+	out := map[string]string{}
+	for env, v := range h.Template.GlobalEnv {
+		m, _ := v.(map[string]any)
+		id, _ := m["Ref"].(string)
+		if !isTable[id] {
+			continue
+		}
+		name := os.Getenv(env)
+		if name == "" {
+			name = id
+		}
+		out[name] = id
+	}
+	c := h.Deps.Config.Tables
+	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations} {
+		if out[name] == "" {
+			t.Fatalf("table %q of the configuration is named by no table variable of the template's global environment", name)
+		}
+	}
+	return out
+}
+
+// request is one request of a route.
+type request struct {
+	method  string // the route's when empty
+	path    string
+	body    any
+	headers ts.Headers
+	// idempotent sends the request again with the same Idempotency-Key:
+	// the replay reads the key's record.
+	replay bool
+}
+
+// policyFixture is what the successful requests need beyond the access
+// matrix's fixture.
+type policyFixture struct {
+	*fixture
+	idempotent  map[string]bool // route keys that take Idempotency-Key
+	google      *ssotest.Issuer
+	pending     string // e-mail of a user signed up, not activated
+	resetUser   string // e-mail of an active user whose password is reset
+	resetUserID string
+	logout      string // a session of the victim, ended by logout
+	mobile      string // a MOBILE credential of the victim, not verified
+	mobileID    string
+	location    string // a location the victim is not checked in at
+	points      string // the PSEUDO_CURRENCY perk
+	club        string // a PERSISTENT segment
+	clubPerk    string // a CLUB perk of club
+}
+
+const googleClient = "client-policy.apps.googleusercontent.com"
+
+// TestPoliciesAllowCalls runs the platform with every DynamoDB call
+// recorded as the IAM action and table it needs, and checks that the
+// policy of the function that made it (template.yaml) allows it: in AWS a
+// call the policy does not allow is an AccessDenied, a 500, that no other
+// local test sees. It sends a successful request to every route (as the
+// tenant's admin, or as the user the route serves), each as a container's
+// first (no tenant or rules cached); it runs a location import, an award
+// import and both exports in the jobs function, the rules function on the
+// actions the requests record (on a check-in's path and on an order whose
+// request did not see a new rule), the expiry function on a segment whose
+// member expired, and the tenants function's direct invocations.
+func TestPoliciesAllowCalls(t *testing.T) {
+	h := ts.New(t)
+	tables := logicalTables(t, h)
+	got := calls{}
+
+	// The functions that S3 and the Actions table's stream invoke.
+	events := map[string]*callcount.Counter{}
+	for _, fn := range h.Template.Functions {
+		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 {
+			events[fn.Name] = callcount.NewRecording()
+			h.CountFunction(fn.Name, events[fn.Name])
+		}
+	}
+
+	// The tenant signs in with Google tokens of a local issuer.
+	google := ssotest.NewIssuer(t)
+	h.Deps.Users.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL()}}, h.Clock)
+	h.SetSettings(tenant.Settings{SSOClientIDs: map[string][]string{"google": {googleClient}}})
+
+	// The fixture's imports and exports run in the jobs function.
+	pf := newPolicyFixture(t, h, google)
+	rulesOnStream(t, h, pf)
+	imports(t, h, pf)
+
+	var routes []sam.Route
+	byRoute := map[string]string{} // route key -> function name
+	for _, fn := range h.Template.Functions {
+		for _, r := range fn.Routes {
+			routes = append(routes, r)
+			byRoute[r.Key()] = fn.Name
+		}
+	}
+	sort.SliceStable(routes, func(i, j int) bool { return policyRank(routes[i]) < policyRank(routes[j]) })
+	var started []string // the operations the requests started
+	for _, r := range routes {
+		key := r.Key()
+		for i, req := range pf.requests(t, r.Method, r.Path) {
+			sends := 1
+			if req.replay {
+				sends = 2
+			}
+			for range sends {
+				// Each request as a container's first: in AWS each function
+				// has its own containers, and their caches of tenants,
+				// service keys and rules.
+				h.Deps.TenantCache.Clear()
+				c := callcount.NewRecording()
+				method := r.Method
+				if req.method != "" {
+					method = req.method
+				}
+				resp := h.DoInto(c, method, req.path, req.body, req.headers)
+				got.add(byRoute[key], key, c)
+				if resp.Status < 200 || resp.Status > 299 {
+					t.Errorf("%s (request %d): %d, want a success: %s", key, i+1, resp.Status, trim(resp.Body))
+				}
+				if resp.Status == 202 {
+					started = append(started, idFrom(t, resp))
+				}
+			}
+		}
+	}
+
+	for _, id := range started {
+		if op := h.WaitOperation(id); op["status"] != "DONE" {
+			t.Errorf("operation %s = %v", id, op)
+		}
+	}
+	expiry(t, h, got)
+	tenants(t, h, got)
+	h.WaitStreams()
+	for fn, c := range events {
+		got.add(fn, "its events", c)
+	}
+	check(t, h.Template, tables, got)
+}
+
+// policyRank orders the routes: deletions after the rest, the deeper
+// paths first (a segment's member before the segment); then the routes
+// that end sessions, the avatar's deletion (which ends the user's
+// check-in) and the user's own deletion at the very end.
+func policyRank(r sam.Route) int {
+	switch {
+	case r.Method == "DELETE" && r.Path == "/users/{userId}":
+		return 30
+	case r.Method == "DELETE" && r.Path == "/users/{userId}/avatar":
+		return 29
+	case strings.HasPrefix(r.Path, "/sessions/"):
+		return 28
+	case r.Path == "/users/logout":
+		return 27
+	case r.Method == "DELETE":
+		return 20 - strings.Count(r.Path, "/")
+	}
+	return 0
+}
+
+// newPolicyFixture builds the access matrix's fixture and what the
+// successful requests of the routes need beyond it.
+func newPolicyFixture(t *testing.T, h *ts.Harness, google *ssotest.Issuer) *policyFixture {
+	t.Helper()
+	f := newFixture(t, h)
+	pf := &policyFixture{fixture: f, google: google, idempotent: map[string]bool{}, points: f.byPath["/pointperks/"]["perkId"]}
+	for _, rs := range h.Deps.Routes() {
+		for _, r := range rs {
+			if r.Idempotent {
+				pf.idempotent[r.Pattern()] = true
+			}
+		}
+	}
+	pf.pending = ts.UniqueEmail("pending")
+	h.Do("POST", "/users", map[string]any{"firstName": "Pat", "lastName": "Pending", "password": ts.Password,
+		"credentials": []map[string]any{{"provider": "EMAIL", "id": pf.pending}}}, h.Anon()).Expect(t, 201, "")
+	pf.resetUserID, _, pf.resetUser = h.ActiveUser(t, "Rita", "Reset")
+	victim := func() string {
+		return idFrom(t, h.Do("GET", "/users/login", nil, h.Basic(f.email, ts.Password, "")).Expect(t, 200, ""))
+	}
+	pf.logout = victim()
+	pf.mobile = ts.UniqueMobile()
+	pf.mobileID = idFrom(t, h.Do("POST", "/users/"+f.ids["userId"]+"/credentials", map[string]any{"id": pf.mobile, "provider": "MOBILE"},
+		ts.Token(victim())).Expect(t, 201, ""))
+	pf.location = idFrom(t, h.Do("POST", "/locations", map[string]any{"title": "Second Cafe", "geo": []float64{-0.12, 51.52}, "state": "ACTIVE",
+		"timezone": "Europe/London", "services": map[string]any{"checkins": true}}, h.Admin()).Expect(t, 201, ""))
+	return pf
+}
+
+// requests returns the requests of a route that succeed, in order.
+func (pf *policyFixture) requests(t *testing.T, method, route string) []request {
+	h, uid := pf.h, pf.ids["userId"]
+	body, extra := pf.body(t, method, route)
+	req := request{path: pf.path(t, route) + query(method, route), body: body,
+		headers: append(append(ts.Headers{"x-platform-req-nonce", ts.Nonce()}, h.Admin()...), extra...)}
+	switch method + " " + route {
+	case "POST /users/activate":
+		req.body, req.headers = map[string]any{"id": pf.pending, "token": h.LastCode(t, pf.pending)}, h.Anon()
+	case "GET /users/login":
+		req.headers = h.Basic(pf.email, ts.Password, "")
+	case "GET /users/logout":
+		// The caller's own session; then an admin ends another user's.
+		own := request{path: req.path + "?userId=" + uid, headers: ts.Token(pf.logout)}
+		req.path += "?userId=" + pf.resetUserID
+		return []request{own, req}
+	case "POST /users/reset":
+		ask := request{path: req.path, body: map[string]any{"id": pf.resetUser}, headers: h.Anon()}
+		// The code is read once the first request sent it.
+		return []request{ask, {path: req.path, headers: h.Anon(), body: lazy(func() any {
+			return map[string]any{"username": pf.resetUser, "token": h.LastCode(t, pf.resetUser), "password": "a-new-password-42"}
+		})}}
+	case "POST /users/{ssoProvider}/sso":
+		req.body, req.headers = map[string]any{"idToken": pf.google.Token(pf.google.Claims(googleClient, "g-"+ts.Nonce())),
+			"firstName": "Gina", "lastName": "Google"}, h.Anon()
+	case "POST /users/{userId}/credentials/{credentialId}/verify":
+		req.path = "/users/" + uid + "/credentials/" + pf.mobileID + "/verify"
+		req.body = map[string]any{"verificationCode": h.LastCode(t, pf.mobile)}
+	case "POST /users/{userId}/checkins":
+		req.body = map[string]any{"locationId": pf.location, "type": "MANUAL", "trigger": "CODE"}
+	case "DELETE /users/{userId}/checkins":
+		// Paying for an order ended the victim's check-in: a new one.
+		checkIn := request{method: "POST", path: "/users/" + uid + "/checkins", headers: req.headers,
+			body: map[string]any{"locationId": pf.location, "type": "MANUAL", "trigger": "CODE"}}
+		return []request{checkIn, req}
+	case "POST /users/{userId}/awards/{awardId}/refund", "POST /users/{userId}/pointawards/{awardId}/refund":
+		req.body = map[string]any{"value": 1}
+	case "PUT /pointawards/{awardId}":
+		req.body = map[string]any{"points": map[string]any{"available": 40}}
+	case "PUT /awardenrichments/{enrichmentId}":
+		req.body = map[string]any{"title": "Renamed"}
+	case "POST /users/{userId}/credits":
+		points := req
+		req.body = map[string]any{"type": "BALANCE", "amount": 5.5}
+		points.body = map[string]any{"type": "POINTS", "amount": 20, "perkId": pf.points}
+		return pf.keyed(method, route, req, points)
+	}
+	return pf.keyed(method, route, req)
+}
+
+// keyed gives the requests of an idempotent route an Idempotency-Key
+// each, sent twice (the second a replay).
+func (pf *policyFixture) keyed(method, route string, reqs ...request) []request {
+	if !pf.idempotent[method+" "+route] {
+		return reqs
+	}
+	for i := range reqs {
+		reqs[i].headers = append(reqs[i].headers, "Idempotency-Key", ts.Nonce())
+		reqs[i].replay = true
+	}
+	return reqs
+}
+
+// lazy is a request body made when it is sent.
+type lazy func() any
+
+func (l lazy) MarshalJSON() ([]byte, error) { return json.Marshal(l()) }
+
+// rulesOnStream makes the rules function apply rules: a rule on
+// check-ins (whose effects only the stream applies; the check-in route
+// runs below), and a rule on completed orders created while the POS
+// function's container had the tenant's rules cached, so that the order's
+// request does not apply it and the stream does (and records its points on
+// the order).
+func rulesOnStream(t *testing.T, h *ts.Harness, pf *policyFixture) {
+	t.Helper()
+	admin := h.Admin()
+	club := idFrom(t, h.Do("POST", "/segments", map[string]any{"title": "Club", "type": "PERSISTENT"}, admin).Expect(t, 201, ""))
+	clubPerk := idFrom(t, h.Do("POST", "/perks", map[string]any{"title": "Club", "template": "CLUB", "segmentId": club}, admin).Expect(t, 201, ""))
+	pf.club, pf.clubPerk = club, clubPerk
+	passing := idFrom(t, h.Do("POST", "/segments", map[string]any{"title": "Passing", "type": "PERSISTENT"}, admin).Expect(t, 201, ""))
+	h.Do("POST", "/rules", map[string]any{"title": "On check-in", "trigger": "CHECKIN_CREATED", "effects": []map[string]any{
+		{"type": "ADD_TO_SEGMENT", "segmentId": club},
+		{"type": "GRANT_PERK", "perkId": pf.points, "points": 5},
+		{"type": "GRANT_PERK", "perkId": clubPerk, "points": 5},
+		{"type": "ADD_TO_SEGMENT", "segmentId": passing},
+		{"type": "REMOVE_FROM_SEGMENT", "segmentId": passing},
+	}}, admin).Expect(t, 201, "")
+
+	shopper := h.AdminUser(t, "Olga", "Orders")
+	complete := func() {
+		order := idFrom(t, h.Do("POST", "/users/"+shopper+"/orders", map[string]any{"totalPrice": 5}, admin).Expect(t, 201, ""))
+		h.Do("PUT", "/orders/"+order, map[string]any{"state": "COMPLETED"}, admin).Expect(t, 200, "")
+	}
+	complete() // the tenant's rules are now cached
+	other := *h.Deps.Rules
+	other.Cache = tenant.NewCache()
+	body, err := json.Marshal(map[string]any{"title": "Late", "trigger": "ORDER_COMPLETED",
+		"effects": []map[string]any{{"type": "GRANT_PERK", "perkId": pf.points, "points": 3}, {"type": "ADD_TO_SEGMENT", "segmentId": club}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create(context.Background(), web.Caller{TenantID: h.Tenant.ID, Service: true}, body); err != nil {
+		t.Fatal(err)
+	}
+	complete() // applied by the stream only
+}
+
+// imports runs a location import and an award import for real (the
+// routes' own requests are dry runs): a new location and an edited one;
+// grants of points, of a stamp card and of a CLUB perk to its segment's
+// member, each recording its AWARD_GRANTED action.
+func imports(t *testing.T, h *ts.Harness, pf *policyFixture) {
+	t.Helper()
+	member := h.AdminUser(t, "Mia", "Member")
+	h.Do("POST", "/segments/"+pf.club+"/members", map[string]any{"userIds": []string{member}}, h.Admin()).Expect(t, 200, "")
+	for _, imp := range []struct{ path, csv string }{
+		{"/locations/imports", "_id,title,geo_longitude,geo_latitude\n,Brand New,-0.1,51.5\n" + pf.ids["locationId"] + ",Corner Cafe Renamed,-0.13,51.51\n"},
+		{"/awards/imports", "user_id,perk_id,points\n" + member + "," + pf.points + ",7\n" + member + "," + pf.ids["perkId"] + ",2\n" + member + "," + pf.clubPerk + ",1\n"},
+	} {
+		body, ct := multipartCSV(t, imp.csv)
+		op := idFrom(t, h.Do("POST", imp.path+"?dryRun=false&suppressEvents=false", body, h.Admin(),
+			ts.Headers{"x-platform-req-nonce", ts.Nonce(), "Content-Type", ct}).Expect(t, 202, ""))
+		if got := h.WaitOperation(op); got["status"] != "DONE" {
+			t.Fatalf("%s: %v", imp.path, got)
+		}
+	}
+}
+
+// expiry runs the expiry function on the harness's tenant, with a member
+// of a segment whose horizon has passed, and its run over every tenant,
+// cut off after the first one's title (a run never changes another test's
+// tenant).
+func expiry(t *testing.T, h *ts.Harness, got calls) {
+	t.Helper()
+	seg := idFrom(t, h.Do("POST", "/segments", map[string]any{"title": "Hourly", "type": "SCHEDULED", "expiryHorizon": "PT1H"}, h.Admin()).Expect(t, 201, ""))
+	u := h.AdminUser(t, "Eve", "Expiring")
+	h.Do("POST", "/segments/"+seg+"/members", map[string]any{"userIds": []string{u}}, h.Admin()).Expect(t, 200, "")
+	h.Clock.Advance(49 * time.Hour)
+	var rep audience.ExpiryReport
+	if err := got.run("expiry", "a tenant's expiry", func(ctx context.Context) (err error) {
+		rep, err = h.Deps.Audiences.ExpireTenant(ctx, h.Tenant.ID)
+		return err
+	}); err != nil {
+		t.Fatalf("expiry: %v", err)
+	}
+	if rep.Removed != 1 {
+		t.Errorf("expiry removed %d members, want 1", rep.Removed)
+	}
+	err := got.run("expiry", "the list of tenants", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // under the run's margin: it stops at once
+		defer cancel()
+		_, err := h.Deps.Audiences.Expire(ctx)
+		return err
+	})
+	if err != nil && !errors.Is(err, audience.ErrCutOff) {
+		t.Fatalf("expiry over every tenant: %v", err)
+	}
+}
+
+// tenants runs the tenants function's direct invocations on a new tenant
+// with an admin session (which rotating its key ends).
+func tenants(t *testing.T, h *ts.Harness, got calls) {
+	t.Helper()
+	svc := h.Deps.Tenants
+	var created tenant.Response
+	if err := got.run("tenants", "create", func(ctx context.Context) (err error) {
+		created, err = svc.Handle(ctx, tenant.Request{Action: "create", Title: "Policy " + t.Name()})
+		return err
+	}); err != nil {
+		t.Fatalf("create tenant: %v", err)
+	}
+	id := created.Tenant.ID
+	h.Do("POST", "/sessions", nil, ts.Headers{"x-service-auth-token", created.ServiceKey, "x-application-id", id}).Expect(t, 201, "")
+	for _, req := range []tenant.Request{
+		{Action: "rotateKey", TenantID: id},
+		{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{InitialPoints: 10}},
+		{Action: "get", TenantID: id},
+	} {
+		if err := got.run("tenants", req.Action, func(ctx context.Context) error {
+			_, err := svc.Handle(ctx, req)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", req.Action, err)
+		}
+	}
+}
+
+// check fails the test for every access recorded that the policy of the
+// function that made it does not allow, and for every function of the
+// template that made none.
+func check(t *testing.T, tpl *sam.Template, tables map[string]string, got calls) {
+	t.Helper()
+	for _, fn := range tpl.Functions {
+		accesses := got[fn.Name]
+		if len(accesses) == 0 {
+			t.Errorf("function %s: no DynamoDB call recorded", fn.Name)
+			continue
+		}
+		grants, unread := tpl.DynamoDBGrants(fn)
+		for _, u := range unread {
+			t.Errorf("function %s: cannot read its policy's %s", fn.Name, u)
+		}
+		keys := make([]callcount.Access, 0, len(accesses))
+		for a := range accesses {
+			keys = append(keys, a)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].Table != keys[j].Table {
+				return keys[i].Table < keys[j].Table
+			}
+			return keys[i].Action < keys[j].Action
+		})
+		var seen []string
+		for _, a := range keys {
+			name, index, _ := strings.Cut(a.Table, "/index/")
+			table := tables[name]
+			if table == "" {
+				t.Errorf("function %s: dynamodb:%s on %q, not a table of the template (%s)", fn.Name, a.Action, a.Table, sources(accesses[a]))
+				continue
+			}
+			where := table
+			if index != "" {
+				where += "/index/" + index
+			}
+			seen = append(seen, where+" "+a.Action)
+			allowed := false
+			for _, g := range grants {
+				if g.Allows("dynamodb:"+a.Action, table, index) {
+					allowed = true
+					break
+				}
+			}
+			if !allowed {
+				t.Errorf("function %s: dynamodb:%s on %s not in its policy (%s)", fn.Name, a.Action, where, sources(accesses[a]))
+			}
+		}
+		t.Logf("function %s: %s", fn.Name, strings.Join(seen, ", "))
+	}
+}
+
+// sources names at most three of what made an access.
+func sources(s []string) string {
+	if len(s) > 3 {
+		return strings.Join(s[:3], "; ") + fmt.Sprintf("; and %d more", len(s)-3)
+	}
+	return strings.Join(s, "; ")
+}
