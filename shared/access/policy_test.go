@@ -107,6 +107,8 @@ type policyFixture struct {
 	points      string // the PSEUDO_CURRENCY perk
 	club        string // a PERSISTENT segment
 	clubPerk    string // a CLUB perk of club
+	// adminSession is an admin session of the tenant.
+	adminSession string
 }
 
 const googleClient = "client-policy.apps.googleusercontent.com"
@@ -232,6 +234,7 @@ func newPolicyFixture(t *testing.T, h *ts.Harness, google *ssotest.Issuer) *poli
 			}
 		}
 	}
+	pf.adminSession = idFrom(t, h.Do("POST", "/sessions", nil, h.Admin()).Expect(t, 201, ""))
 	pf.pending = ts.UniqueEmail("pending")
 	h.Do("POST", "/users", map[string]any{"firstName": "Pat", "lastName": "Pending", "password": ts.Password,
 		"credentials": []map[string]any{{"provider": "EMAIL", "id": pf.pending}}}, h.Anon()).Expect(t, 201, "")
@@ -293,22 +296,52 @@ func (pf *policyFixture) requests(t *testing.T, method, route string) []request 
 		points := req
 		req.body = map[string]any{"type": "BALANCE", "amount": 5.5}
 		points.body = map[string]any{"type": "POINTS", "amount": 20, "perkId": pf.points}
-		return pf.keyed(method, route, req, points)
+		return pf.keyed(t, method, route, req, points)
 	}
-	return pf.keyed(method, route, req)
+	return pf.keyed(t, method, route, req)
 }
 
 // keyed gives the requests of an idempotent route an Idempotency-Key
-// each, sent twice (the second a replay).
-func (pf *policyFixture) keyed(method, route string, reqs ...request) []request {
-	if !pf.idempotent[method+" "+route] {
-		return reqs
+// each, sent twice (the second a replay). The admin's requests are sent
+// with an admin session (the sessions table authenticates them); a GET
+// is sent with the service key too, and a route open to anonymous
+// callers as one of them too (an allowance per address, counted in the
+// sessions table).
+func (pf *policyFixture) keyed(t *testing.T, method, route string, reqs ...request) []request {
+	var out []request
+	for _, req := range reqs {
+		if pf.idempotent[method+" "+route] {
+			req.headers = append(req.headers, "Idempotency-Key", ts.Nonce())
+			req.replay = true
+		}
+		if !pf.byAdmin(req) || method+" "+route == "POST /sessions" { // only from the service key
+			out = append(out, req)
+			continue
+		}
+		session := req
+		session.headers = append(append(ts.Headers{}, req.headers...), "x-service-auth-token", "", "Authorization", "Token "+pf.adminSession)
+		out = append(out, session)
+		if method == "GET" {
+			out = append(out, req)
+		}
+		if isAllowed(method+" "+route, anonymous) {
+			anon := req
+			anon.body, _ = pf.body(t, method, route) // a new user or guest
+			anon.headers = append(append(ts.Headers{}, req.headers...), "x-service-auth-token", "")
+			out = append(out, anon)
+		}
 	}
-	for i := range reqs {
-		reqs[i].headers = append(reqs[i].headers, "Idempotency-Key", ts.Nonce())
-		reqs[i].replay = true
+	return out
+}
+
+// byAdmin reports whether req is sent with the tenant's service key.
+func (pf *policyFixture) byAdmin(req request) bool {
+	for i := 0; i+1 < len(req.headers); i += 2 {
+		if req.headers[i] == "x-service-auth-token" && req.headers[i+1] == pf.h.ServiceKey {
+			return true
+		}
 	}
-	return reqs
+	return false
 }
 
 // lazy is a request body made when it is sent.
