@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	awsevents "github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/callcount"
+	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/sam"
 	"github.com/loyalty-platform/platform/shared/sso"
 	"github.com/loyalty-platform/platform/shared/sso/ssotest"
@@ -192,6 +194,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 			t.Errorf("operation %s = %v", id, op)
 		}
 	}
+	recovery(t, h, pf, got)
 	expiry(t, h, got)
 	tenants(t, h, got)
 	h.WaitStreams()
@@ -407,6 +410,72 @@ func imports(t *testing.T, h *ts.Harness, pf *policyFixture) {
 		if got := h.WaitOperation(op); got["status"] != "DONE" {
 			t.Fatalf("%s: %v", imp.path, got)
 		}
+	}
+}
+
+// errDied is the fault recovery injects in a run of the jobs function.
+var errDied = errors.New("injected: the run died between its direct writes and its transaction")
+
+// recovery runs the jobs function's recovery paths on location imports
+// (with the harness's own jobs service and clock): a run that died
+// between a chunk's direct writes and its transaction, then the run that
+// resumes it once its lease expired; and a run that died the same way
+// whose operation the failure queue's record then sets FAILED.
+func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
+	t.Helper()
+	c := h.CaptureS3("jobs")
+	jobs := h.Deps.Jobs
+	t.Cleanup(func() { jobs.AfterDirect = nil })
+	start := func() (string, awsevents.S3Event) {
+		body, ct := multipartCSV(t, "title,geo_longitude,geo_latitude\nRecovered,-0.1,51.5\n")
+		op := idFrom(t, h.Do("POST", "/locations/imports?dryRun=false", body, h.Admin(),
+			ts.Headers{"x-platform-req-nonce", ts.Nonce(), "Content-Type", ct}).Expect(t, 202, ""))
+		return op, c.Next(t)
+	}
+	die := func(ev awsevents.S3Event) {
+		jobs.AfterDirect = func(context.Context) error { return errDied }
+		defer func() { jobs.AfterDirect = nil }()
+		if err := got.run("jobs", "a run that died", func(ctx context.Context) error { return jobs.HandleS3(ctx, ev) }); !errors.Is(err, errDied) {
+			t.Fatalf("run = %v, want it to die", err)
+		}
+		h.Clock.Advance(job.DefaultLease + time.Second)
+	}
+
+	resumed, ev := start()
+	die(ev)
+	if err := got.run("jobs", "a resumed run", func(ctx context.Context) error { return jobs.HandleS3(ctx, ev) }); err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	if op := h.WaitOperation(resumed); op["status"] != "DONE" {
+		t.Fatalf("resumed operation = %v", op)
+	}
+
+	failed, ev := start()
+	die(ev)
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record, err := json.Marshal(map[string]any{"version": "1.0", "requestPayload": json.RawMessage(payload),
+		"requestContext": map[string]any{"condition": "RetriesExhausted", "approximateInvokeCount": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(awsevents.SQSEvent{Records: []awsevents.SQSMessage{{MessageId: "m-1", Body: string(record), EventSource: "aws:sqs"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.run("jobs", "its failure queue", func(ctx context.Context) error {
+		resp, err := jobs.HandleEvent(ctx, raw)
+		if err == nil && (resp == nil || len(resp.BatchItemFailures) != 0) {
+			err = fmt.Errorf("batch response %+v", resp)
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("failure record: %v", err)
+	}
+	if op := h.WaitOperation(failed); op["status"] != "FAILED" {
+		t.Fatalf("operation after its failure record = %v", op)
 	}
 }
 
