@@ -14,6 +14,7 @@ import (
 	awsevents "github.com/aws/aws-lambda-go/events"
 	"github.com/loyalty-platform/platform/shared/audience"
 	"github.com/loyalty-platform/platform/shared/callcount"
+	"github.com/loyalty-platform/platform/shared/idempotency"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/sam"
 	"github.com/loyalty-platform/platform/shared/sso"
@@ -159,6 +160,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 		}
 	}
 	sort.SliceStable(routes, func(i, j int) bool { return policyRank(routes[i]) < policyRank(routes[j]) })
+	released(t, h, pf, routes, byRoute, got)
 	var started []string // the operations the requests started
 	for _, r := range routes {
 		key := r.Key()
@@ -409,6 +411,39 @@ func imports(t *testing.T, h *ts.Harness, pf *policyFixture) {
 			ts.Headers{"x-platform-req-nonce", ts.Nonce(), "Content-Type", ct}).Expect(t, 202, ""))
 		if got := h.WaitOperation(op); got["status"] != "DONE" {
 			t.Fatalf("%s: %v", imp.path, got)
+		}
+	}
+}
+
+// released sends each route that takes an Idempotency-Key as another
+// user of the tenant, whom the admin routes answer 401, and a check-in
+// where the victim is checked in already (409): such an answer (like a
+// 429 or a 5xx) releases the key's record rather than storing it. Every
+// function with such routes must have released one.
+func released(t *testing.T, h *ts.Harness, pf *policyFixture, routes []sam.Route, byRoute map[string]string, got calls) {
+	t.Helper()
+	_, peer, _ := h.ActiveUser(t, "Pete", "Peer")
+	did := map[string]bool{}
+	for _, r := range routes {
+		key := r.Key()
+		if !pf.idempotent[key] {
+			continue
+		}
+		body, extra := pf.body(t, r.Method, r.Path)
+		caller := ts.Token(peer)
+		if key == "POST /users/{userId}/checkins" {
+			caller = h.Admin()
+		}
+		c := callcount.NewRecording()
+		resp := h.DoInto(c, r.Method, pf.path(t, r.Path)+query(r.Method, r.Path), body, caller, extra,
+			ts.Headers{"x-platform-req-nonce", ts.Nonce(), "Idempotency-Key", ts.Nonce()})
+		got.add(byRoute[key], key+" (released)", c)
+		fn := byRoute[key]
+		did[fn] = did[fn] || !idempotency.Stored(resp.Status)
+	}
+	for fn, ok := range did {
+		if !ok {
+			t.Errorf("function %s: no request released its Idempotency-Key", fn)
 		}
 	}
 }
