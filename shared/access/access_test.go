@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/callcount"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -409,9 +410,11 @@ func TestAccessMatrix(t *testing.T) {
 
 	type route struct{ method, path string }
 	var routes []route
+	byRoute := map[string]string{} // route key -> function name
 	for _, fn := range h.Template.Functions {
 		for _, r := range fn.Routes {
 			routes = append(routes, route{r.Method, r.Path})
+			byRoute[r.Key()] = fn.Name
 		}
 	}
 	// Routes that end sessions or delete run last, so that a leak there
@@ -451,6 +454,7 @@ func TestAccessMatrix(t *testing.T) {
 
 	before := f.snapshot(t)
 	sent := 0
+	got := calls{}
 	for _, r := range routes {
 		key := r.method + " " + r.path
 		for _, c := range callers {
@@ -460,7 +464,11 @@ func TestAccessMatrix(t *testing.T) {
 			t.Run(key+"/"+c.name, func(t *testing.T) {
 				body, extra := f.body(t, r.method, r.path)
 				hs := append(ts.Headers{"x-platform-req-nonce", ts.Nonce()}, c.headers...)
-				resp := h.Do(r.method, f.path(t, r.path)+query(r.method, r.path), body, hs, extra)
+				// The refusals' DynamoDB calls, checked against the
+				// functions' policies below (see TestPoliciesAllowCalls).
+				rec := callcount.NewRecording()
+				resp := h.DoInto(rec, r.method, f.path(t, r.path)+query(r.method, r.path), body, hs, extra)
+				got.add(byRoute[key], key+" as "+c.name, rec)
 				sent++
 				if resp.Status < 200 || resp.Status > 299 {
 					return
@@ -485,6 +493,7 @@ func TestAccessMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("access matrix: %d routes × %d callers = %d requests", len(routes), len(callers), sent)
+	check(t, h.Template, logicalTables(t, h), got, false)
 }
 
 func isAllowed(key string, c class) bool {

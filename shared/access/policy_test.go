@@ -203,7 +203,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	for fn, c := range events {
 		got.add(fn, "its events", c)
 	}
-	check(t, h.Template, tables, got)
+	check(t, h.Template, tables, got, true)
 }
 
 // policyRank orders the routes: deletions after the rest, the deeper
@@ -574,14 +574,16 @@ func tenants(t *testing.T, h *ts.Harness, got calls) {
 }
 
 // check fails the test for every access recorded that the policy of the
-// function that made it does not allow, and for every function of the
-// template that made none.
-func check(t *testing.T, tpl *sam.Template, tables map[string]string, got calls) {
+// function that made it does not allow, and, when every function ran, for
+// every function of the template that made none.
+func check(t *testing.T, tpl *sam.Template, tables map[string]string, got calls, every bool) {
 	t.Helper()
 	for _, fn := range tpl.Functions {
 		accesses := got[fn.Name]
 		if len(accesses) == 0 {
-			t.Errorf("function %s: no DynamoDB call recorded", fn.Name)
+			if every {
+				t.Errorf("function %s: no DynamoDB call recorded", fn.Name)
+			}
 			continue
 		}
 		grants, unread := tpl.DynamoDBGrants(fn)
