@@ -203,6 +203,16 @@ func (r *Run) Chunks(ctx context.Context, in *Input, opts ChunkOptions) *Committ
 	c.mu.Lock()
 	c.fold()
 	c.mu.Unlock()
+	if r.lease.Checkpoint.Yielded {
+		// Before this run writes anything, the checkpoint stops saying
+		// that the last run yielded: should this one die before its next
+		// checkpoint, the run after it checks its direct writes.
+		c.dirty = true
+		if err := c.flush(true); err != nil {
+			c.err = err
+			c.cancel()
+		}
+	}
 	go c.writer()
 	return c
 }

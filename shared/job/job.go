@@ -328,7 +328,8 @@ func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
 		_, err := s.Ops.Fail(ctx, l, operation.Error{Code: string(apierr.Internal), Message: "this kind of job is not supported"}, false, nil)
 		return err
 	}
-	r := &Run{svc: s, lease: l, started: s.Clock.Now(), deadline: deadlineOf(ctx)}
+	r := &Run{svc: s, lease: l, started: s.Clock.Now(), deadline: deadlineOf(ctx),
+		afterStop: l.Claims > 1 && !l.Checkpoint.Yielded}
 	err = kind.Run(ctx, r)
 	var fe *FileError
 	switch {

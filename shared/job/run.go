@@ -33,6 +33,8 @@ type Run struct {
 	// inputETag is the ETag of the input file (OpenInput), recorded in
 	// the checkpoint by the first commit.
 	inputETag string
+	// afterStop is AfterStop's answer, as of the claim.
+	afterStop bool
 }
 
 // TenantID is the tenant of the operation.
@@ -55,9 +57,7 @@ func (r *Run) RunNumber() int { return r.lease.Claims }
 // other than by yielding (it crashed, failed, or lost its lease): its
 // direct writes (Row.Direct) of chunks it did not commit may be in the
 // table past the checkpoint.
-func (r *Run) AfterStop() bool {
-	return r.lease.Claims > 1 && !r.lease.Checkpoint.Yielded
-}
+func (r *Run) AfterStop() bool { return r.afterStop }
 
 // ShouldYield reports whether the run should commit what it has (pending
 // rows not committed yet) and continue in a new invocation: the

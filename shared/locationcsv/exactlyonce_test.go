@@ -257,37 +257,60 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 // table, uncommitted; meanwhile a client renamed one of them. The next
 // run creates the chunk's rows again under the same ids, as the file
 // says: every row once, one location per row, and nothing left under the
-// client's title.
+// client's title. The run that died may be the first, or one that
+// continued after a run that yielded.
 func TestCrashBeforeCommitEditedMeanwhile(t *testing.T) {
-	h := ts.New(t)
-	c := h.CaptureS3("jobs")
-	const n = 20 // one chunk
-	id, ev := startCaptured(t, h, c, rowsFile("Left", n))
-	jobs := h.Deps.Jobs
-	defer func() { jobs.AfterDirect = nil }()
-	crash := errors.New("crash before the commit")
-	jobs.AfterDirect = func(context.Context) error { return crash }
-	if err := jobs.HandleS3(context.Background(), ev); !errors.Is(err, crash) {
-		t.Fatalf("first run = %v, want the crash", err)
-	}
-	jobs.AfterDirect = nil
-	left := h.Do("GET", "/locations?limit=100&search=Left", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any)
-	if len(left) != n {
-		t.Fatalf("locations left by the crashed run = %d, want %d", len(left), n)
-	}
-	edited := left[0].(map[string]any)["_id"].(string)
-	h.Do("PUT", "/locations/"+edited, map[string]any{"title": "Edited meanwhile", "geo": []float64{1, 2}}, h.Admin()).Expect(t, 200, "")
+	for _, c := range []struct {
+		name string
+		// yielded is the rows a first run commits before it yields.
+		yielded int
+	}{{"FirstRun", 0}, {"AfterAYield", 5}} {
+		t.Run(c.name, func(t *testing.T) {
+			h := ts.New(t)
+			capture := h.CaptureS3("jobs")
+			const n = 20 // one chunk
+			id, ev := startCaptured(t, h, capture, rowsFile("Left", n))
+			jobs := h.Deps.Jobs
+			defer func() { jobs.AfterDirect, jobs.MaxRowsPerRun = nil, 0 }()
+			ctx := context.Background()
+			if c.yielded > 0 {
+				jobs.MaxRowsPerRun = int64(c.yielded)
+				if err := jobs.HandleS3(ctx, ev); err != nil {
+					t.Fatal(err)
+				}
+				jobs.MaxRowsPerRun = 0
+				ev = capture.Next(t)
+			}
+			crash := errors.New("crash before the commit")
+			jobs.AfterDirect = func(context.Context) error { return crash }
+			if err := jobs.HandleS3(ctx, ev); !errors.Is(err, crash) {
+				t.Fatalf("run = %v, want the crash", err)
+			}
+			jobs.AfterDirect = nil
+			left := h.Do("GET", "/locations?limit=100&search=Left", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any)
+			if len(left) != n {
+				t.Fatalf("locations after the crash = %d, want %d", len(left), n)
+			}
+			var edited string
+			for _, it := range left {
+				if l := it.(map[string]any); l["title"] == fmt.Sprintf("Left %03d", n) {
+					edited = l["_id"].(string)
+				}
+			}
+			h.Do("PUT", "/locations/"+edited, map[string]any{"title": "Edited meanwhile", "geo": []float64{1, 2}}, h.Admin()).Expect(t, 200, "")
 
-	h.Clock.Advance(job.DefaultLease + time.Second)
-	if err := jobs.HandleS3(context.Background(), ev); err != nil {
-		t.Fatal(err)
+			h.Clock.Advance(job.DefaultLease + time.Second)
+			if err := jobs.HandleS3(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			op := checkOnce(t, h, id, "Left", n)
+			if ids := column(t, results(h, op), "locationId"); !slices.Contains(ids, edited) {
+				t.Fatalf("results ids %v do not hold the edited location %s", ids, edited)
+			}
+			if got := h.Do("GET", "/locations?limit=100&search=Edited", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any); len(got) != 0 {
+				t.Fatalf("found by the client's title: %v", got)
+			}
+			h.Do("GET", "/locations/"+edited, nil, h.Admin()).Expect(t, 200, "")
+		})
 	}
-	op := checkOnce(t, h, id, "Left", n)
-	if ids := column(t, results(h, op), "locationId"); !slices.Contains(ids, edited) {
-		t.Fatalf("results ids %v do not hold the edited location %s", ids, edited)
-	}
-	if got := h.Do("GET", "/locations?limit=100&search=Edited", nil, h.Admin()).Expect(t, 200, "").Map(t)["items"].([]any); len(got) != 0 {
-		t.Fatalf("found by the client's title: %v", got)
-	}
-	h.Do("GET", "/locations/"+edited, nil, h.Admin()).Expect(t, 200, "")
 }
