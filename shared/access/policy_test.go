@@ -451,18 +451,19 @@ func released(t *testing.T, h *ts.Harness, pf *policyFixture, routes []sam.Route
 // errDied is the fault recovery injects in a run of the jobs function.
 var errDied = errors.New("injected: the run died between its direct writes and its transaction")
 
-// recovery runs the jobs function's recovery paths on location imports
-// (with the harness's own jobs service and clock): a run that died
-// between a chunk's direct writes and its transaction, then the run that
-// resumes it once its lease expired; and a run that died the same way
-// whose operation the failure queue's record then sets FAILED.
+// recovery runs the jobs function's recovery and continuation paths on
+// location imports (with the harness's own jobs service and clock): a run
+// that died between a chunk's direct writes and its transaction, then the
+// run that resumes it once its lease expired; runs that yield and
+// continue; and a run that died whose operation the failure queue's
+// record then sets FAILED.
 func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
 	t.Helper()
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
-	t.Cleanup(func() { jobs.AfterDirect = nil })
-	start := func() (string, awsevents.S3Event) {
-		body, ct := multipartCSV(t, "title,geo_longitude,geo_latitude\nRecovered,-0.1,51.5\n")
+	t.Cleanup(func() { jobs.AfterDirect, jobs.MaxRowsPerRun = nil, 0 })
+	start := func(rows ...string) (string, awsevents.S3Event) {
+		body, ct := multipartCSV(t, "title,geo_longitude,geo_latitude\n"+strings.Join(rows, ""))
 		op := idFrom(t, h.Do("POST", "/locations/imports?dryRun=false", body, h.Admin(),
 			ts.Headers{"x-platform-req-nonce", ts.Nonce(), "Content-Type", ct}).Expect(t, 202, ""))
 		return op, c.Next(t)
@@ -476,7 +477,7 @@ func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
 		h.Clock.Advance(job.DefaultLease + time.Second)
 	}
 
-	resumed, ev := start()
+	resumed, ev := start("Recovered,-0.1,51.5\n")
 	die(ev)
 	if err := got.run("jobs", "a resumed run", func(ctx context.Context) error { return jobs.HandleS3(ctx, ev) }); err != nil {
 		t.Fatalf("resumed run: %v", err)
@@ -485,7 +486,28 @@ func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
 		t.Fatalf("resumed operation = %v", op)
 	}
 
-	failed, ev := start()
+	// A run that yields after each row; each next run continues from
+	// the object the last one left.
+	jobs.MaxRowsPerRun = 1
+	continued, ev := start("First,-0.1,51.5\n", "Second,-0.1,51.5\n", "Third,-0.1,51.5\n")
+	for runs := 1; ; runs++ {
+		if err := got.run("jobs", "a continued run", func(ctx context.Context) error { return jobs.HandleS3(ctx, ev) }); err != nil {
+			t.Fatalf("continued run: %v", err)
+		}
+		if op := h.Do("GET", "/operations/"+continued, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] == "DONE" {
+			if runs < 3 {
+				t.Fatalf("done after %d runs: the runs did not yield", runs)
+			}
+			break
+		}
+		if runs > 10 {
+			t.Fatal("not done after 10 runs")
+		}
+		ev = c.Next(t)
+	}
+	jobs.MaxRowsPerRun = 0
+
+	failed, ev := start("Failed,-0.1,51.5\n")
 	die(ev)
 	payload, err := json.Marshal(ev)
 	if err != nil {
