@@ -89,8 +89,8 @@ type request struct {
 	path    string
 	body    any
 	headers ts.Headers
-	// idempotent sends the request again with the same Idempotency-Key:
-	// the replay reads the key's record.
+	// replay sends the request again with the same Idempotency-Key: the
+	// replay reads the key's record.
 	replay bool
 }
 
@@ -121,12 +121,17 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // policy of the function that made it (template.yaml) allows it: in AWS a
 // call the policy does not allow is an AccessDenied, a 500, that no other
 // local test sees. It sends a successful request to every route (as the
-// tenant's admin, or as the user the route serves), each as a container's
-// first (no tenant or rules cached); it runs a location import, an award
-// import and both exports in the jobs function, the rules function on the
-// actions the requests record (on a check-in's path and on an order whose
-// request did not see a new rule), the expiry function on a segment whose
-// member expired, and the tenants function's direct invocations.
+// tenant's admin with an admin session, and with the service key for a
+// GET; as the user the route serves; anonymously where a route allows it;
+// a replay with the same Idempotency-Key), each as a container's first (no
+// tenant or rules cached), and a request that releases its Idempotency-Key
+// in every function that takes one. It runs real location and award
+// imports, both exports, and a run that dies, resumes, yields and
+// continues, and a failure-queue record in the jobs function; the rules
+// function on the actions the requests record (on a check-in's path, and
+// on an order whose request did not see a new rule); the expiry function
+// on a segment whose member expired; and the tenants function's direct
+// invocations.
 func TestPoliciesAllowCalls(t *testing.T) {
 	h := ts.New(t)
 	tables := logicalTables(t, h)
@@ -134,10 +139,15 @@ func TestPoliciesAllowCalls(t *testing.T) {
 
 	// The functions that S3 and the Actions table's stream invoke.
 	events := map[string]*callcount.Counter{}
+	source := map[string]string{} // what invokes them
 	for _, fn := range h.Template.Functions {
 		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 {
 			events[fn.Name] = callcount.NewRecording()
 			h.CountFunction(fn.Name, events[fn.Name])
+			source[fn.Name] = "its stream records"
+			if len(fn.S3Events) > 0 {
+				source[fn.Name] = "its S3 events"
+			}
 		}
 	}
 
@@ -201,7 +211,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	tenants(t, h, got)
 	h.WaitStreams()
 	for fn, c := range events {
-		got.add(fn, "its events", c)
+		got.add(fn, source[fn], c)
 	}
 	check(t, h.Template, tables, got, true)
 }
