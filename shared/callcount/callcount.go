@@ -31,8 +31,9 @@ const (
 type Counter struct {
 	mu    sync.Mutex
 	calls map[string]int // "<service>.<operation>"
-	// accesses counts the DynamoDB calls' accesses; nil when the counter
-	// does not record them.
+	// records is set, once and for all, by NewRecording; accesses then
+	// counts the DynamoDB calls' accesses.
+	records  bool
 	accesses map[Access]int
 }
 
@@ -42,23 +43,13 @@ func New() *Counter { return &Counter{calls: map[string]int{}} }
 // NewRecording returns an empty counter that also records the accesses of
 // the DynamoDB calls it counts (Accesses).
 func NewRecording() *Counter {
-	return &Counter{calls: map[string]int{}, accesses: map[Access]int{}}
-}
-
-// recording reports whether c records accesses.
-func (c *Counter) recording() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.accesses != nil
+	return &Counter{calls: map[string]int{}, records: true, accesses: map[Access]int{}}
 }
 
 // addAccesses records the accesses of one call.
 func (c *Counter) addAccesses(as []Access) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.accesses == nil {
-		return
-	}
 	for _, a := range as {
 		c.accesses[a]++
 	}
@@ -150,7 +141,7 @@ func (c *Counter) Reset() {
 	}
 	c.mu.Lock()
 	c.calls = map[string]int{}
-	if c.accesses != nil {
+	if c.records {
 		c.accesses = map[Access]int{}
 	}
 	c.mu.Unlock()
@@ -203,7 +194,7 @@ func Middleware(stack *middleware.Stack) error {
 	) (middleware.InitializeOutput, middleware.Metadata, error) {
 		if c := From(ctx); c != nil {
 			cl := &call{}
-			if c.recording() {
+			if c.records {
 				cl.input = in.Parameters
 			}
 			ctx = context.WithValue(ctx, callKey{}, cl)
