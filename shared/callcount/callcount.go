@@ -13,6 +13,7 @@ package callcount
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -64,9 +65,7 @@ func (c *Counter) Accesses() map[Access]int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, v := range c.accesses {
-		out[k] = v
-	}
+	maps.Copy(out, c.accesses)
 	return out
 }
 
@@ -128,9 +127,7 @@ func (c *Counter) Calls() map[string]int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, v := range c.calls {
-		out[k] = v
-	}
+	maps.Copy(out, c.calls)
 	return out
 }
 
