@@ -497,28 +497,19 @@ func (c *Committer) writeDirect(groups [][]types.TransactWriteItem) error {
 		return fmt.Errorf("direct writes: %w", err)
 	}
 	c.startPool()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	fail := func(err error) {
-		if err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}
-	}
-	for _, b := range reqs {
+	// errs holds each request's outcome, and last the run's stop.
+	errs := make([]error, len(reqs)+1)
+	var wg sync.WaitGroup
+send:
+	for i, b := range reqs {
 		wg.Add(1)
 		select {
-		case c.batches <- directBatch{b: b, done: func(err error) { fail(err); wg.Done() }}:
-			continue
+		case c.batches <- directBatch{b: b, done: func(err error) { errs[i] = err; wg.Done() }}:
 		case <-c.ctx.Done():
-			fail(c.ctx.Err())
+			errs[len(reqs)] = c.ctx.Err()
 			wg.Done()
+			break send
 		}
-		break
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -1,55 +1,21 @@
 package web_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
 	"github.com/loyalty-platform/platform/shared/web"
 )
-
-// lockedBuffer is a log destination safe for the handler's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the JSON lines written so far.
-func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line is not JSON: %v: %s", err, l)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // TestRequestLogFields: every line logged during a request, by the
 // request's logger, by a function's logger with the request's context, on
 // an error answer, and the request's own line, names the request id, the
 // route, the tenant (once known) and the function.
 func TestRequestLogFields(t *testing.T) {
-	var out lockedBuffer
+	var out ts.LogBuffer
 	base := web.FunctionLogger(web.NewLoggerTo(&out), "users")
 	routes := []web.Route{
 		{Method: "GET", Path: "/users/{userId}", Handler: func(w http.ResponseWriter, r *http.Request) {
@@ -71,9 +37,6 @@ func TestRequestLogFields(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out.mu.Lock()
-			out.buf.Reset()
-			out.mu.Unlock()
 			r := httptest.NewRequest("GET", "http://api.test"+tc.target, nil)
 			r.Header.Set("x-request-id", "req-"+tc.name)
 			if tc.tenant != "" {
@@ -81,7 +44,7 @@ func TestRequestLogFields(t *testing.T) {
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
-			lines := out.lines(t)
+			lines := out.Take(t)
 			if len(lines) != tc.lines {
 				t.Fatalf("%d lines, want %d: %v", len(lines), tc.lines, lines)
 			}
@@ -113,10 +76,10 @@ func TestRequestLogFields(t *testing.T) {
 // TestFieldsOutsideRequests: a function's logger used outside a request
 // adds no request fields.
 func TestFieldsOutsideRequests(t *testing.T) {
-	var out lockedBuffer
+	var out ts.LogBuffer
 	log := web.FunctionLogger(web.NewLoggerTo(&out), "jobs")
 	log.Info("job line")
-	lines := out.lines(t)
+	lines := out.Take(t)
 	if len(lines) != 1 {
 		t.Fatalf("lines = %v", lines)
 	}
