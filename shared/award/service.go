@@ -414,7 +414,7 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
 		tx := &ddb.Tx{}
 		var err error
-		w, err = s.AddRedeem(tx, sub, v, nil, now)
+		w, err = s.AddRedeem(ctx, tx, sub, v, 1, nil, now)
 		return tx, err
 	}, func(err error) (bool, error) { return false, w.Failure(err) })
 	if err != nil {
@@ -465,8 +465,9 @@ func (s *Service) Refund(ctx context.Context, caller web.Caller, userID, awardID
 	var w RefundWrite
 	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
 		tx := &ddb.Tx{}
-		w = s.AddRefund(tx, sub, v, nil, now)
-		return tx, nil
+		var err error
+		w, err = s.AddRefund(ctx, tx, sub, v, nil, now)
+		return tx, err
 	}, func(err error) (bool, error) { return false, w.Failure(err) })
 	if err != nil {
 		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -127,9 +128,11 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	id := ID(uid, perkID)
 	set := "id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), " +
 		"gsi1pk = :gpk, gsi1sk = :gsk"
+	zero := strings.Contains(c.set, ":zero") || strings.Contains(c.add, ":zero") || strings.Contains(c.condition, ":zero")
 	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions"} {
 		if !mentions(c.set, counter) && !mentions(c.add, counter) {
 			set += ", " + counter + " = if_not_exists(" + counter + ", :zero)"
+			zero = true
 		}
 	}
 	if c.set != "" {
@@ -141,7 +144,10 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	}
 	values := map[string]types.AttributeValue{
 		":id": str(id), ":t": str(t), ":u": str(uid), ":p": str(perkID), ":now": str(now),
-		":gpk": str(tenantPK(t)), ":gsk": str(indexSK(now, id)), ":zero": num(0),
+		":gpk": str(tenantPK(t)), ":gsk": str(indexSK(now, id)),
+	}
+	if zero {
+		values[":zero"] = num(0)
 	}
 	for k, v := range c.values {
 		values[k] = v

@@ -270,6 +270,9 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
 	prep, err := s.prepareCompletion(ctx, caller, tx, &r, paymentType, now, nil)
+	if errors.Is(err, award.ErrChanged) {
+		return Order{}, false, nil // an award changed between two reads: read again
+	}
 	if err != nil {
 		return Order{}, false, err
 	}
@@ -338,7 +341,7 @@ func (c completion) failure(err error) (retry bool, out error) {
 	}
 	for _, w := range c.redeems {
 		if e := w.Failure(err); !errors.Is(e, err) {
-			return false, e
+			return errors.Is(e, award.ErrChanged), e
 		}
 	}
 	return false, err
@@ -395,7 +398,11 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 		if sub.Perk.Points.Redemption != nil && *sub.Perk.Points.Redemption > 0 {
 			def = *sub.Perk.Points.Redemption
 		}
-		w, err := s.Awards.AddRedeem(tx, sub, red.Points(def), map[string]any{"orderId": r.ID}, now)
+		units := 1
+		if red.Quantity != nil {
+			units = *red.Quantity
+		}
+		w, err := s.Awards.AddRedeem(ctx, tx, sub, red.Points(def), units, map[string]any{"orderId": r.ID}, now)
 		if err != nil {
 			return c, err
 		}

@@ -237,6 +237,9 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		o.LocationID, o.TransactionsTotal, o.TransactionCount = t.LocationID, t.TotalPrice, 1
 		t.OrderID, t.OrderGenerated = o.ID, true
 		if comp, err = s.prepareCompletion(ctx, caller, tx, &o, t.PaymentType, now, &read{prof: prof, place: place}); err != nil {
+			if errors.Is(err, award.ErrChanged) {
+				return Transaction{}, true, nil // an award changed between two reads: read again
+			}
 			return Transaction{}, false, err
 		}
 		generated = &o
@@ -351,6 +354,9 @@ func (s *Service) Refund(ctx context.Context, caller web.Caller, id string) (Ref
 			return RefundResult{}, ErrRefunded
 		}
 		res, retry, err := s.refund(ctx, caller, t.Transaction)
+		if errors.Is(err, award.ErrChanged) {
+			continue // an award changed between two reads of this refund
+		}
 		if err != nil || !retry {
 			return res, err
 		}
@@ -396,13 +402,17 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	}
 	meta := map[string]any{"orderId": o.ID, "transactionId": t.ID}
 	if o.State == StateCompleted {
-		if err := s.addReversal(ctx, tx, &rf, o, t, title, meta, now); err != nil {
-			return RefundResult{}, false, err
-		}
+		// Spent awards come back before the earn is taken back, so that a
+		// reversal on the award an order also burned from takes from what
+		// the award holds once the burn is returned (both changes of one
+		// award are one write: see award.ErrChanged).
 		if t.PaymentType == PaymentApp && !o.RedemptionsReturned && len(o.Redemptions) > 0 {
 			if err := s.addReturns(ctx, tx, &rf, o, t, title, meta, now); err != nil {
 				return RefundResult{}, false, err
 			}
+		}
+		if err := s.addReversal(ctx, tx, &rf, o, t, title, meta, now); err != nil {
+			return RefundResult{}, false, err
 		}
 	}
 	// The order: the amount moves to refundedTotal; what the refund took
@@ -511,7 +521,7 @@ func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o o
 		if sub.Perk.Points.Redemption != nil && *sub.Perk.Points.Redemption > 0 {
 			def = *sub.Perk.Points.Redemption
 		}
-		left, err := s.Awards.Refundable(ctx, sub)
+		left, err := s.Awards.Refundable(ctx, tx, sub)
 		if err != nil {
 			return err
 		}
@@ -519,7 +529,10 @@ func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o o
 		if v <= 0 {
 			continue // refunded already through the award endpoints
 		}
-		w := s.Awards.AddRefund(tx, sub, v, meta, now)
+		w, err := s.Awards.AddRefund(ctx, tx, sub, v, meta, now)
+		if err != nil {
+			return err
+		}
 		rf.awardsAt = append(rf.awardsAt, w.AwardAt)
 		rf.actions = append(rf.actions, w.Action)
 		rf.res.RedemptionsReturned++
