@@ -227,6 +227,26 @@ func (s *Service) Load(ctx context.Context, tenantID, tenantTitle, perkID, userI
 	return sub, nil
 }
 
+// LoadFor is Load for a user the caller read already, a deleted user
+// too (the refund of an order paid before the deletion: a user's history
+// is kept): the perk and the tenant's title.
+func (s *Service) LoadFor(ctx context.Context, tenantID, tenantTitle, perkID string, person Person) (Subject, error) {
+	sub := Subject{TenantID: tenantID, TenantTitle: tenantTitle, Person: person}
+	var err error
+	if sub.Perk, err = s.Perks.Find(ctx, tenantID, perkID); err != nil {
+		if errors.Is(err, perk.ErrNotFound) {
+			return Subject{}, ErrPerkNotFound
+		}
+		return Subject{}, err
+	}
+	if sub.TenantTitle == "" && s.Tenants != nil {
+		if sub.TenantTitle, err = s.Tenants.Title(ctx, tenantID); err != nil {
+			return Subject{}, err
+		}
+	}
+	return sub, nil
+}
+
 // act returns the action of a change of an award.
 func (s *Service) act(sub Subject, typ string, now time.Time, meta map[string]any) action.Action {
 	a := action.Action{

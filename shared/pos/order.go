@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -461,38 +463,89 @@ func (s *Service) after(ctx context.Context, c completion) {
 
 // AddEarned adds to tx the recording of points a rule granted on an order
 // of userID (for a refund to take them back): the order's
-// pointsEarned[awardId] grows by points and its version by one. Nothing is
-// added for an empty orderId, no points, or an order that is not the
-// user's (an action's metadata named an order the POS domain does not
-// know).
+// pointsEarned[awardId] grows by points and its version by one. A refund
+// that landed between the order's completion and this grant takes its
+// share of the grant back at once, in the same transaction (the award's
+// grant and reversal are one write): the share of the earn is reversed
+// whenever the refund and the rule land. Nothing is added for an empty
+// orderId, no points, or an order that is not the user's (an action's
+// metadata named an order the POS domain does not know). The order is
+// written once per transaction (several grants on one order merge),
+// conditional on its version as read.
 func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, orderID, awardID string, points int) error {
 	if orderID == "" || points <= 0 || !web.ValidID(orderID) {
 		return nil
 	}
-	r, err := s.st().order(ctx, tenantID, orderID)
-	if errors.Is(err, ErrOrderNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
+	key := ddb.Key(s.Table, key(orderPK(tenantID, orderID), "ORDER"))
+	e, _ := ctx.Value(earnedKey{}).(*earned)
+	var r *orderRecord
+	if prev, ok := tx.State(key); ok {
+		r, _ = prev.(*orderRecord)
+		if r == nil {
+			return fmt.Errorf("earn on order %s: the transaction writes the order already", orderID)
+		}
+	} else {
+		read, err := s.st().order(ctx, tenantID, orderID)
+		if errors.Is(err, ErrOrderNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r = &read
+		r.PointsEarned, r.PointsReversed = maps.Clone(r.PointsEarned), maps.Clone(r.PointsReversed)
+		if r.PointsEarned == nil {
+			r.PointsEarned = map[string]int{}
+		}
+		if r.PointsReversed == nil {
+			r.PointsReversed = map[string]int{}
+		}
 	}
 	if r.UserID != userID {
 		return nil
 	}
-	e, _ := ctx.Value(earnedKey{}).(*earned)
 	e.add(orderID)
-	set := "pointsEarned.#a = if_not_exists(pointsEarned.#a, :zero) + :p"
-	if r.PointsEarned == nil {
-		set = "pointsEarned = :m"
+	r.PointsEarned[awardID] += points
+	if r.State == StateCompleted && r.RefundedAfter > 0 {
+		if due := reversalTarget(r.PointsEarned[awardID], r.RefundedAfter, r.EarnedBase) - r.PointsReversed[awardID]; due > 0 {
+			if err := s.reverseOnLanding(ctx, tx, *r, awardID, due); err != nil {
+				return err
+			}
+			r.PointsReversed[awardID] += due
+		}
 	}
-	u := s.st().update(orderPK(tenantID, orderID), "ORDER", "SET "+set+" ADD version :one", "attribute_exists(pk)",
-		map[string]types.AttributeValue{":one": nv(1)})
-	if r.PointsEarned == nil {
-		u.Update.ExpressionAttributeValues[":m"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{awardID: nv(int64(points))}}
-	} else {
-		u.Update.ExpressionAttributeValues[":zero"], u.Update.ExpressionAttributeValues[":p"] = nv(0), nv(int64(points))
-		u.Update.ExpressionAttributeNames = map[string]string{"#a": awardID}
+	earnedAV, err := attributevalue.Marshal(r.PointsEarned)
+	if err != nil {
+		return fmt.Errorf("earn on order %s: %w", orderID, err)
 	}
-	tx.Add("order", u)
-	return nil
+	reversedAV, err := attributevalue.Marshal(r.PointsReversed)
+	if err != nil {
+		return fmt.Errorf("earn on order %s: %w", orderID, err)
+	}
+	u := s.st().update(orderPK(tenantID, orderID), "ORDER", "SET pointsEarned = :pe, pointsReversed = :pr, version = :next", "version = :v",
+		map[string]types.AttributeValue{":pe": earnedAV, ":pr": reversedAV, ":next": nv(int64(r.Version + 1)), ":v": nv(int64(r.Version))})
+	_, err = tx.Merge("order", key, func(any) (types.TransactWriteItem, any, error) { return u, r, nil })
+	return err
+}
+
+// reverseOnLanding adds to tx the reversal of due points of a rule's grant
+// on order r that a refund made before the grant landed takes back.
+func (s *Service) reverseOnLanding(ctx context.Context, tx *ddb.Tx, r orderRecord, awardID string, due int) error {
+	_, perkID, _ := splitAward(awardID)
+	prof, err := s.Users.Kept(ctx, r.TenantID, r.UserID)
+	if err != nil {
+		return err
+	}
+	title := ""
+	if s.Tenants != nil {
+		if title, err = s.Tenants.Title(ctx, r.TenantID); err != nil {
+			return err
+		}
+	}
+	sub, err := s.Awards.LoadFor(ctx, r.TenantID, title, perkID, person(prof))
+	if err != nil {
+		return err
+	}
+	_, err = s.Awards.AddReverse(ctx, tx, sub, due, map[string]any{"orderId": r.ID, "reason": "REFUNDED_BEFORE_GRANT"}, s.Clock.Now())
+	return err
 }

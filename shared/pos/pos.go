@@ -8,6 +8,7 @@
 package pos
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -59,7 +60,12 @@ const (
 
 // Limits of orders and transactions.
 const (
-	MaxBasket      = 200
+	MaxBasket = 200
+	// MaxBasketBytes bounds a basket encoded as JSON: the order stores
+	// it and its ORDER_COMPLETED action copies it, and both must stay
+	// well inside DynamoDB's 400 KB item, so that an order the API
+	// accepted can always complete.
+	MaxBasketBytes = 128 << 10
 	MaxRedemptions = 20
 	MaxAmount      = 1_000_000_000.0
 	MaxQuantity    = 1000
@@ -146,6 +152,9 @@ func validateBasket(items []BasketItem) error {
 		if err := amount(at+".price", it.Price); err != nil {
 			return err
 		}
+	}
+	if b, err := json.Marshal(items); err == nil && len(b) > MaxBasketBytes {
+		return apierr.Invalid("basket", "is %d bytes as JSON: at most %d (the order and its ORDER_COMPLETED action each hold it)", len(b), MaxBasketBytes)
 	}
 	return nil
 }

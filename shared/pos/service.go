@@ -18,6 +18,9 @@ import (
 // Users reads users (profiles, with their app balances).
 type Users interface {
 	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
+	// Kept returns a deleted user's profile too (refunds of their
+	// payments).
+	Kept(ctx context.Context, tenantID, userID string) (profile.Profile, error)
 }
 
 // Places reads locations.

@@ -3,6 +3,7 @@ package pos
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -81,15 +82,30 @@ func (r orderRecord) view() Order {
 }
 
 // value is the order's value: totalPrice when set, else the value the POS
-// declared, else the sum of its transactions not refunded.
+// declared, else the sum of its transactions not refunded. A totalPrice or
+// declared value is net of what was refunded while the order was OPEN (an
+// order completes on the amount not refunded; refunds after completion
+// reverse points instead).
 func (r orderRecord) value() float64 {
+	before := max(0, r.RefundedTotal-r.RefundedAfter)
 	switch {
 	case r.TotalPrice != nil:
-		return *r.TotalPrice
+		return max(0, *r.TotalPrice-before)
 	case r.Declared != nil:
-		return *r.Declared
+		return max(0, *r.Declared-before)
 	}
 	return r.TransactionsTotal
+}
+
+// reversalTarget is how many of earned points a refund of refunded out of
+// base (the money the order was paid when it completed) takes back in
+// all: the same share, rounded down; all of them once everything is
+// refunded (or when nothing was paid).
+func reversalTarget(earned int, refunded, base float64) int {
+	if base <= 0 || refunded >= base {
+		return earned
+	}
+	return int(math.Floor(float64(earned)*(refunded/base) + 1e-9))
 }
 
 // txnRecord is a transaction as stored.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -379,7 +378,8 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	if err != nil {
 		return RefundResult{}, false, err
 	}
-	prof, err := s.Users.Get(ctx, t.TenantID, t.UserID)
+	// A deleted user's payment is refunded too: their history is kept.
+	prof, err := s.Users.Kept(ctx, t.TenantID, t.UserID)
 	if err != nil {
 		return RefundResult{}, false, err
 	}
@@ -397,7 +397,7 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	txnAt := tx.Add("transaction", st.update(txnPK(t.TenantID, t.ID), "TXN", "SET refunded = :t, refundedAt = :now", "refunded = :f",
 		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(stamp(now))}))
 	if t.PaymentType == PaymentApp && t.Charge() > 0 {
-		tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, t.UserID, t.Charge()))
+		tx.Add("user", profile.BalanceRestore(s.UsersTable, t.TenantID, t.UserID, t.Charge()))
 		rf.res.BalanceRestored = t.Charge()
 	}
 	meta := map[string]any{"orderId": o.ID, "transactionId": t.ID}
@@ -407,11 +407,11 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 		// the award holds once the burn is returned (both changes of one
 		// award are one write: see award.ErrChanged).
 		if t.PaymentType == PaymentApp && !o.RedemptionsReturned && len(o.Redemptions) > 0 {
-			if err := s.addReturns(ctx, tx, &rf, o, t, title, meta, now); err != nil {
+			if err := s.addReturns(ctx, tx, &rf, o, t, title, prof, meta, now); err != nil {
 				return RefundResult{}, false, err
 			}
 		}
-		if err := s.addReversal(ctx, tx, &rf, o, t, title, meta, now); err != nil {
+		if err := s.addReversal(ctx, tx, &rf, o, t, title, prof, meta, now); err != nil {
 			return RefundResult{}, false, err
 		}
 	}
@@ -471,24 +471,16 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 
 // addReversal adds to tx the taking back of the points refunding t takes
 // from completed order o (see Refund).
-func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, meta map[string]any, now time.Time) error {
-	share := 1.0
-	if o.EarnedBase > 0 {
-		share = min(1, (o.RefundedAfter+t.TotalPrice)/o.EarnedBase)
-	}
+func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, prof profile.Profile, meta map[string]any, now time.Time) error {
 	for _, awardID := range slices.Sorted(maps.Keys(o.PointsEarned)) {
-		pts := o.PointsEarned[awardID]
-		target := pts
-		if share < 1 {
-			target = int(math.Floor(float64(pts)*share + 1e-9))
-		}
+		target := reversalTarget(o.PointsEarned[awardID], o.RefundedAfter+t.TotalPrice, o.EarnedBase)
 		due := target - rf.reversed[awardID]
 		if due <= 0 {
 			continue
 		}
 		rf.reversed[awardID] = target
 		_, perkID, _ := splitAward(awardID)
-		sub, err := s.Awards.Load(ctx, t.TenantID, title, perkID, t.UserID, "")
+		sub, err := s.Awards.LoadFor(ctx, t.TenantID, title, perkID, person(prof))
 		if err != nil {
 			s.log().WarnContext(ctx, "refund: the award of earned points is gone", "awardId", awardID, "error", err.Error())
 			rf.res.PointsNotReversed += due
@@ -510,10 +502,10 @@ func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o 
 
 // addReturns adds to tx the giving back of completed order o's
 // redemptions (see Refund).
-func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, meta map[string]any, now time.Time) error {
+func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, prof profile.Profile, meta map[string]any, now time.Time) error {
 	for _, red := range o.Redemptions {
 		_, perkID, _ := splitAward(red.AwardID)
-		sub, err := s.Awards.Load(ctx, t.TenantID, title, perkID, t.UserID, "")
+		sub, err := s.Awards.LoadFor(ctx, t.TenantID, title, perkID, person(prof))
 		if err != nil {
 			return err
 		}
@@ -539,6 +531,11 @@ func (s *Service) addReturns(ctx context.Context, tx *ddb.Tx, rf *refunding, o o
 	}
 	rf.returned = true
 	return nil
+}
+
+// person is a user as awards name them.
+func person(p profile.Profile) award.Person {
+	return award.Person{ID: p.ID, Name: p.FullName, PrimaryPlatform: p.PrimaryPlatform}
 }
 
 func bv(b bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: b} }

@@ -2,6 +2,7 @@ package pos_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
@@ -122,4 +123,135 @@ func TestMaxTotalRedemptionsCountsUnits(t *testing.T) {
 	if got := available(t, h, uid, perk); got != 97 {
 		t.Errorf("points = %d, want 97", got)
 	}
+}
+
+// TestRefundBeforeTheRuleLands checks that a refund made between an
+// order's completion and its rules is not lost: the rule's grant, landing
+// after the refund, has the refunded share taken back in its own
+// transaction.
+func TestRefundBeforeTheRuleLands(t *testing.T) {
+	tests := []struct {
+		name         string
+		payments     []float64
+		refund       int
+		wantReversed int
+	}{
+		{"WholeRefund", []float64{24}, 0, 24},
+		{"HalfRefunded", []float64{12, 12}, 1, 12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := ts.New(t)
+			uid := shopper(t, h, "Lou")
+			loc := shop(t, h, "Late Rule Bar")
+			perk := newPerk(t, h, nil)
+			oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+			var txns []string
+			for i, p := range tc.payments {
+				txns = append(txns, h.Do("POST", "/users/"+uid+"/transactions", map[string]any{
+					"shortCode": fmt.Sprintf("L-%d", i), "totalPrice": p, "paymentType": "CARD_AT_POS", "orderId": oid, "locationId": loc,
+				}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string))
+			}
+			h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+			h.WaitStreams() // the stream saw the completion while the tenant had no rule
+			h.Do("PUT", "/transactions/"+txns[tc.refund]+"?refund=true", nil, h.Admin()).Expect(t, 200, "")
+			// The rule lands after the refund, as a late stream delivery
+			// would apply it.
+			pointsRule(t, h, loc, perk, 1)
+			completed := actionsOf(t, h, uid, "ORDER_COMPLETED")
+			if len(completed) != 1 {
+				t.Fatalf("ORDER_COMPLETED actions = %d", len(completed))
+			}
+			if err := h.Deps.Rules.Run(t.Context(), completed[0]); err != nil {
+				t.Fatalf("rules: %v", err)
+			}
+			if got, want := available(t, h, uid, perk), 24-tc.wantReversed; got != want {
+				t.Errorf("points = %d, want %d (24 earned, %d reversed on landing)", got, want, tc.wantReversed)
+			}
+			o := h.Do("GET", "/orders/"+oid, nil, h.Admin()).Expect(t, 200, "").Map(t)
+			award := uid + "-" + perk
+			if o["pointsEarned"].(map[string]any)[award] != 24.0 || o["pointsReversed"].(map[string]any)[award] != float64(tc.wantReversed) {
+				t.Errorf("order = earned %v, reversed %v", o["pointsEarned"], o["pointsReversed"])
+			}
+			if got := len(actionsOf(t, h, uid, "AWARD_REVERSED")); got != 1 {
+				t.Errorf("AWARD_REVERSED actions = %d, want 1", got)
+			}
+		})
+	}
+}
+
+// TestOrderRefundedWhileOpenEarnsNothing checks that an order completes on
+// the amount not refunded: its only payment refunded while OPEN, it earns
+// nothing on its totalPrice.
+func TestOrderRefundedWhileOpenEarnsNothing(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, "Oz")
+	loc := shop(t, h, "Open Refunds")
+	perk := newPerk(t, h, nil)
+	pointsRule(t, h, loc, perk, 1)
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "totalPrice": 30}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	a := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "O-1", "totalPrice": 20, "paymentType": "CARD_AT_POS", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "O-2", "totalPrice": 10, "paymentType": "CARD_AT_POS", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "")
+	h.Do("PUT", "/transactions/"+a+"?refund=true", nil, h.Admin()).Expect(t, 200, "")
+	done := h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "").Map(t)
+	if done["value"] != 10.0 {
+		t.Errorf("value = %v, want 10 (30 less the 20 refunded while OPEN)", done["value"])
+	}
+	if got := available(t, h, uid, perk); got != 10 {
+		t.Errorf("points = %d, want 10", got)
+	}
+}
+
+// TestRefundOfADeletedUsersPayment checks that the till can refund the
+// payment of a user deleted since: the balance and the awards the order
+// burned come back, the earn is reversed, and the history is kept.
+func TestRefundOfADeletedUsersPayment(t *testing.T) {
+	for _, payment := range []string{"APP", "CARD_AT_POS"} {
+		t.Run(payment, func(t *testing.T) {
+			h := ts.New(t)
+			uid := shopper(t, h, "Del")
+			loc := shop(t, h, "Gone Cafe")
+			perk := newPerk(t, h, nil)
+			pointsRule(t, h, loc, perk, 1)
+			award := uid + "-" + perk
+			credit(t, h, uid, perk, 10)
+			h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 8}, h.Admin()).Expect(t, 200, "")
+			oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 3}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+			txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "G-1", "totalPrice": 8, "paymentType": payment, "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+			h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+			h.Do("DELETE", "/users/"+uid, nil, h.Admin()).Expect(t, 204, "")
+			ref := h.Do("PUT", "/transactions/"+txn+"?refund=true", nil, h.Admin()).Expect(t, 200, "").Map(t)
+			if ref["pointsReversed"] != 8.0 {
+				t.Errorf("refund = %v, want 8 points reversed", ref)
+			}
+			if payment == "APP" && (ref["balanceRestored"] != 8.0 || ref["redemptionsReturned"] != 1.0) {
+				t.Errorf("refund = %v, want the balance and the redemption back", ref)
+			}
+			if got := len(actionsOf(t, h, uid, "TRANSACTION_REFUNDED")); got != 1 {
+				t.Errorf("TRANSACTION_REFUNDED actions = %d, want 1", got)
+			}
+		})
+	}
+}
+
+// TestBasketThatCanComplete checks that what the order create accepts,
+// completion can store: a basket too large for the order and its
+// ORDER_COMPLETED action is refused up front, one just inside completes.
+func TestBasketThatCanComplete(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, "Bea")
+	basket := func(title string) []map[string]any {
+		var b []map[string]any
+		for i := range 200 {
+			b = append(b, map[string]any{"id": fmt.Sprintf("item-%03d", i), "category": strings.Repeat("c", 128), "title": title})
+		}
+		return b
+	}
+	t.Run("TooLarge", func(t *testing.T) {
+		h.Do("POST", "/users/"+uid+"/orders", map[string]any{"basket": basket(strings.Repeat("𝄞", 255))}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	})
+	t.Run("JustInside", func(t *testing.T) {
+		oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"basket": basket(strings.Repeat("é", 180))}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+		h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	})
 }

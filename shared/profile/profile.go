@@ -91,6 +91,20 @@ type Reader struct {
 // Get returns a user's profile; a missing, expired or deleted user is
 // ErrNotFound.
 func (r *Reader) Get(ctx context.Context, tenantID, userID string) (Profile, error) {
+	p, err := r.Kept(ctx, tenantID, userID)
+	if err != nil {
+		return Profile{}, err
+	}
+	if p.Deleted {
+		return Profile{}, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
+	}
+	return p, nil
+}
+
+// Kept returns a user's profile, a deleted (redacted) user's too: what
+// changes a user's history after the deletion (the refund of an earlier
+// payment) needs. A missing or expired user is ErrNotFound.
+func (r *Reader) Kept(ctx context.Context, tenantID, userID string) (Profile, error) {
 	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(r.Table), Key: key(tenantID, userID), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String(projection), ExpressionAttributeNames: projectionNames,
@@ -105,7 +119,7 @@ func (r *Reader) Get(ctx context.Context, tenantID, userID string) (Profile, err
 	if err := attributevalue.UnmarshalMap(out.Item, &p); err != nil {
 		return Profile{}, fmt.Errorf("get user %s: %w", userID, err)
 	}
-	if !p.live(r.Clock.Now()) {
+	if p.ExpiresAt != 0 && p.ExpiresAt <= r.Clock.Now().Unix() {
 		return Profile{}, fmt.Errorf("get user %s: %w", userID, ErrNotFound)
 	}
 	return p.normalized(), nil
@@ -186,6 +200,18 @@ func BalanceChange(table, tenantID, userID string, delta float64) types.Transact
 		UpdateExpression: aws.String("ADD balance :d"), ConditionExpression: aws.String(cond),
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+}
+
+// BalanceRestore is an Update, for another domain's transaction, that
+// gives amount back to a user's app balance (a refunded app payment): a
+// deleted user's too, so that their history stays whole.
+func BalanceRestore(table, tenantID, userID string, amount float64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(tenantID, userID),
+		UpdateExpression:          aws.String("ADD balance :d"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: strconv.FormatFloat(amount, 'f', -1, 64)}},
 	}}
 }
 
