@@ -74,12 +74,19 @@ var (
 type Points struct {
 	Available int `json:"available"`
 	perk.Points
-	// TotalGranted, TotalRedeemed and TotalRefunded are the sums of the
-	// award's grants (after the perk's max), redemptions and refunds;
-	// Redemptions counts the redemptions.
+	// TotalGranted, TotalRedeemed, TotalRefunded and TotalReversed are
+	// the sums of the award's grants (after the perk's max), redemptions,
+	// refunds and reversals (points a refunded order's earn took back);
+	// TotalAdjusted the net of the admin's settings of available;
+	// Redemptions counts the redemptions (in units). Available is always
+	// (points.initial for a global, CLUB or LEVEL perk's award) +
+	// totalGranted - totalRedeemed + totalRefunded - totalReversed +
+	// totalAdjusted.
 	TotalGranted  int `json:"totalGranted"`
 	TotalRedeemed int `json:"totalRedeemed"`
 	TotalRefunded int `json:"totalRefunded"`
+	TotalReversed int `json:"totalReversed"`
+	TotalAdjusted int `json:"totalAdjusted"`
 	Redemptions   int `json:"redemptions"`
 }
 

@@ -366,8 +366,8 @@ func (s *Service) AddReverse(ctx context.Context, tx *ddb.Tx, sub Subject, point
 		w.Taken = min(points, cur.Available)
 		after = cur.Available - w.Taken
 		c := change{
-			set: "available = :next", condition: "available = :cur",
-			values: map[string]types.AttributeValue{":next": num(after), ":cur": num(cur.Available)},
+			set: "available = :next", add: "reversed :taken", condition: "available = :cur",
+			values: map[string]types.AttributeValue{":next": num(after), ":cur": num(cur.Available), ":taken": num(w.Taken)},
 		}
 		if w.AwardAt, err = s.first(tx, sub.TenantID, uid, p.ID, c, stamp(now), o, true, true, cur); err != nil {
 			return ReverseWrite{}, err

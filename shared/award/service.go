@@ -539,9 +539,25 @@ func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in
 	st := s.st()
 	var awardAt, userAt, memberAt int
 	return s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
-		c := change{set: "available = :v", values: map[string]types.AttributeValue{":v": num(v)}}
-		if !virtual {
-			c.condition = "attribute_exists(pk)"
+		// The setting is recorded as the difference it makes (adjusted),
+		// so it reads the award and writes on the value read.
+		cur, found, err := st.get(ctx, caller.TenantID, uid, perkID)
+		if err != nil {
+			return nil, err
+		}
+		if !found && !virtual {
+			return nil, ErrNotFound
+		}
+		base := cur.Available
+		if !found {
+			base = p.Points.InitialOr()
+		}
+		c := change{set: "available = :v", add: "adjusted :d", values: map[string]types.AttributeValue{":v": num(v), ":d": num(v - base)}}
+		if found {
+			c.condition = "available = :cur"
+			c.values[":cur"] = num(base)
+		} else {
+			c.condition = "attribute_not_exists(pk)"
 		}
 		tx := &ddb.Tx{}
 		awardAt = tx.Add("award", st.item(caller.TenantID, uid, perkID, stamp(now), c))
@@ -553,10 +569,12 @@ func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in
 		return tx, nil
 	}, func(err error) (bool, error) {
 		switch {
-		case ddb.Failed(err, awardAt), ddb.Failed(err, userAt):
+		case ddb.Failed(err, userAt):
 			return false, ErrNotFound
 		case memberAt >= 0 && ddb.Failed(err, memberAt):
 			return false, ErrNotHeld
+		case ddb.Failed(err, awardAt):
+			return true, nil // changed since it was read
 		}
 		return false, err
 	})

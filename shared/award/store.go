@@ -25,7 +25,10 @@ import (
 // that changed at least once are stored (virtual ones are derived from the
 // perks and memberships). Every write keeps the counters: available,
 // granted, redeemed, refunded, refundable (redeemed and not yet refunded)
-// and redemptions (how many).
+// and redemptions (how many), reversed (taken back by reversals) and
+// adjusted (the net of the admin's settings), so that available is
+// always (initial for a virtual award) + granted - redeemed + refunded -
+// reversed + adjusted.
 
 const skAwardPrefix = "AWARD#"
 
@@ -58,8 +61,12 @@ type record struct {
 	Refunded    int    `dynamodbav:"refunded"`
 	Refundable  int    `dynamodbav:"refundable"`
 	Redemptions int    `dynamodbav:"redemptions"`
-	Created     string `dynamodbav:"created"`
-	UpdatedAt   string `dynamodbav:"updatedAt"`
+	// Reversed counts the points reversals took back (a refunded order's
+	// earn); Adjusted the net of the admin's settings of available.
+	Reversed  int    `dynamodbav:"reversed"`
+	Adjusted  int    `dynamodbav:"adjusted"`
+	Created   string `dynamodbav:"created"`
+	UpdatedAt string `dynamodbav:"updatedAt"`
 }
 
 // store is the award domain's access to DynamoDB.
@@ -129,7 +136,7 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	set := "id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), " +
 		"gsi1pk = :gpk, gsi1sk = :gsk"
 	zero := strings.Contains(c.set, ":zero") || strings.Contains(c.add, ":zero") || strings.Contains(c.condition, ":zero")
-	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions"} {
+	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted"} {
 		if !mentions(c.set, counter) && !mentions(c.add, counter) {
 			set += ", " + counter + " = if_not_exists(" + counter + ", :zero)"
 			zero = true

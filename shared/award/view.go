@@ -28,7 +28,7 @@ func view(p perk.Perk, rec record, ov *Overlay) Award {
 		PerkID: p.ID, Definition: p.Definition, Enabled: p.Enabled, UpdatedAt: rec.UpdatedAt,
 		Points: Points{
 			Available: rec.Available, Points: p.Points, TotalGranted: rec.Granted, TotalRedeemed: rec.Redeemed,
-			TotalRefunded: rec.Refunded, Redemptions: rec.Redemptions,
+			TotalRefunded: rec.Refunded, TotalReversed: rec.Reversed, TotalAdjusted: rec.Adjusted, Redemptions: rec.Redemptions,
 		},
 	}
 	if a.LocationIDs == nil {

@@ -125,6 +125,7 @@ func (p *pending) apply(o op) (outcome, error) {
 		if exists && avail > 0 && o.points > 0 {
 			out.taken = min(o.points, avail)
 			r.Available = avail - out.taken
+			r.Reversed += out.taken
 		}
 	}
 	if o.kind != opReverse {
@@ -193,10 +194,10 @@ func (s *Service) again(ctx context.Context, tx *ddb.Tx, p *pending, o op, now s
 	}
 	p.ops = append(p.ops, o)
 	c := change{
-		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n",
+		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n, reversed = :rv",
 		values: map[string]types.AttributeValue{
 			":a": num(p.cur.Available), ":g": num(p.cur.Granted), ":r": num(p.cur.Redeemed),
-			":rf": num(p.cur.Refunded), ":rb": num(p.cur.Refundable), ":n": num(p.cur.Redemptions),
+			":rf": num(p.cur.Refunded), ":rb": num(p.cur.Refundable), ":n": num(p.cur.Redemptions), ":rv": num(p.cur.Reversed),
 		},
 	}
 	if p.found {

@@ -255,3 +255,43 @@ func TestBasketThatCanComplete(t *testing.T) {
 		h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
 	})
 }
+
+// TestAwardTotalsAddUp checks that an award's totals account for every
+// change of its points: available = totalGranted - totalRedeemed +
+// totalRefunded - totalReversed + totalAdjusted after each step.
+func TestAwardTotalsAddUp(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, "Tot")
+	loc := shop(t, h, "Totals Deli")
+	perk := newPerk(t, h, nil)
+	pointsRule(t, h, loc, perk, 1)
+	award := uid + "-" + perk
+	check := func(step string, wantAvailable int) {
+		t.Helper()
+		for _, a := range h.Do("GET", "/users/"+uid+"/pointawards", nil, h.Admin()).Expect(t, 200, "").Map(t)["awards"].([]any) {
+			p := a.(map[string]any)["points"].(map[string]any)
+			if a.(map[string]any)["perkId"] != perk {
+				continue
+			}
+			n := func(k string) int { return int(p[k].(float64)) }
+			if got := n("totalGranted") - n("totalRedeemed") + n("totalRefunded") - n("totalReversed") + n("totalAdjusted"); got != n("available") || n("available") != wantAvailable {
+				t.Errorf("%s: points = %v: the totals give %d, want available %d", step, p, got, wantAvailable)
+			}
+			return
+		}
+		t.Errorf("%s: no award", step)
+	}
+	credit(t, h, uid, perk, 10)
+	check("Granted", 10)
+	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 5}, h.Admin()).Expect(t, 200, "")
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 4}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "T-1", "totalPrice": 5, "paymentType": "APP", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	check("Completed", 11)
+	h.Do("PUT", "/transactions/"+txn+"?refund=true", nil, h.Admin()).Expect(t, 200, "")
+	check("Refunded", 10)
+	h.Do("PUT", "/pointawards/"+award, map[string]any{"points": map[string]any{"available": 7}}, h.Admin()).Expect(t, 200, "")
+	check("Set", 7)
+	h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/redeem", map[string]any{"valueToRedeem": 2}, h.Admin()).Expect(t, 200, "")
+	check("Redeemed", 5)
+}
