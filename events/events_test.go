@@ -173,6 +173,7 @@ var samples = []struct {
 	{"awards-redeem.json", "loyalty", 200},
 	{"awards-refund.json", "loyalty", 200},
 	{"awards-set.json", "loyalty", 200},
+	{"awards-ledger.json", "loyalty", 200},
 	{"awards-imports-create.json", "awardimports", 202},
 	{"awards-imports-file.json", "awardimports", 200},
 	{"actions-list.json", "actions", 200},

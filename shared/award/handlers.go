@@ -31,6 +31,7 @@ func (s *Service) Routes() []web.Route {
 		{Method: "GET", Path: "/awards", Handler: s.handleList},
 		{Method: "GET", Path: "/users/{userId}/awards", Handler: s.handleUserAwards},
 		{Method: "GET", Path: "/users/{userId}/pointawards", Handler: s.handleUserPointAwards},
+		{Method: "GET", Path: "/users/{userId}/pointawards/{awardId}/ledger", Handler: web.Serve(http.StatusOK, s.handleLedger)},
 		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/redeem", Handler: s.handleRedeem(true), Idempotent: true},
 		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/redeem", Handler: s.handleRedeem(false), Idempotent: true},
 		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Handler: s.handleRefund(true), Idempotent: true},

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ledger"
 	"github.com/loyalty-platform/platform/shared/perk"
 )
 
@@ -73,12 +74,27 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 			next = max(*p.Points.Max, base)
 		}
 		delta := next - base
-		c := change{set: "available = :avail", add: "granted :delta", values: map[string]types.AttributeValue{":avail": num(next), ":delta": num(delta)}}
-		if found {
-			c.condition = "available = :cur"
-			c.values[":cur"] = num(base)
-		} else {
+		// The ledger entries: a virtual award's initial points when this
+		// grant stores it, and the grant's EARN.
+		var entries []ledger.Entry
+		if !found && (p.IsGlobal || p.HeldThroughSegment()) && base != 0 {
+			entries = append(entries, ledger.Entry{Type: ledger.Earn, Points: base, BalanceAfter: base, Cause: ledger.Cause{Source: SourceInitial}})
+		}
+		cause := ledger.Cause{Source: SourceImport, OperationID: opt.OperationID}
+		if delta != 0 {
+			entries = append(entries, ledger.Entry{Type: ledger.Earn, Points: delta, BalanceAfter: next, Cause: cause})
+		}
+		seq := cur.Seq + len(entries)
+		c := change{set: "available = :avail, seq = :seq", add: "granted :delta", values: map[string]types.AttributeValue{":avail": num(next), ":delta": num(delta), ":seq": num(seq)}}
+		switch {
+		case !found:
 			c.condition = "attribute_not_exists(pk)"
+		case cur.Seq == 0:
+			c.condition = "attribute_not_exists(seq) AND available = :cur"
+			c.values[":cur"] = num(base)
+		default:
+			c.condition = "seq = :cseq AND available = :cur"
+			c.values[":cseq"], c.values[":cur"] = num(cur.Seq), num(base)
 		}
 		w := ImportWrite{Key: awardKeyString(uid, p.ID), AwardID: ID(uid, p.ID), Granted: delta, Available: next, MemberAt: -1}
 		w.Items = append(w.Items, st.item(tenantID, uid, p.ID, stamp(now), c))
@@ -92,7 +108,19 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 			if opt.OperationID != "" {
 				meta["operationId"] = opt.OperationID
 			}
-			it, err := s.Actions.TransactItem(s.act(sub, ActionGranted, now, meta))
+			a := s.act(sub, ActionGranted, now, meta)
+			it, err := s.Actions.TransactItem(a)
+			if err != nil {
+				return nil, err
+			}
+			w.Items = append(w.Items, it)
+			if delta != 0 {
+				entries[len(entries)-1].Cause.ActionID = a.ID
+			}
+		}
+		for j, e := range entries {
+			e.Seq, e.Created = cur.Seq+j+1, stamp(now)
+			it, err := ledger.Item(s.Table, tenantID, uid, p.ID, e)
 			if err != nil {
 				return nil, err
 			}

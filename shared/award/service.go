@@ -436,13 +436,14 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 		var err error
 		w, err = s.AddRedeem(ctx, tx, sub, v, 1, nil, now)
 		return tx, err
-	}, func(err error) (bool, error) { return false, w.Failure(err) })
+	}, func(err error) (bool, error) { e := w.Failure(err); return isChanged(e), e })
 	if err != nil {
 		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
 	}
 	metrics.Count(ctx, sub.TenantID, metrics.AwardsRedeemed, 1)
 	s.react(ctx, w.Action)
-	return s.current(ctx, sub.TenantID, sub.Perk, uid)
+	// The answer is the award as the write left it (the write read it).
+	return s.present(ctx, sub.TenantID, sub.Perk, w.rec, true)
 }
 
 // RefundInput is the body of the refund operations.
@@ -488,12 +489,12 @@ func (s *Service) Refund(ctx context.Context, caller web.Caller, userID, awardID
 		var err error
 		w, err = s.AddRefund(ctx, tx, sub, v, nil, now)
 		return tx, err
-	}, func(err error) (bool, error) { return false, w.Failure(err) })
+	}, func(err error) (bool, error) { e := w.Failure(err); return isChanged(e), e })
 	if err != nil {
 		return Award{}, fmt.Errorf("refund award %s: %w", awardID, err)
 	}
 	s.react(ctx, w.Action)
-	return s.current(ctx, sub.TenantID, sub.Perk, uid)
+	return s.present(ctx, sub.TenantID, sub.Perk, w.rec, true)
 }
 
 // SetInput is the body of PUT /pointawards/{awardId}.
@@ -536,31 +537,20 @@ func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in
 		return apierr.Invalid("points.available", "must be at most the perk's points.max (%d)", *p.Points.Max)
 	}
 	virtual := p.IsGlobal || p.HeldThroughSegment()
-	st := s.st()
+	sub := Subject{TenantID: caller.TenantID, TenantTitle: caller.TenantTitle, Perk: p, Person: Person{ID: uid}}
 	var awardAt, userAt, memberAt int
 	return s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
-		// The setting is recorded as the difference it makes (adjusted),
-		// so it reads the award and writes on the value read.
-		cur, found, err := st.get(ctx, caller.TenantID, uid, perkID)
+		// The setting is recorded as the difference it makes (an ADJUST
+		// entry, the award's adjusted total).
+		tx := &ddb.Tx{}
+		at, out, pend, err := s.change(ctx, tx, sub, op{kind: opSet, points: v, virtual: virtual, initial: p.Points.InitialOr()}, now)
 		if err != nil {
 			return nil, err
 		}
-		if !found && !virtual {
-			return nil, ErrNotFound
+		awardAt = at
+		if err := s.movement(tx, pend, opSet, out, "", map[string]any{"source": SourceAPI}, now); err != nil {
+			return nil, err
 		}
-		base := cur.Available
-		if !found {
-			base = p.Points.InitialOr()
-		}
-		c := change{set: "available = :v", add: "adjusted :d", values: map[string]types.AttributeValue{":v": num(v), ":d": num(v - base)}}
-		if found {
-			c.condition = "available = :cur"
-			c.values[":cur"] = num(base)
-		} else {
-			c.condition = "attribute_not_exists(pk)"
-		}
-		tx := &ddb.Tx{}
-		awardAt = tx.Add("award", st.item(caller.TenantID, uid, perkID, stamp(now), c))
 		userAt = tx.Add("user", s.Users.LiveCheck(caller.TenantID, uid))
 		memberAt = -1
 		if p.HeldThroughSegment() {
@@ -576,7 +566,7 @@ func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in
 		case ddb.Failed(err, awardAt):
 			return true, nil // changed since it was read
 		}
-		return false, err
+		return ledgerRace(err)
 	})
 }
 

@@ -63,8 +63,11 @@ type record struct {
 	Redemptions int    `dynamodbav:"redemptions"`
 	// Reversed counts the points reversals took back (a refunded order's
 	// earn); Adjusted the net of the admin's settings of available.
-	Reversed  int    `dynamodbav:"reversed"`
-	Adjusted  int    `dynamodbav:"adjusted"`
+	Reversed int `dynamodbav:"reversed"`
+	Adjusted int `dynamodbav:"adjusted"`
+	// Seq counts the award's ledger entries (0: none yet, or an award
+	// stored before the ledger).
+	Seq       int    `dynamodbav:"seq"`
 	Created   string `dynamodbav:"created"`
 	UpdatedAt string `dynamodbav:"updatedAt"`
 }
@@ -136,7 +139,7 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	set := "id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), " +
 		"gsi1pk = :gpk, gsi1sk = :gsk"
 	zero := strings.Contains(c.set, ":zero") || strings.Contains(c.add, ":zero") || strings.Contains(c.condition, ":zero")
-	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted"} {
+	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted", "seq"} {
 		if !mentions(c.set, counter) && !mentions(c.add, counter) {
 			set += ", " + counter + " = if_not_exists(" + counter + ", :zero)"
 			zero = true

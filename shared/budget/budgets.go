@@ -64,7 +64,7 @@ var Routes = []Route{
 	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 4, Cold: 4,
 		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action"},
 	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 5, Cold: 3,
-		Why: "the session, the user, the perk, the conditional write with its action, the award as the write left it"},
+		Why: "the session, the user, the perk, the award (its ledger entry carries the balance after), the write with its action and entry; the answer is the award as the write left it"},
 	{Name: "GET /awards", DynamoDB: 5, Cold: 3,
 		Why: "the user, the perks, the awards, the segments, the user's memberships; the enrichments from the cache"},
 	{Name: "POST /users/{id}/credits", DynamoDB: 3, Cold: 2,

@@ -338,7 +338,7 @@ type completion struct {
 
 // failure tells what a cancelled transaction means for a completion.
 func (c completion) failure(err error) (retry bool, out error) {
-	if ddb.IsTransactionConflict(err) || ddb.Failed(err, c.orderAt) || c.checkout != nil && ddb.Failed(err, c.checkAt) {
+	if ddb.IsTransactionConflict(err) || ddb.Failed(err, c.orderAt) || c.checkout != nil && ddb.Failed(err, c.checkAt) || award.Raced(err) {
 		return true, nil
 	}
 	for _, w := range c.redeems {

@@ -463,6 +463,9 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 				return RefundResult{}, true, nil // an award changed since it was read
 			}
 		}
+		if award.Raced(err) {
+			return RefundResult{}, true, nil
+		}
 		return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
 	}
 	s.react(ctx, actions...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,10 +30,11 @@ import (
 //	checkout            GetItem session, profile, check-in, location;
 //	                    TransactWriteItems (delete check-in, CHECKOUT)            5
 //	grant               GetItem profile and perk at once; GetItem award;
-//	                    TransactWriteItems (award, user, AWARD_GRANTED)           4
+//	                    TransactWriteItems (award, user, AWARD_GRANTED, the
+//	                    ledger entry)                                             4
 //	redeem              GetItem session; GetItem perk and profile at once;
-//	                    TransactWriteItems (award, user, AWARD_REDEEMED);
-//	                    GetItem award                                             5
+//	                    GetItem award; TransactWriteItems (award, user,
+//	                    AWARD_REDEEMED, the ledger entry)                         5
 //	GET /awards         GetItem profile; at once: Query perks, the user's
 //	                    awards, memberships, segments                             5
 //	POST /transactions  GetItem profile, check-in; TransactWriteItems (short
@@ -248,25 +250,17 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		if err := together(ctx, profile, perk); err != nil {
 			return err
 		}
-		award, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
+		cur, seq, err := r.award(ctx, u, i)
 		if err != nil {
 			return err
 		}
-		avail, ok := award["available"].(*types.AttributeValueMemberN)
-		if !ok {
-			return fmt.Errorf("raw grant: user %d's raw award has no points (prepare makes it)", i)
-		}
-		cur, _ := strconv.ParseInt(avail.Value, 10, 64)
-		if err := r.tx(ctx, r.awardUpdate(u, "available = :cur",
-			"SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, redeemed = if_not_exists(redeemed, :zero), refunded = if_not_exists(refunded, :zero), refundable = if_not_exists(refundable, :zero), redemptions = if_not_exists(redemptions, :zero), available = :avail ADD granted :delta",
-			item{":cur": n(cur), ":avail": n(cur + 1), ":delta": n(1)}),
+		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		return r.tx(ctx, r.awardWrite(u, cur, seq, cur+1, "granted :one"),
 			r.userAlive(u),
 			r.action(u, "AWARD_GRANTED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "source": s("API"),
 				"pointsGranted": n(1), "pointsAvailable": n(cur + 1)}),
-		); err != nil {
-			return err
-		}
-		return nil
+			r.entry(u, seq+1, "EARN", 1, cur+1, actionID),
+		)
 
 	case opRedeem:
 		if err := r.session(ctx, u); err != nil {
@@ -275,16 +269,16 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		if err := together(ctx, perk, profile); err != nil {
 			return err
 		}
-		if err := r.tx(ctx, r.awardUpdate(u, "attribute_exists(pk) AND available >= :need",
-			"SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, granted = if_not_exists(granted, :zero), refunded = if_not_exists(refunded, :zero), available = if_not_exists(available, :init) - :v, refundable = if_not_exists(refundable, :zero) + :v ADD redeemed :v, redemptions :one",
-			item{":need": n(1), ":v": n(1), ":one": n(1), ":init": n(0)}),
-			r.userAlive(u),
-			r.action(u, "AWARD_REDEEMED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1)}),
-		); err != nil {
+		cur, seq, err := r.award(ctx, u, i)
+		if err != nil {
 			return err
 		}
-		_, err := r.get(ctx, tb.Loyalty, key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
-		return err
+		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		return r.tx(ctx, r.awardWrite(u, cur, seq, cur-1, "redeemed :one, redemptions :one, refundable :one"),
+			r.userAlive(u),
+			r.action(u, "AWARD_REDEEMED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "pointsAvailable": n(cur - 1)}),
+			r.entry(u, seq+1, "BURN", -1, cur-1, actionID),
+		)
 
 	case opAwards:
 		if err := r.profile(ctx, u); err != nil {
@@ -378,6 +372,51 @@ func (r *raw) awardUpdate(u benchUser, cond, expr string, values item) types.Tra
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(r.e.tables.Loyalty), Key: key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk),
 		ConditionExpression: aws.String(cond), UpdateExpression: aws.String(expr), ExpressionAttributeValues: v,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+}
+
+// award reads user u's raw award: its points and its ledger entry count.
+func (r *raw) award(ctx context.Context, u benchUser, i int) (cur, seq int64, err error) {
+	a, err := r.get(ctx, r.e.tables.Loyalty, key(r.e.tenant+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
+	if err != nil {
+		return 0, 0, err
+	}
+	avail, ok := a["available"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, 0, fmt.Errorf("raw award of user %d has no points (prepare makes it)", i)
+	}
+	cur, _ = strconv.ParseInt(avail.Value, 10, 64)
+	if v, ok := a["seq"].(*types.AttributeValueMemberN); ok {
+		seq, _ = strconv.ParseInt(v.Value, 10, 64)
+	}
+	return cur, seq, nil
+}
+
+// awardWrite is the write of user u's raw award from (cur, seq) as read
+// to next points and one more entry, adding to the counters in add, as
+// the award domain writes it.
+func (r *raw) awardWrite(u benchUser, cur, seq, next int64, add string) types.TransactWriteItem {
+	set := "SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, "
+	for _, c := range []string{"granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted"} {
+		if !strings.Contains(add, c+" ") {
+			set += c + " = if_not_exists(" + c + ", :zero), "
+		}
+	}
+	return r.awardUpdate(u, "available = :cur AND (attribute_not_exists(seq) OR seq = :seq)",
+		set+"available = :avail, seq = :next ADD "+add,
+		item{":cur": n(cur), ":seq": n(seq), ":avail": n(next), ":next": n(seq + 1), ":one": n(1)})
+}
+
+// entry is the Put of a ledger entry of user u's raw award.
+func (r *raw) entry(u benchUser, seq int64, typ string, points, after int64, actionID string) types.TransactWriteItem {
+	t, uid := r.e.tenant, rawUser(u)
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: aws.String(r.e.tables.Loyalty),
+		Item: item{"pk": s(t + "#USER#" + uid), "sk": s(fmt.Sprintf("LEDGER#%s#%010d", r.fx.perk, seq)),
+			"id": s(fmt.Sprintf("%s-%s.%d", uid, r.fx.perk, seq)), "seq": n(seq), "type": s(typ), "points": n(points), "balanceAfter": n(after),
+			"cause": m(item{"actionId": s(actionID), "source": s("API")}), "created": s(stamp()), "tenantId": s(t), "userId": s(uid), "perkId": s(r.fx.perk)},
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}
 }

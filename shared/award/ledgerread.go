@@ -1,0 +1,73 @@
+package award
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/ledger"
+	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/web"
+)
+
+// LedgerPage is the answer of GET /users/{userId}/pointawards/{awardId}/ledger.
+type LedgerPage struct {
+	Items []ledger.Entry `json:"items"`
+	Page  web.Page       `json:"page"`
+}
+
+// Ledger returns a page of an award's ledger entries, newest first (GET
+// /users/{userId}/pointawards/{awardId}/ledger; the user or an admin). An
+// award of a perk the tenant does not have, or another user's, is 404; a
+// deleted user's ledger stays readable by an admin (their history is
+// kept). An award that never changed (a virtual award showing
+// points.initial) has no entries yet.
+func (s *Service) Ledger(ctx context.Context, caller web.Caller, userID, awardID string, limit int, startKey string) (LedgerPage, error) {
+	if err := caller.RequireUser(userID); err != nil {
+		return LedgerPage{}, err
+	}
+	uid, perkID, ok := ParseID(awardID)
+	if !ok || uid != userID {
+		return LedgerPage{}, ErrNotFound
+	}
+	if _, err := s.Perks.Find(ctx, caller.TenantID, perkID); err != nil {
+		if errors.Is(err, perk.ErrNotFound) {
+			return LedgerPage{}, ErrNotFound
+		}
+		return LedgerPage{}, fmt.Errorf("ledger of %s: %w", awardID, err)
+	}
+	scope := "ledger|" + awardID
+	start, err := s.Cursor.Decode(caller.TenantID, scope, startKey)
+	if err != nil {
+		return LedgerPage{}, err
+	}
+	items, next, err := ddb.QueryPage(ctx, s.DB, ledger.Query(s.Table, caller.TenantID, uid, perkID), start, limit, nil)
+	if err != nil {
+		return LedgerPage{}, fmt.Errorf("ledger of %s: %w", awardID, err)
+	}
+	out := LedgerPage{Items: make([]ledger.Entry, 0, len(items))}
+	for _, it := range items {
+		e, err := ledger.Decode(it)
+		if err != nil {
+			return LedgerPage{}, err
+		}
+		out.Items = append(out.Items, e)
+	}
+	nk, err := s.Cursor.Encode(caller.TenantID, scope, next)
+	if err != nil {
+		return LedgerPage{}, err
+	}
+	out.Page = web.Page{Limit: limit, Count: len(out.Items), StartKey: startKey, NextKey: nk}
+	return out, nil
+}
+
+// handleLedger serves GET /users/{userId}/pointawards/{awardId}/ledger.
+func (s *Service) handleLedger(r *http.Request, caller web.Caller) (LedgerPage, error) {
+	limit, start, err := web.Paging(r)
+	if err != nil {
+		return LedgerPage{}, err
+	}
+	return s.Ledger(r.Context(), caller, r.PathValue("userId"), r.PathValue("awardId"), limit, start)
+}
