@@ -93,6 +93,16 @@ func (s *Service) Known(ctx context.Context, tenantID string, ids []string) (map
 	return known, nil
 }
 
+// Exists reports whether the tenant has location id, in any state (for
+// other domains: one GetItem).
+func (s *Service) Exists(ctx context.Context, tenantID, id string) (bool, error) {
+	_, err := s.Get(ctx, tenantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Get returns one location of the tenant; an unknown id (or another
 // tenant's) is ErrNotFound.
 func (s *Service) Get(ctx context.Context, tenantID, id string) (Location, error) {
