@@ -296,6 +296,9 @@ func (pf *policyFixture) requests(t *testing.T, method, route string) []request 
 		req.body = map[string]any{"verificationCode": h.LastCode(t, pf.mobile)}
 	case "POST /users/{userId}/checkins":
 		req.body = map[string]any{"locationId": pf.location, "type": "MANUAL", "trigger": "CODE"}
+	case "POST /perks":
+		// Its locationIds are checked in one batch read of the locations.
+		req.body = map[string]any{"title": "Here only", "template": "PSEUDO_CURRENCY", "locationIds": []string{pf.location}}
 	case "DELETE /users/{userId}/checkins":
 		// Paying for an order ended the victim's check-in: a new one.
 		checkIn := request{method: "POST", path: "/users/" + uid + "/checkins", headers: req.headers,

@@ -7,6 +7,7 @@ package actionlog
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -40,13 +41,24 @@ type Users interface {
 	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
 }
 
+// Locations finds locations (a location's list of an unknown location, or
+// of another tenant's, is 404).
+type Locations interface {
+	// Exists reports whether the tenant has the location (one GetItem).
+	Exists(ctx context.Context, tenantID, locationID string) (bool, error)
+}
+
+// errLocationNotFound answers a location's list of an unknown location.
+var errLocationNotFound = apierr.New(apierr.NotFound, "location not found")
+
 // Service serves the actions log.
 type Service struct {
-	Actions *action.Recorder
-	Cursor  ddb.Cursor
-	Owners  Owners
-	Users   Users
-	Jobs    *job.Service
+	Actions   *action.Recorder
+	Cursor    ddb.Cursor
+	Owners    Owners
+	Users     Users
+	Locations Locations
+	Jobs      *job.Service
 	// ExportPage is how many actions an export writes per commit (0:
 	// 1,000).
 	ExportPage int
@@ -238,7 +250,9 @@ func (s *Service) handleUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleLocation serves GET /locations/{locationId}/actions (admin): the
-// location's actions, newest first.
+// location's actions, newest first. An unknown location, or another
+// tenant's, is 404 (one GetItem of the location), as the location itself
+// is.
 func (s *Service) handleLocation(w http.ResponseWriter, r *http.Request) {
 	caller := web.CallerOf(r)
 	if err := caller.RequireAdmin(); err != nil {
@@ -247,7 +261,11 @@ func (s *Service) handleLocation(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("locationId")
 	if !web.ValidID(id) {
-		web.Error(w, r, apierr.New(apierr.NotFound, "location not found"))
+		web.Error(w, r, errLocationNotFound)
+		return
+	}
+	if err := s.locationExists(r.Context(), caller.TenantID, id); err != nil {
+		web.Error(w, r, err)
 		return
 	}
 	f, err := filterOf(r)
@@ -256,4 +274,20 @@ func (s *Service) handleLocation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.list(w, r, caller.TenantID, action.Scope{LocationIDs: []string{id}}, f)
+}
+
+// locationExists is nil for a location of the tenant, else 404 (or the
+// read's error).
+func (s *Service) locationExists(ctx context.Context, tenantID, id string) error {
+	if s.Locations == nil {
+		return errLocationNotFound
+	}
+	ok, err := s.Locations.Exists(ctx, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("location %s: %w", id, err)
+	}
+	if !ok {
+		return errLocationNotFound
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/tenant"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -88,10 +89,17 @@ func TestTenantListMergesShardsNewestFirst(t *testing.T) {
 	}
 }
 
+// place creates a location of the harness tenant and returns its id.
+func place(t *testing.T, h *ts.Harness, title string, admin ts.Headers) string {
+	t.Helper()
+	return h.Do("POST", "/locations", map[string]any{"title": title, "geo": []float64{-0.13, 51.51}}, admin).Expect(t, 201, "").Map(t)["_id"].(string)
+}
+
 func TestListFilters(t *testing.T) {
 	h := ts.New(t)
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	ids := seed(t, h, 24, base, "u1", "l1")
+	l1 := place(t, h, "Seed place", h.Admin())
+	ids := seed(t, h, 24, base, "u1", l1)
 	pick := func(keep func(i int) bool) []string {
 		var out []string
 		for i, id := range ids {
@@ -116,9 +124,9 @@ func TestListFilters(t *testing.T) {
 		{"WhenLte", "/actions?when.timestamp.lte=" + ts10, pick(func(i int) bool { return i >= 10 })},
 		{"WhenEq", "/actions?when.timestamp.eq=" + ts10, pick(func(i int) bool { return i == 10 })},
 		{"WhenNeq", "/actions?when.timestamp.neq=" + ts10, pick(func(i int) bool { return i != 10 })},
-		{"Location", "/actions?locationId=l1", pick(func(i int) bool { return i%3 == 0 })},
-		{"LocationPath", "/locations/l1/actions", pick(func(i int) bool { return i%3 == 0 })},
-		{"LocationAndType", "/actions?locationId=l1&type=A_ONE", pick(func(i int) bool { return i%6 == 0 })},
+		{"Location", "/actions?locationId=" + l1, pick(func(i int) bool { return i%3 == 0 })},
+		{"LocationPath", "/locations/" + l1 + "/actions", pick(func(i int) bool { return i%3 == 0 })},
+		{"LocationAndType", "/actions?locationId=" + l1 + "&type=A_ONE", pick(func(i int) bool { return i%6 == 0 })},
 		{"UnknownLocation", "/actions?locationId=nowhere", nil},
 		{"Combined", "/actions?type.in=A_ONE&when.timestamp.lte=" + ts10, pick(func(i int) bool { return i%2 == 0 && i >= 10 })},
 	}
@@ -150,6 +158,52 @@ func TestListFilters(t *testing.T) {
 		m := h.Do("GET", "/actions?limit=2", nil, h.Admin()).Expect(t, 200, "").Map(t)
 		key := m["page"].(map[string]any)["nextKey"].(string)
 		h.Do("GET", "/actions?type=A_ONE&limit=2&startKey="+url.QueryEscape(key), nil, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	})
+}
+
+// TestLocationListNeedsTheLocation: a location's list of an unknown
+// location, or of another tenant's, is 404 NOT_FOUND (as GET
+// /locations/{locationId} is), even where actions name the id; a location
+// of the tenant answers its list, empty or not.
+func TestLocationListNeedsTheLocation(t *testing.T) {
+	h := ts.New(t)
+	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	own := place(t, h, "Own place", h.Admin())
+	quiet := place(t, h, "Quiet place", h.Admin())
+	other, otherKey := h.NewTenant(tenant.Settings{})
+	otherAdmin := ts.Headers{"x-service-auth-token", otherKey, "x-application-id", other.ID}
+	foreign := place(t, h, "Foreign place", otherAdmin)
+	const unknown = "5f1c0a9b2d3e4f5a6b7c8d9e"
+	seed(t, h, 6, base, "u1", own)     // actions at own: 0, 3
+	seed(t, h, 3, base, "u1", unknown) // actions naming an id with no location
+	for _, tc := range []struct {
+		name, id string
+		status   int
+		count    int
+	}{
+		{"Own", own, 200, 2},
+		{"OwnWithoutActions", quiet, 200, 0},
+		{"Unknown", unknown, 404, 0},
+		{"OtherTenants", foreign, 404, 0},
+		{"Malformed", "a%20b", 404, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := ""
+			if tc.status == 404 {
+				code = "NOT_FOUND"
+			}
+			r := h.Do("GET", "/locations/"+tc.id+"/actions", nil, h.Admin()).Expect(t, tc.status, code)
+			if tc.status != 200 {
+				return
+			}
+			if n := len(r.Map(t)["actions"].([]any)); n != tc.count {
+				t.Errorf("%d actions, want %d", n, tc.count)
+			}
+		})
+	}
+	t.Run("OtherTenantsOwn", func(t *testing.T) {
+		// The other tenant's admin reads its own location's list.
+		h.Do("GET", "/locations/"+foreign+"/actions", nil, otherAdmin).Expect(t, 200, "")
 	})
 }
 

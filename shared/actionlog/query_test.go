@@ -136,7 +136,8 @@ func TestListsQueryTheIndexes(t *testing.T) {
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Quinn", "Query")
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	seed(t, h, 40, base, uid, "l1")
+	l1 := place(t, h, "Query place", h.Admin())
+	seed(t, h, 40, base, uid, l1)
 	db := recordListReads(t, h)
 	var shards []string
 	for i := 0; i < action.Shards; i++ {
@@ -192,10 +193,10 @@ func TestListsQueryTheIndexes(t *testing.T) {
 		check(t, "gsi1", []string{h.Tenant.ID + "#USER#" + uid})
 	})
 	t.Run("LocationList", func(t *testing.T) {
-		h.Do("GET", "/locations/l1/actions?limit=5", nil, h.Admin()).Expect(t, 200, "")
-		check(t, "gsi2", []string{h.Tenant.ID + "#LOCATION#l1"})
-		h.Do("GET", "/actions?locationId=l1&limit=5", nil, h.Admin()).Expect(t, 200, "")
-		check(t, "gsi2", []string{h.Tenant.ID + "#LOCATION#l1"})
+		h.Do("GET", "/locations/"+l1+"/actions?limit=5", nil, h.Admin()).Expect(t, 200, "")
+		check(t, "gsi2", []string{h.Tenant.ID + "#LOCATION#" + l1})
+		h.Do("GET", "/actions?locationId="+l1+"&limit=5", nil, h.Admin()).Expect(t, 200, "")
+		check(t, "gsi2", []string{h.Tenant.ID + "#LOCATION#" + l1})
 	})
 	t.Run("Export", func(t *testing.T) {
 		c := h.CaptureS3("jobs")

@@ -182,7 +182,9 @@ func (b *Base) Lambda(routes []web.Route) LambdaHandler {
 func lambda(h http.Handler, log *slog.Logger) LambdaHandler {
 	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		req, err := adapter.EventToRequestWithContext(ctx, withoutStage(ev))
+		// The event's headers ride along whole: the adapter splits each
+		// value at its commas (web.WholeHeader reads them).
+		req, err := adapter.EventToRequestWithContext(web.WithGatewayHeaders(ctx, ev.Headers), withoutStage(ev))
 		if err != nil {
 			log.Info("request", "requestId", ev.RequestContext.RequestID, "route", ev.RouteKey, "method", ev.RequestContext.HTTP.Method, "status", http.StatusUnprocessableEntity, "error", err.Error())
 			body, _ := json.Marshal(web.ErrorBody{Code: string(apierr.ValidationFailed), Message: "the request URL is malformed (check its percent-encoding)"})

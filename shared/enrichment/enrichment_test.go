@@ -200,6 +200,7 @@ func TestCreateEnrichmentValidation(t *testing.T) {
 		{"BadStartTime", with(base, "dateTimeRestriction", map[string]any{"startTime": 1260}), "dateTimeRestriction.startTime"},
 		{"DaysOfWeekString", with(base, "dateTimeRestriction", map[string]any{"daysOfWeek": "MON"}), "dateTimeRestriction.daysOfWeek"},
 		{"BadDays", with(base, "dateTimeRestriction", map[string]any{"daysOfWeek": 128}), "dateTimeRestriction.daysOfWeek"},
+		{"EmptyTimeWindow", with(base, "dateTimeRestriction", map[string]any{"startTime": 700, "endTime": 700}), "dateTimeRestriction.endTime"},
 		{"PointsNegative", with(base, "points", map[string]any{"initial": -1}), "points.initial"},
 		{"PointsFraction", with(base, "points", map[string]any{"step": 1.5}), "points.step"},
 		{"PointsExtraProperty", with(base, "points", map[string]any{"bonus": 1}), "points.bonus"},

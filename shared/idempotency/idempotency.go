@@ -11,8 +11,12 @@
 //
 // With the header:
 //
-//   - The key is 1 to MaxKeyLength printable ASCII characters (else 422
-//     VALIDATION_FAILED naming the header).
+//   - The key is the header's whole value, 1 to MaxKeyLength printable
+//     ASCII characters, commas included (else 422 VALIDATION_FAILED naming
+//     the header). It is read from the API Gateway event (web.WholeHeader),
+//     not r.Header, where the api-proxy adapter splits a value at its
+//     commas. A header sent twice is one value joined by a comma in a
+//     payload 2.0 event, so it is that one key.
 //   - The record is scoped to the tenant, the caller (a user, by user id,
 //     whatever session they use; the tenant's service key; an admin
 //     session made from the service key is the user "service") and the
@@ -124,7 +128,9 @@ func (s *Store) Decorate(routes []web.Route) []web.Route {
 // header; route ("METHOD /pattern") is part of each key's scope.
 func (s *Store) Wrap(route string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		values, present := r.Header[http.CanonicalHeaderKey(Header)]
+		// The whole value is the key: r.Header holds it split at its
+		// commas (the api-proxy adapter), so it is read from the event.
+		value, present := web.WholeHeader(r, Header)
 		if !present {
 			next(w, r)
 			return
@@ -135,7 +141,7 @@ func (s *Store) Wrap(route string, next http.HandlerFunc) http.HandlerFunc {
 			next(w, r)
 			return
 		}
-		key, err := ParseKey(values)
+		key, err := ParseKey(value)
 		if err != nil {
 			web.Error(w, r, err)
 			return

@@ -18,23 +18,21 @@ import (
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// ParseKey validates the Idempotency-Key header's values: exactly one
-// value of 1 to MaxKeyLength printable ASCII characters (space to tilde).
-// Anything else is VALIDATION_FAILED naming the header.
-func ParseKey(values []string) (string, error) {
-	if len(values) != 1 {
-		return "", web.InvalidHeader(Header, "send one key")
-	}
-	key := values[0]
-	if key == "" || len(key) > MaxKeyLength {
+// ParseKey validates the Idempotency-Key header's value: 1 to
+// MaxKeyLength printable ASCII characters (space to tilde), commas
+// included. The whole value is the key (see web.WholeHeader: a header
+// sent twice reaches the function as one value, joined by a comma, and is
+// that key). Anything else is VALIDATION_FAILED naming the header.
+func ParseKey(value string) (string, error) {
+	if value == "" || len(value) > MaxKeyLength {
 		return "", web.InvalidHeader(Header, fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxKeyLength))
 	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c > 0x7e {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c > 0x7e {
 			return "", web.InvalidHeader(Header, fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxKeyLength))
 		}
 	}
-	return key, nil
+	return value, nil
 }
 
 // readBody reads the request body (at most maxRequestBody bytes). whole

@@ -358,27 +358,45 @@ func TestWrapWithoutKey(t *testing.T) {
 	}
 }
 
+// TestWrapKeyWithComma: outside API Gateway (a plain net/http server) the
+// whole value is the key as well, commas included.
+func TestWrapKeyWithComma(t *testing.T) {
+	g := newRig(t)
+	first := g.send(t, "/t/echo", "order-42,retry", `{}`)
+	again := g.send(t, "/t/echo", "order-42,retry", `{}`)
+	if first.status != 201 || first.replayed() || again.status != 201 || !again.replayed() || !bytes.Equal(again.body, first.body) {
+		t.Fatalf("first %d (replayed %v) %s, repeat %d (replayed %v) %s: want the repeat to replay the first",
+			first.status, first.replayed(), first.body, again.status, again.replayed(), again.body)
+	}
+	if n := g.count("echo"); n != 1 {
+		t.Errorf("runs = %d, want 1", n)
+	}
+}
+
 func TestParseKey(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		values []string
-		ok     bool
+		name  string
+		value string
+		ok    bool
 	}{
-		{"UUID", []string{"0b7f6c52-8c0e-4a4e-9a57-0e3f5d6c0a11"}, true},
-		{"OneChar", []string{"a"}, true},
-		{"Printable", []string{" !~{}|"}, true},
-		{"MaxLength", []string{strings.Repeat("k", idempotency.MaxKeyLength)}, true},
-		{"Empty", []string{""}, false},
-		{"TooLong", []string{strings.Repeat("k", idempotency.MaxKeyLength+1)}, false},
-		{"NonASCII", []string{"clé"}, false},
-		{"Control", []string{"a\tb"}, false},
-		{"TwoValues", []string{"a", "b"}, false},
-		{"None", nil, false},
+		{"UUID", "0b7f6c52-8c0e-4a4e-9a57-0e3f5d6c0a11", true},
+		{"OneChar", "a", true},
+		{"Printable", " !~{}|", true},
+		{"Comma", "order-42,retry", true},
+		{"CommaAndSpace", "order-42, retry", true},
+		{"MaxLength", strings.Repeat("k", idempotency.MaxKeyLength), true},
+		{"Empty", "", false},
+		{"TooLong", strings.Repeat("k", idempotency.MaxKeyLength+1), false},
+		{"NonASCII", "clé", false},
+		{"Control", "a\tb", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key, err := idempotency.ParseKey(tc.values)
+			key, err := idempotency.ParseKey(tc.value)
 			if tc.ok != (err == nil) {
-				t.Fatalf("ParseKey(%q) = %q, %v; want ok %v", tc.values, key, err, tc.ok)
+				t.Fatalf("ParseKey(%q) = %q, %v; want ok %v", tc.value, key, err, tc.ok)
+			}
+			if err == nil && key != tc.value {
+				t.Fatalf("ParseKey(%q) = %q, want the whole value", tc.value, key)
 			}
 			if err == nil {
 				return

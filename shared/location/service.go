@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,33 @@ func (s *Service) Create(ctx context.Context, tenantID string, in Location) (Loc
 	}
 	s.bump(ctx, tenantID)
 	return in, nil
+}
+
+// Known returns which of ids are locations of the tenant, in any state
+// (for other domains: a perk's locationIds). It reads the distinct ids
+// with BatchGetItem, 100 a request (the requests in parallel), each item's
+// id alone; an id of another tenant is not found (keys start with the
+// tenant).
+func (s *Service) Known(ctx context.Context, tenantID string, ids []string) (map[string]bool, error) {
+	distinct := slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(distinct) == 0 {
+		return map[string]bool{}, nil
+	}
+	known, err := s.st().batchIDs(ctx, tenantID, distinct)
+	if err != nil {
+		return nil, fmt.Errorf("known locations: %w", err)
+	}
+	return known, nil
+}
+
+// Exists reports whether the tenant has location id, in any state (for
+// other domains: one GetItem).
+func (s *Service) Exists(ctx context.Context, tenantID, id string) (bool, error) {
+	_, err := s.Get(ctx, tenantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Get returns one location of the tenant; an unknown id (or another

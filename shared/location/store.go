@@ -291,6 +291,25 @@ func (s *store) get(ctx context.Context, tenantID, id string) (record, error) {
 // batchGet reads locations by id (at most 100 per request, the requests in
 // parallel); missing ids are absent from the result.
 func (s *store) batchGet(ctx context.Context, tenantID string, ids []string) (map[string]record, error) {
+	return s.batchRead(ctx, tenantID, ids, false)
+}
+
+// batchIDs reads which of ids are locations as batchGet does, each item's
+// id alone (a projection: no location's body is read).
+func (s *store) batchIDs(ctx context.Context, tenantID string, ids []string) (map[string]bool, error) {
+	recs, err := s.batchRead(ctx, tenantID, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(recs))
+	for id := range recs {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// batchRead is batchGet; idOnly reads each item's id alone.
+func (s *store) batchRead(ctx context.Context, tenantID string, ids []string, idOnly bool) (map[string]record, error) {
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -302,7 +321,7 @@ func (s *store) batchGet(ctx context.Context, tenantID string, ids []string) (ma
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs, err := s.batchGetChunk(ctx, tenantID, chunk)
+			recs, err := s.batchGetChunk(ctx, tenantID, chunk, idOnly)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -323,7 +342,7 @@ func (s *store) batchGet(ctx context.Context, tenantID string, ids []string) (ma
 	return out, nil
 }
 
-func (s *store) batchGetChunk(ctx context.Context, tenantID string, ids []string) ([]record, error) {
+func (s *store) batchGetChunk(ctx context.Context, tenantID string, ids []string, idOnly bool) ([]record, error) {
 	seen := map[string]bool{}
 	keys := make([]map[string]types.AttributeValue, 0, len(ids))
 	for _, id := range ids {
@@ -333,7 +352,11 @@ func (s *store) batchGetChunk(ctx context.Context, tenantID string, ids []string
 		}
 	}
 	var recs []record
-	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	ka := types.KeysAndAttributes{Keys: keys, ConsistentRead: aws.Bool(true)}
+	if idOnly {
+		ka.ProjectionExpression, ka.ExpressionAttributeNames = aws.String("#id"), map[string]string{"#id": "id"}
+	}
+	req := map[string]types.KeysAndAttributes{s.table: ka}
 	for attempt := 0; len(req) > 0; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(min(attempt, 8)*25) * time.Millisecond)

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -143,7 +144,7 @@ func (d *Definition) Validate() error {
 	}
 	for i, id := range d.LocationIDs {
 		if !web.ValidID(id) {
-			return apierr.Invalid("locationIds", "item %d is not a location id", i)
+			return apierr.Invalid(fmt.Sprintf("locationIds[%d]", i), "is not a location id")
 		}
 	}
 	if slices.Contains(d.LocationIDs, "") {

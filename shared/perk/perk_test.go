@@ -85,6 +85,8 @@ func TestCreatePerkValidation(t *testing.T) {
 		{"InitialAboveMax", with(base, "points", map[string]any{"initial": 11, "max": 10}), "points.initial"},
 		{"BadStartTime", with(base, "dateTimeRestriction", map[string]any{"startTime": 1260}), "dateTimeRestriction.startTime"},
 		{"BadDays", with(base, "dateTimeRestriction", map[string]any{"daysOfWeek": 128}), "dateTimeRestriction.daysOfWeek"},
+		{"EmptyTimeWindow", with(base, "dateTimeRestriction", map[string]any{"startTime": 900, "endTime": 900}), "dateTimeRestriction.endTime"},
+		{"EmptyTimeWindowAtMidnight", with(base, "dateTimeRestriction", map[string]any{"startTime": 0, "endTime": 0}), "dateTimeRestriction.endTime"},
 		{"EndBeforeStart", with(base, "dateTimeRestriction", map[string]any{"startDate": "2026-02-01", "endDate": "2026-01-01"}), "dateTimeRestriction.endDate"},
 		{"BadBasketScope", with(base, "basketQualification", map[string]any{"scope": "X"}), "basketQualification.scope"},
 		{"ClubWithoutSegment", with(base, "template", "CLUB"), "segmentId"},
@@ -197,6 +199,7 @@ func TestUpdatePerk(t *testing.T) {
 		{"NullEnabled", map[string]any{"enabled": nil}, "enabled"},
 		{"BadOpacity", map[string]any{"visualisation": map[string]any{"backgroundOverlayOpacity": 2}}, "visualisation.backgroundOverlayOpacity"},
 		{"ClubWithoutSegment", map[string]any{"template": "CLUB"}, "segmentId"},
+		{"EmptyTimeWindow", map[string]any{"dateTimeRestriction": map[string]any{"startTime": 1130, "endTime": 1130}}, "dateTimeRestriction.endTime"},
 		{"Empty", map[string]any{}, ""},
 	}
 	for _, tc := range tests {
@@ -207,6 +210,11 @@ func TestUpdatePerk(t *testing.T) {
 			}
 		})
 	}
+	t.Run("RefusedChangedNothing", func(t *testing.T) {
+		if got := h.Do("GET", "/perks/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); got["dateTimeRestriction"] != nil || got["template"] != "STAMP_CARD" {
+			t.Errorf("a refused PUT changed the perk: %v", got)
+		}
+	})
 	t.Run("UnknownPerk", func(t *testing.T) {
 		h.Do("PUT", "/perks/5f1c0a9b2d3e4f5a6b7c8d9e", map[string]any{"title": "x"}, h.Admin()).Expect(t, 404, "NOT_FOUND")
 	})

@@ -24,13 +24,21 @@ type Segments interface {
 	SegmentExists(ctx context.Context, tenantID, segmentID string) (bool, error)
 }
 
+// Locations tells which locations a tenant has (the locations domain).
+type Locations interface {
+	// Known returns which of ids are locations of the tenant, read in one
+	// batch (BatchGetItem, 100 ids a request).
+	Known(ctx context.Context, tenantID string, ids []string) (map[string]bool, error)
+}
+
 // Service runs the perk domain's operations.
 type Service struct {
-	DB       ddb.API
-	Table    string
-	Clock    clock.Clock
-	Cursor   ddb.Cursor
-	Segments Segments
+	DB        ddb.API
+	Table     string
+	Clock     clock.Clock
+	Cursor    ddb.Cursor
+	Segments  Segments
+	Locations Locations
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -65,6 +73,9 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (P
 	if err := s.validate(ctx, caller.TenantID, &in.Definition); err != nil {
 		return Perk{}, err
 	}
+	if err := s.checkLocations(ctx, caller.TenantID, in.LocationIDs); err != nil {
+		return Perk{}, err
+	}
 	now := s.Clock.Now()
 	p := Perk{
 		ID: NewID(now), TenantID: caller.TenantID, LoyaltyProvider: ProviderInternal, Definition: in.Definition,
@@ -93,6 +104,28 @@ func (s *Service) validate(ctx context.Context, tenantID string, d *Definition) 
 	}
 	if !ok {
 		return ErrUnknownSegment
+	}
+	return nil
+}
+
+// checkLocations refuses a location id that is not a location of the
+// tenant (unknown, or another tenant's), naming locationIds[i]: all of them
+// in one batch read. The ids were validated (at most MaxLocations).
+func (s *Service) checkLocations(ctx context.Context, tenantID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	if s.Locations != nil {
+		var err error
+		if known, err = s.Locations.Known(ctx, tenantID, ids); err != nil {
+			return fmt.Errorf("check locations: %w", err)
+		}
+	}
+	for i, id := range ids {
+		if !known[id] {
+			return apierr.Invalid(fmt.Sprintf("locationIds[%d]", i), "no such location")
+		}
 	}
 	return nil
 }
@@ -224,6 +257,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if len(patch) == 0 {
 		return Perk{}, apierr.Invalid("", "send at least one field to change")
 	}
+	// The locations are checked when the body sets them (once, whatever
+	// the retries): a change of other fields leaves them as they are.
+	_, setsLocations := patch["locationIds"]
 	for attempt := 0; attempt < 3; attempt++ {
 		cur, version, err := s.st().get(ctx, caller.TenantID, id)
 		if err != nil {
@@ -238,6 +274,12 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		}
 		if err := s.validate(ctx, caller.TenantID, &next.Definition); err != nil {
 			return Perk{}, err
+		}
+		if setsLocations {
+			if err := s.checkLocations(ctx, caller.TenantID, next.LocationIDs); err != nil {
+				return Perk{}, err
+			}
+			setsLocations = false
 		}
 		next.ID, next.TenantID, next.LoyaltyProvider, next.Created = cur.ID, cur.TenantID, ProviderInternal, cur.Created
 		next.UpdatedAt = stamp(s.Clock.Now())

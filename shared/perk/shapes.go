@@ -210,7 +210,8 @@ func (b *BasketQualification) Codes() []string {
 // DateTimeRestriction limits when an award may be redeemed. Times are
 // local to the redemption's location (UTC without one): startTime and
 // endTime are 24-hour HHMM integers (1130 is 11:30; endTime 2400 is the
-// end of the day; a startTime after endTime spans midnight); daysOfWeek
+// end of the day; a startTime after endTime spans midnight; startTime
+// equal to endTime, an empty window, is refused); daysOfWeek
 // is bit flags, 1 Monday, 2 Tuesday, 4 Wednesday, 8 Thursday, 16 Friday,
 // 32 Saturday, 64 Sunday (0 or absent: every day); startDate and endDate
 // are YYYY-MM-DD, both inclusive.
@@ -232,6 +233,10 @@ func (d *DateTimeRestriction) Validate(path string) error {
 	}
 	if d.EndTime != nil && !hhmm(*d.EndTime, true) {
 		return apierr.Invalid(path+".endTime", "must be a 24-hour HHMM time from 1 to 2400 (1130 is 11:30)")
+	}
+	if d.StartTime != nil && d.EndTime != nil && *d.StartTime == *d.EndTime {
+		// start <= now < end holds at no time: never redeemable.
+		return apierr.Invalid(path+".endTime", "must differ from startTime: an empty window is never redeemable (leave both out for the whole day)")
 	}
 	if d.DaysOfWeek != nil && (*d.DaysOfWeek < 0 || *d.DaysOfWeek > 127) {
 		return apierr.Invalid(path+".daysOfWeek", "must be bit flags from 0 to 127 (1 Monday ... 64 Sunday)")

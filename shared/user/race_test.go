@@ -2,6 +2,8 @@ package user_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -227,4 +229,35 @@ func TestSessionsDoNotOutliveRacingChanges(t *testing.T) {
 			h.Do("GET", "/users/"+id, nil, ts.Token(tok)).Expect(t, 401, "UNAUTHORIZED")
 		}
 	})
+}
+
+// TestParallelActivationsWithTheRightCode: of 20 activations with the
+// right code at once, one activates and every other answers ALREADY_ACTIVE
+// (a lost race reads the user again), never INVALID_TOKEN.
+func TestParallelActivationsWithTheRightCode(t *testing.T) {
+	h := ts.New(t)
+	for _, tc := range []struct{ name, provider, id string }{
+		{"Email", "EMAIL", uniqueEmail("paract")},
+		{"Mobile", "MOBILE", uniqueMobile()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uid := h.Do("POST", "/users", createBody("Par", "Act", tc.provider, tc.id, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)["id"].(string)
+			code := lastCode(t, h, tc.id)
+			var mu sync.Mutex
+			answers := map[string]int{}
+			inParallel(20, func(int) {
+				r := h.Do("POST", "/users/activate", map[string]any{"id": tc.id, "token": code}, h.Anon())
+				c, _ := errorOf(r)
+				mu.Lock()
+				defer mu.Unlock()
+				answers[fmt.Sprintf("%d %s", r.Status, c)]++
+			})
+			if want := map[string]int{"200 ": 1, "422 ALREADY_ACTIVE": 19}; !maps.Equal(answers, want) {
+				t.Errorf("answers %v, want %v", answers, want)
+			}
+			if st := h.Do("GET", "/users/"+uid, nil, h.Admin()).Expect(t, 200, "").Map(t)["state"]; st != "ACTIVE" {
+				t.Errorf("state = %v, want ACTIVE", st)
+			}
+		})
+	}
 }

@@ -361,6 +361,14 @@ func (s *Service) countAttempt(ctx context.Context, r record, attr string) error
 	return ErrInvalidToken
 }
 
+// activateTries bounds the writes of an activation with the right code
+// that keeps losing races to changes of the user (each lost race reads the
+// user again); activateBackoff is the pause before a retry, times the try.
+const (
+	activateTries   = 5
+	activateBackoff = 20 * time.Millisecond
+)
+
 // Activate checks an activation code (POST /users/activate). With no code
 // it sends a new one and returns a nil session.
 func (s *Service) Activate(ctx context.Context, tenantID, credential, code string) (*Session, error) {
@@ -416,46 +424,78 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
-	if err := pending(r); err != nil {
-		return nil, err
-	}
-	if r.ActivationAttempts >= MaxCodeAttempts || r.ActivationCode == "" {
-		return nil, ErrTokenVoided
-	}
-	if !equalCode(r.ActivationCode, code) {
-		// Count the wrong attempt atomically; five void the code.
-		return nil, s.countAttempt(ctx, r, "activationAttempts")
-	}
-	now = s.Clock.Now()
-	upd := expression.Set(expression.Name("state"), expression.Value(StateActive)).
-		Remove(expression.Name("activationCode")).
-		Set(expression.Name("activationAttempts"), expression.Value(0))
-	cond := expression.Name("state").Equal(expression.Value(StatePending)).
-		And(expression.Name("activationCode").Equal(expression.Value(code))).
-		And(expression.Name("activationAttempts").LessThan(expression.Value(MaxCodeAttempts)))
-	activated := r
-	activated.State = StateActive
-	acts, err := s.actionItems(t, activated, now, userAction{ActionActivated, map[string]any{"method": ActivatedByCode, "provider": provider}})
-	if err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
-	// The credential the code went to is verified in the same transaction.
-	verified, err := verifiedItem(s.Tables.Users, cred, now)
-	if err != nil {
-		return nil, fmt.Errorf("activate: %w", err)
-	}
-	items := append(slices.Clip(acts), verified)
-	err = s.updateUserAt(ctx, r, now, upd, cond, items...)
-	credGone := ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
-	if credGone {
-		// The credential was removed meanwhile: activate without it.
-		err = s.updateUserAt(ctx, r, now, upd, cond, acts...)
-	}
-	if err != nil {
-		if errors.Is(err, ErrConcurrentUpdate) {
-			return nil, ErrInvalidToken
+	var (
+		acts      []types.TransactWriteItem
+		activated record
+		credGone  bool
+	)
+	for try := 1; ; try++ {
+		if err := pending(r); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("activate: %w", err)
+		if r.ActivationAttempts >= MaxCodeAttempts || r.ActivationCode == "" {
+			return nil, ErrTokenVoided
+		}
+		if !equalCode(r.ActivationCode, code) {
+			if try > 1 {
+				// A new code was sent while this request ran: the one
+				// it checked is gone (not a wrong guess to count).
+				return nil, ErrInvalidToken
+			}
+			// Count the wrong attempt atomically; five void the code.
+			return nil, s.countAttempt(ctx, r, "activationAttempts")
+		}
+		now = s.Clock.Now()
+		upd := expression.Set(expression.Name("state"), expression.Value(StateActive)).
+			Remove(expression.Name("activationCode")).
+			Set(expression.Name("activationAttempts"), expression.Value(0))
+		cond := expression.Name("state").Equal(expression.Value(StatePending)).
+			And(expression.Name("activationCode").Equal(expression.Value(code))).
+			And(expression.Name("activationAttempts").LessThan(expression.Value(MaxCodeAttempts)))
+		activated = r
+		activated.State = StateActive
+		acts, err = s.actionItems(t, activated, now, userAction{ActionActivated, map[string]any{"method": ActivatedByCode, "provider": provider}})
+		if err != nil {
+			return nil, fmt.Errorf("activate: %w", err)
+		}
+		// The credential the code went to is verified in the same transaction.
+		verified, err := verifiedItem(s.Tables.Users, cred, now)
+		if err != nil {
+			return nil, fmt.Errorf("activate: %w", err)
+		}
+		items := append(slices.Clip(acts), verified)
+		err = s.updateUserAt(ctx, r, now, upd, cond, items...)
+		credGone = ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
+		if credGone {
+			// The credential was removed meanwhile: activate without it.
+			err = s.updateUserAt(ctx, r, now, upd, cond, acts...)
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrConcurrentUpdate) || try >= activateTries {
+			return nil, fmt.Errorf("activate: %w", err)
+		}
+		// Lost a race (another activation with the code, a new code, a
+		// wrong guess counted, or a transaction in progress on the user):
+		// read the user again. Activated meanwhile is ALREADY_ACTIVE; a
+		// code changed or voided is INVALID_TOKEN; still PENDING with the
+		// code (a conflict with a change that did not commit) tries again.
+		r, creds, err = st.userWithCredentials(ctx, tenantID, uid, s.Clock.Now())
+		if err != nil {
+			return nil, fmt.Errorf("activate: read again: %w", err)
+		}
+		if err := pending(r); err != nil {
+			return nil, err
+		}
+		if cred, ok = primaryAmong(creds, provider, id); !ok {
+			return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
+		}
+		if r.State == StatePending {
+			if err := sleepCtx(ctx, time.Duration(try)*activateBackoff); err != nil {
+				return nil, fmt.Errorf("activate: %w", err)
+			}
+		}
 	}
 	// The user and its credentials as the transaction left them (it
 	// changed nothing else).
@@ -666,4 +706,16 @@ func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd 
 // and the tenants' service keys.
 func (s *Service) Authenticator() web.Authenticator {
 	return &auth.Authenticator{DB: s.DB, Sessions: s.Tables.Sessions, Tenants: s.Tenants, Clock: s.Clock}
+}
+
+// sleepCtx pauses for d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

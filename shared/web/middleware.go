@@ -27,6 +27,7 @@ const (
 	callerKey
 	requestIDKey
 	fieldsKey
+	gatewayHeadersKey
 )
 
 // Route is one HTTP route of a function: a Go 1.22 ServeMux pattern split

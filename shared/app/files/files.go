@@ -19,6 +19,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/app"
 	"github.com/loyalty-platform/platform/shared/blob"
 	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/location"
 )
 
 // S3 is a function's S3 client, made on the first call rather than at the
@@ -98,9 +99,13 @@ func Jobs(b *app.Base, c *S3) *job.Service {
 	}
 }
 
-// ActionLog builds the actions log (lists and exports) on jobs.
+// ActionLog builds the actions log (lists and exports) on jobs; a
+// location's list reads the location (404 for an unknown one).
 func ActionLog(b *app.Base, jobs *job.Service) *actionlog.Service {
-	return &actionlog.Service{Actions: b.Actions(), Cursor: b.Cursor, Owners: b.Profiles(), Users: b.Profiles(), Jobs: jobs}
+	return &actionlog.Service{
+		Actions: b.Actions(), Cursor: b.Cursor, Owners: b.Profiles(), Users: b.Profiles(), Jobs: jobs,
+		Locations: &location.Service{DB: b.DB, Tables: b.Config.Tables, Clock: b.Clock, Cursor: b.Cursor},
+	}
 }
 
 // Register adds job kinds (the Kinds of the file services: actionlog,

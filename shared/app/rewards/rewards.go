@@ -45,7 +45,8 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	profiles := b.Profiles()
 	titles := tenantTitles{b}
 	r := &Rewards{}
-	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
+	locations := &location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}
+	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Locations: locations}
 	r.Enrichments = &enrichment.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Perks: r.Perks, Cache: b.TenantCache}
 	r.Audiences = &audience.Service{
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
@@ -54,7 +55,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	r.Awards = &award.Service{
 		DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor,
 		Perks: r.Perks, Users: Persons{profiles}, Memberships: r.Audiences,
-		Places:  places{&location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}},
+		Places:  places{locations},
 		Tenants: titles, Actions: actions, Enrichments: overlays{r.Enrichments},
 	}
 	r.Perks.Segments = r.Audiences
