@@ -26,6 +26,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -404,11 +405,15 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 		if err != nil {
 			return nil, nil, err
 		}
-		points := PointsFor(ef, sub.Perk, a)
-		if points <= 0 {
+		pts := PointsOf(ef, sub.Perk, a)
+		if pts.Grant <= 0 {
 			return nil, func(error) (bool, bool) { return false, false }, nil
 		}
-		w, err := e.Awards.AddGrant(ctx, tx, sub, points, award.GrantOptions{Source: SourceRule, Meta: maps.Clone(meta)}, now)
+		m := maps.Clone(meta)
+		if pts.Clamped {
+			m["clamped"], m["pointsComputed"] = true, pts.Computed
+		}
+		w, err := e.Awards.AddGrant(ctx, tx, sub, pts.Grant, award.GrantOptions{Source: SourceRule, Meta: m}, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -454,6 +459,23 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 	return nil, nil, fmt.Errorf("unknown effect %q", ef.Type)
 }
 
+// MaxEffectPoints is the most points one GRANT_PERK effect grants: an
+// effect that computes more (pointsPerUnit of a large order value,
+// pointsPerItem of a large basket) grants this many, and its AWARD_GRANTED
+// action says so (metadata.clamped, metadata.pointsComputed).
+const MaxEffectPoints = 1_000_000_000
+
+// Points is what a GRANT_PERK effect computes on an action.
+type Points struct {
+	// Grant is the points to grant: 0 to MaxEffectPoints.
+	Grant int
+	// Clamped is set when the effect computed more than MaxEffectPoints;
+	// Computed is then the computed value (a decimal integer, or in
+	// exponent form beyond 1e21), which may not fit an int.
+	Clamped  bool
+	Computed string
+}
+
 // PointsFor returns the points a GRANT_PERK effect grants on action a:
 // points; pointsPerUnit times the order value (metadata.value, else
 // metadata.totalPrice, else metadata.amount), rounded down; or
@@ -461,23 +483,43 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 // counted by its quantity) that match the perk's basketQualification (by
 // id for ITEM and CHILD scopes, by category for CATEGORY, either for
 // ITEM_OR_CATEGORY; every item without a qualification or for BASKET).
+// The result is at most MaxEffectPoints (see PointsOf for the value
+// computed before the clamp).
 func PointsFor(ef Effect, p perk.Perk, a action.Action) int {
+	return PointsOf(ef, p, a).Grant
+}
+
+// PointsOf is PointsFor with the value computed before the clamp. The
+// computation is in float64 and clamped before it is converted, so no
+// order value or basket overflows an int.
+func PointsOf(ef Effect, p perk.Perk, a action.Action) Points {
+	var x float64
 	switch {
 	case ef.Points != nil:
-		return *ef.Points
+		x = float64(*ef.Points)
 	case ef.PointsPerUnit != nil:
 		v := 0.0
 		for _, k := range []string{"value", "totalPrice", "amount"} {
-			if x, ok := number(a.Metadata[k]); ok {
-				v = x
+			if n, ok := number(a.Metadata[k]); ok {
+				v = n
 				break
 			}
 		}
-		return int(math.Floor(v**ef.PointsPerUnit + 1e-9))
+		x = math.Floor(v**ef.PointsPerUnit + 1e-9)
 	case ef.PointsPerItem != nil:
-		return matchingItems(p, a.Metadata["basket"]) * *ef.PointsPerItem
+		x = matchingItems(p, a.Metadata["basket"]) * float64(*ef.PointsPerItem)
 	}
-	return 0
+	switch {
+	case math.IsNaN(x) || x <= 0:
+		return Points{}
+	case x > MaxEffectPoints:
+		computed := strconv.FormatFloat(x, 'f', -1, 64)
+		if x >= 1e21 {
+			computed = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return Points{Grant: MaxEffectPoints, Clamped: true, Computed: computed}
+	}
+	return Points{Grant: int(x)}
 }
 
 func number(v any) (float64, bool) {
@@ -493,7 +535,10 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func matchingItems(p perk.Perk, basket any) int {
+// matchingItems counts the basket's items that match the perk's
+// basketQualification, by quantity (a float64: a basket delivered by the
+// stream is not bounded by the POS's limits).
+func matchingItems(p perk.Perk, basket any) float64 {
 	items, _ := basket.([]any)
 	bq := p.BasketQualification
 	codes := bq.Codes()
@@ -501,14 +546,14 @@ func matchingItems(p perk.Perk, basket any) int {
 	if bq != nil && bq.Scope != nil {
 		scope = *bq.Scope
 	}
-	n := 0
+	n := 0.0
 	for _, it := range items {
 		m, _ := it.(map[string]any)
 		id, _ := m["id"].(string)
 		cat, _ := m["category"].(string)
-		q := 1
+		q := 1.0
 		if x, ok := number(m["quantity"]); ok && x >= 1 {
-			q = int(x)
+			q = math.Floor(x)
 		}
 		match := len(codes) == 0 || scope == "BASKET"
 		switch {
