@@ -39,6 +39,21 @@ const (
 	Checkout = "CHECKOUT"
 )
 
+// Types lists every action type the platform records, in one place every
+// domain can reach (the domains own their constants: award.ActionGranted,
+// pos.ActionOrderCompleted, ...; the rule package's test checks that they
+// and the OpenAPI document agree with this list). Rules name one of them
+// as their trigger (RULES_BUDGET_EXCEEDED aside: rules never run on it).
+var Types = []string{
+	CheckinCreated, Checkout,
+	"USER_CREATED", "USER_ACTIVATED",
+	"AWARD_GRANTED", "AWARD_REDEEMED", "AWARD_REFUNDED", "AWARD_REVOKED", "AWARD_REVERSED",
+	"SEGMENT_JOINED", "SEGMENT_LEFT",
+	"ORDER_COMPLETED", "TRANSACTION_CREATED", "TRANSACTION_REFUNDED", "BALANCE_CREDITED",
+	"LOCATION_CREATED", "LOCATION_UPDATED",
+	"RULES_BUDGET_EXCEEDED",
+}
+
 // Day parts of When.Daypart, by the hour of the local time (see DaypartOf).
 const (
 	Morning   = "morning"

@@ -13,7 +13,13 @@
 // Chains: a rule's effects record their own actions (AWARD_GRANTED,
 // SEGMENT_JOINED, ...), which can trigger rules in turn, up to MaxDepth
 // levels (the depth travels in the actions' metadata.ruleDepth); a rule
-// never runs on an action its own effects recorded.
+// never runs on an action its own effects recorded. The originating action
+// of a chain (the one a request recorded, at depth 0) travels with it too
+// (metadata.originActionId and originActionType), so that both paths
+// apply each rule at most once per originating action whatever the chain
+// (A -> B -> A stops at the second A), and apply at most the tenant's
+// rulesBudget of effects for it: beyond, the rest are skipped and one
+// RULES_BUDGET_EXCEEDED action says what was left out (see chain).
 package rule
 
 import (
@@ -26,6 +32,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +55,25 @@ const MaxDepth = 3
 
 // SourceRule is the source of the grants rules make.
 const SourceRule = "RULE"
+
+// ActionBudgetExceeded is recorded once for an originating action whose
+// chain of rules reached the tenant's rulesBudget of effects. Metadata:
+// originActionId, originActionType, budget, effectsApplied,
+// effectsSkipped and ruleIdsSkipped. Rules do not run on it (it is not a
+// trigger a rule may name).
+const ActionBudgetExceeded = "RULES_BUDGET_EXCEEDED"
+
+// ChainKeys are the metadata keys that tie an action a rule's effect
+// recorded to its chain: the rule, the action it ran on, the depth and the
+// originating action. An effect whose change records further actions in
+// its transaction (a segment join granting the segment's CLUB perks)
+// copies them onto those.
+var ChainKeys = []string{"ruleId", "triggerActionId", "ruleDepth", "originActionId", "originActionType"}
+
+// Tenants reads the tenants' settings (the rules budget).
+type Tenants interface {
+	Get(ctx context.Context, id string) (tenant.Tenant, error)
+}
 
 // Perks reads perks.
 type Perks interface {
@@ -76,6 +102,11 @@ type Engine struct {
 	Awards    *award.Service
 	Audiences *audience.Service
 	Log       *slog.Logger
+	// Tenants gives each tenant's rulesBudget (DefaultRulesBudget when
+	// nil).
+	Tenants Tenants
+	// Actions records RULES_BUDGET_EXCEEDED.
+	Actions *action.Recorder
 	// OnGrant runs inside the transaction of every grant a rule makes.
 	OnGrant hook.Hooks[Granted]
 	// Cache keeps each tenant's rules for the warm container's window
@@ -126,6 +157,17 @@ func depthOf(a action.Action) int {
 	return 0
 }
 
+// originOf is the originating action of a's chain: the one its
+// metadata.originActionId names, else a itself (an action a request
+// recorded, or one recorded before origins travelled with chains).
+func originOf(a action.Action) (id, typ string) {
+	if id, _ := a.Metadata["originActionId"].(string); id != "" {
+		typ, _ := a.Metadata["originActionType"].(string)
+		return id, typ
+	}
+	return a.ID, a.Type
+}
+
 // Run runs the rules triggered by each action, in order (and, within
 // MaxDepth, the rules triggered by the actions their effects record). It
 // reads each tenant's rules once per call, however many actions it runs. A
@@ -138,6 +180,8 @@ func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
 // runAll runs Run, reading the tenants' rules afresh when fresh is set.
 func (e *Engine) runAll(ctx context.Context, fresh bool, actions []action.Action) error {
 	loaded := map[string][]Rule{}
+	chains := map[string]*chain{}
+	var order []*chain
 	var errs []error
 	for _, a := range actions {
 		if _, ok := loaded[a.TenantID]; !ok && a.ID != "" && a.TenantID != "" && depthOf(a) < MaxDepth {
@@ -148,17 +192,29 @@ func (e *Engine) runAll(ctx context.Context, fresh bool, actions []action.Action
 			}
 			loaded[a.TenantID] = all
 		}
-		if err := e.run(ctx, a, loaded); err != nil {
+		id, typ := originOf(a)
+		c, ok := chains[a.TenantID+"#"+id]
+		if !ok {
+			c = &chain{tenantID: a.TenantID, originID: id, originType: typ, from: a, used: -1}
+			chains[a.TenantID+"#"+id] = c
+			order = append(order, c)
+		}
+		if err := e.run(ctx, a, loaded, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range order {
+		if err := e.recordExceeded(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// run runs the rules on action a, with the rules of the tenants loaded
-// so far (it adds a's tenant's when missing).
-func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]Rule) error {
-	if a.ID == "" || a.TenantID == "" || depthOf(a) >= MaxDepth {
+// run runs the rules on action a of chain c, with the rules of the
+// tenants loaded so far (it adds a's tenant's when missing).
+func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]Rule, c *chain) error {
+	if a.ID == "" || a.TenantID == "" || depthOf(a) >= MaxDepth || a.Type == ActionBudgetExceeded {
 		return nil
 	}
 	all, ok := loaded[a.TenantID]
@@ -190,27 +246,37 @@ func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]R
 		if !Matches(r.Conditions, doc) {
 			continue
 		}
-		acts, err := e.apply(ctx, r, a)
+		acts, err := e.apply(ctx, r, a, c)
 		if err != nil {
 			return fmt.Errorf("rule %s on action %s: %w", r.ID, a.ID, err)
 		}
 		produced = append(produced, acts...)
 	}
 	for _, p := range produced {
-		if err := e.run(ctx, p, loaded); err != nil {
+		if err := e.run(ctx, p, loaded, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// aliases are the short trigger names a rule may use for an action type.
-var aliases = map[string]string{"CHECKIN": "CHECKIN_CREATED"}
+// Aliases are the short (legacy) trigger names a rule may use for an
+// action type.
+var Aliases = map[string]string{"CHECKIN": "CHECKIN_CREATED"}
+
+// canonical is the action type a trigger names (its own name, or the type
+// of a short name).
+func canonical(trigger string) string {
+	if to, ok := Aliases[trigger]; ok {
+		return to
+	}
+	return trigger
+}
 
 // Triggers tells whether a rule with trigger fires on an action of type
 // typ: the same type, or a short name of it (CHECKIN for CHECKIN_CREATED).
 func Triggers(trigger, typ string) bool {
-	return trigger == typ || aliases[trigger] == typ
+	return canonical(trigger) == typ
 }
 
 // docOf is an action as the JSON a condition's path reads.
@@ -230,10 +296,28 @@ func docOf(a action.Action) (map[string]any, error) {
 // cannot apply (its perk disabled or gone, a CLUB perk the user does not
 // hold, a segment gone, a user not in the segment it leaves) is left out
 // and logged; the others still apply.
-func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.Action, error) {
+//
+// A rule applies at most once per originating action: the applied marker
+// of its first group is keyed by (rule, origin) and names the action it
+// applied on, and its other groups check that marker names the same action.
+// So a rule applied (or being applied) on another action of the same chain
+// is skipped, and the groups a crash left out are still applied when the
+// stream delivers the same action again.
+func (e *Engine) apply(ctx context.Context, r Rule, a action.Action, c *chain) ([]action.Action, error) {
 	if a.Context.User == nil || a.Context.User.ID == "" {
 		e.log().InfoContext(ctx, "rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
 		return nil, nil
+	}
+	owner, claimed, err := e.st().claim(ctx, a.TenantID, r.ID, c.originID)
+	if err != nil {
+		return nil, err
+	}
+	first := 0
+	if claimed {
+		if owner != a.ID {
+			return nil, nil // applied on another action of the chain
+		}
+		first = 1 // group 0 applied: see to the others
 	}
 	held, err := e.heldThrough(ctx, a.TenantID, r.Effects)
 	if err != nil {
@@ -241,11 +325,17 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action) ([]action.A
 	}
 	var produced []action.Action
 	for g, effects := range effectGroups(r.Effects, held) {
-		acts, err := e.applyGroup(ctx, r.ID, g, effects, a)
+		if g < first {
+			continue
+		}
+		acts, lost, err := e.applyGroup(ctx, r.ID, g, effects, a, c)
 		if err != nil {
 			return nil, err
 		}
 		produced = append(produced, acts...)
+		if lost {
+			break // another action of the chain has the rule
+		}
 	}
 	return produced, nil
 }
@@ -311,9 +401,13 @@ func effectGroups(effects []Effect, held map[string]string) [][]Effect {
 }
 
 // applyGroup applies group g of a rule's effects to action a in one
-// transaction with the group's applied marker.
-func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effects []Effect, a action.Action) ([]action.Action, error) {
-	meta := map[string]any{"ruleId": ruleID, "triggerActionId": a.ID, "ruleDepth": depthOf(a) + 1}
+// transaction with the group's applied marker, within the budget of a's
+// chain c: the effects beyond it are skipped (counted in c). lost is set
+// when the rule was applied on another action of the chain (its first
+// group's marker names another action).
+func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effects []Effect, a action.Action, c *chain) (produced []action.Action, lost bool, err error) {
+	meta := map[string]any{"ruleId": ruleID, "triggerActionId": a.ID, "ruleDepth": depthOf(a) + 1,
+		"originActionId": c.originID, "originActionType": c.originType}
 	orderID, _ := a.Metadata["orderId"].(string)
 	if orderID != "" {
 		meta["orderId"] = orderID
@@ -321,46 +415,86 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 	effects = slices.Clone(effects)
 	// A group applied already (the request path got there first, or the
 	// stream delivers a record again) is not evaluated again.
-	if done, err := e.st().applied(ctx, a.TenantID, ruleID, a.ID, group); err != nil || done {
-		return nil, err
+	if group > 0 {
+		if done, err := e.st().applied(ctx, a.TenantID, ruleID, c.originID, group); err != nil || done {
+			return nil, false, err
+		}
 	}
 	for attempt := 0; attempt < 8; attempt++ {
+		left, err := c.remaining(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if left <= 0 {
+			c.skip(ruleID, len(effects))
+			return nil, false, nil
+		}
 		now := e.Clock.Now()
 		tx := &ddb.Tx{}
-		markerAt := tx.Add("rule", e.st().marker(a.TenantID, ruleID, a.ID, group, now))
-		var produced []action.Action
+		markerAt := tx.Add("rule", e.st().marker(a.TenantID, ruleID, c.originID, a.ID, group, now))
+		ownerAt := -1
+		if group > 0 {
+			ownerAt = tx.Add("rule", e.st().owned(a.TenantID, ruleID, c.originID, a.ID))
+		}
+		var acts []action.Action
 		var checks []func(error) (retry bool, drop bool)
+		applied, skipped := 0, 0
 		for i, ef := range effects {
-			acts, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
+			if applied == left {
+				skipped = len(effects) - i
+				break
+			}
+			out, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
 			if err != nil {
 				if isClientError(err) {
 					e.log().WarnContext(ctx, "rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
 					effects = slices.Delete(slices.Clone(effects), i, i+1)
-					return e.applyGroup(ctx, ruleID, group, effects, a)
+					return e.applyGroup(ctx, ruleID, group, effects, a, c)
 				}
-				return nil, err
+				return nil, false, err
 			}
-			produced = append(produced, acts...)
+			if len(out) > 0 {
+				applied++
+			}
+			acts = append(acts, out...)
 			checks = append(checks, check)
 		}
-		err := tx.Run(ctx, e.DB)
+		budgetAt := -1
+		if applied > 0 {
+			budgetAt = tx.Add("rule", e.st().spend(a.TenantID, c.originID, applied, c.budget, now))
+		}
+		err = tx.Run(ctx, e.DB)
 		switch {
 		case err == nil:
 			granted := 0
-			for _, p := range produced {
+			for _, p := range acts {
 				if p.Type == award.ActionGranted {
 					granted++
 				}
 			}
 			metrics.Count(ctx, a.TenantID, metrics.AwardsGranted, granted)
-			return produced, nil
+			c.used += applied
+			c.skip(ruleID, skipped)
+			return acts, false, nil
+		case ddb.Failed(err, ownerAt):
+			return nil, true, nil // the rule applies on another action of the chain
+		case ddb.Failed(err, markerAt) && group > 0:
+			return nil, false, nil // applied already (the other path got there first)
 		case ddb.Failed(err, markerAt):
-			return nil, nil // applied already (another path got there first)
+			// Claimed meanwhile: by the other path on this action (which
+			// goes on with the rule's other groups, as this run does, so
+			// that each run sees what the budget left out), or on another
+			// action of the chain.
+			owner, _, err := e.st().claim(ctx, a.TenantID, ruleID, c.originID)
+			return nil, owner != a.ID, err
+		case ddb.Failed(err, budgetAt):
+			c.used = -1 // spent by another path meanwhile: read again
+			continue
 		case ddb.IsTransactionConflict(err):
 			continue
 		}
 		if ddb.CanceledReasons(err) == nil {
-			return nil, err
+			return nil, false, err
 		}
 		retry := false
 		for i, check := range checks {
@@ -374,10 +508,10 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 			retry = retry || r2
 		}
 		if !retry {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return nil, apierr.New(apierr.Conflict, "the rule's effects kept losing races; the stream consumer retries")
+	return nil, false, apierr.New(apierr.Conflict, "the rule's effects kept losing races; the stream consumer retries")
 }
 
 func isClientError(err error) bool {
@@ -404,11 +538,15 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 		if err != nil {
 			return nil, nil, err
 		}
-		points := PointsFor(ef, sub.Perk, a)
-		if points <= 0 {
+		pts := PointsOf(ef, sub.Perk, a)
+		if pts.Grant <= 0 {
 			return nil, func(error) (bool, bool) { return false, false }, nil
 		}
-		w, err := e.Awards.AddGrant(ctx, tx, sub, points, award.GrantOptions{Source: SourceRule, Meta: maps.Clone(meta)}, now)
+		m := maps.Clone(meta)
+		if pts.Clamped {
+			m["clamped"], m["pointsComputed"] = true, pts.Computed
+		}
+		w, err := e.Awards.AddGrant(ctx, tx, sub, pts.Grant, award.GrantOptions{Source: SourceRule, Meta: m}, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -454,6 +592,23 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 	return nil, nil, fmt.Errorf("unknown effect %q", ef.Type)
 }
 
+// MaxEffectPoints is the most points one GRANT_PERK effect grants: an
+// effect that computes more (pointsPerUnit of a large order value,
+// pointsPerItem of a large basket) grants this many, and its AWARD_GRANTED
+// action says so (metadata.clamped, metadata.pointsComputed).
+const MaxEffectPoints = 1_000_000_000
+
+// Points is what a GRANT_PERK effect computes on an action.
+type Points struct {
+	// Grant is the points to grant: 0 to MaxEffectPoints.
+	Grant int
+	// Clamped is set when the effect computed more than MaxEffectPoints;
+	// Computed is then the computed value (a decimal integer, or in
+	// exponent form beyond 1e21), which may not fit an int.
+	Clamped  bool
+	Computed string
+}
+
 // PointsFor returns the points a GRANT_PERK effect grants on action a:
 // points; pointsPerUnit times the order value (metadata.value, else
 // metadata.totalPrice, else metadata.amount), rounded down; or
@@ -461,23 +616,43 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 // counted by its quantity) that match the perk's basketQualification (by
 // id for ITEM and CHILD scopes, by category for CATEGORY, either for
 // ITEM_OR_CATEGORY; every item without a qualification or for BASKET).
+// The result is at most MaxEffectPoints (see PointsOf for the value
+// computed before the clamp).
 func PointsFor(ef Effect, p perk.Perk, a action.Action) int {
+	return PointsOf(ef, p, a).Grant
+}
+
+// PointsOf is PointsFor with the value computed before the clamp. The
+// computation is in float64 and clamped before it is converted, so no
+// order value or basket overflows an int.
+func PointsOf(ef Effect, p perk.Perk, a action.Action) Points {
+	var x float64
 	switch {
 	case ef.Points != nil:
-		return *ef.Points
+		x = float64(*ef.Points)
 	case ef.PointsPerUnit != nil:
 		v := 0.0
 		for _, k := range []string{"value", "totalPrice", "amount"} {
-			if x, ok := number(a.Metadata[k]); ok {
-				v = x
+			if n, ok := number(a.Metadata[k]); ok {
+				v = n
 				break
 			}
 		}
-		return int(math.Floor(v**ef.PointsPerUnit + 1e-9))
+		x = math.Floor(v**ef.PointsPerUnit + 1e-9)
 	case ef.PointsPerItem != nil:
-		return matchingItems(p, a.Metadata["basket"]) * *ef.PointsPerItem
+		x = matchingItems(p, a.Metadata["basket"]) * float64(*ef.PointsPerItem)
 	}
-	return 0
+	switch {
+	case math.IsNaN(x) || x <= 0:
+		return Points{}
+	case x > MaxEffectPoints:
+		computed := strconv.FormatFloat(x, 'f', -1, 64)
+		if x >= 1e21 {
+			computed = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return Points{Grant: MaxEffectPoints, Clamped: true, Computed: computed}
+	}
+	return Points{Grant: int(x)}
 }
 
 func number(v any) (float64, bool) {
@@ -493,7 +668,10 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func matchingItems(p perk.Perk, basket any) int {
+// matchingItems counts the basket's items that match the perk's
+// basketQualification, by quantity (a float64: a basket delivered by the
+// stream is not bounded by the POS's limits).
+func matchingItems(p perk.Perk, basket any) float64 {
 	items, _ := basket.([]any)
 	bq := p.BasketQualification
 	codes := bq.Codes()
@@ -501,14 +679,14 @@ func matchingItems(p perk.Perk, basket any) int {
 	if bq != nil && bq.Scope != nil {
 		scope = *bq.Scope
 	}
-	n := 0
+	n := 0.0
 	for _, it := range items {
 		m, _ := it.(map[string]any)
 		id, _ := m["id"].(string)
 		cat, _ := m["category"].(string)
-		q := 1
+		q := 1.0
 		if x, ok := number(m["quantity"]); ok && x >= 1 {
-			q = int(x)
+			q = math.Floor(x)
 		}
 		match := len(codes) == 0 || scope == "BASKET"
 		switch {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -67,8 +69,9 @@ type Effect struct {
 // Definition is what an admin writes of a rule.
 type Definition struct {
 	Title string `json:"title"`
-	// Trigger is the action type the rule reacts to (ORDER_COMPLETED,
-	// CHECKIN_CREATED, AWARD_REDEEMED, SEGMENT_JOINED, ...).
+	// Trigger is the action type the rule reacts to (one of
+	// TriggerTypes, or a short name of Aliases such as CHECKIN; a rule
+	// stored before triggers were checked keeps what it was stored with).
 	Trigger    string      `json:"trigger"`
 	Conditions []Condition `json:"conditions"`
 	Effects    []Effect    `json:"effects"`
@@ -107,7 +110,12 @@ var (
 
 // Validate checks a definition (the perks and segments it names are
 // checked by the service).
-func (d *Definition) Validate() error {
+func (d *Definition) Validate() error { return d.validate(true) }
+
+// validate checks a definition; its trigger against TriggerTypes when
+// known is set (an update that leaves a trigger stored before triggers
+// were checked as it is only checks its form).
+func (d *Definition) validate(known bool) error {
 	d.Title = strings.TrimSpace(d.Title)
 	if d.Title == "" || utf8.RuneCountInString(d.Title) > maxTitle {
 		return apierr.Invalid("title", "is required (1 to %d characters)", maxTitle)
@@ -117,6 +125,10 @@ func (d *Definition) Validate() error {
 	}
 	if !typePattern().MatchString(d.Trigger) || len(d.Trigger) > 64 {
 		return apierr.Invalid("trigger", "must be an UPPER_SNAKE action type such as ORDER_COMPLETED")
+	}
+	if known && !IsTrigger(d.Trigger) {
+		return apierr.Invalid("trigger", "%s is not an action type the platform records; one of %s (or %s)",
+			d.Trigger, strings.Join(TriggerTypes(), ", "), strings.Join(aliasNames(), ", "))
 	}
 	if d.Conditions == nil {
 		d.Conditions = []Condition{}
@@ -141,6 +153,33 @@ func (d *Definition) Validate() error {
 		}
 	}
 	return nil
+}
+
+// TriggerTypes are the action types a rule may name as its trigger:
+// every type the platform records (action.Types) but
+// RULES_BUDGET_EXCEEDED, which never runs rules (so a chain that spent its
+// budget cannot start another). The short names of Aliases are accepted
+// too.
+func TriggerTypes() []string {
+	return slices.DeleteFunc(slices.Clone(action.Types), func(t string) bool { return t == ActionBudgetExceeded })
+}
+
+// IsTrigger tells whether a rule may name trigger: an action type of
+// TriggerTypes or a short name of one (CHECKIN).
+func IsTrigger(trigger string) bool {
+	if to, ok := Aliases[trigger]; ok {
+		trigger = to
+	}
+	return trigger != ActionBudgetExceeded && slices.Contains(action.Types, trigger)
+}
+
+// aliasNames are the short trigger names, sorted, each with its type.
+func aliasNames() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(Aliases)) {
+		out = append(out, k+" for "+Aliases[k])
+	}
+	return out
 }
 
 func (c *Condition) validate(at string) error {

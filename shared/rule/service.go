@@ -33,8 +33,8 @@ func (e *Engine) Routes() []web.Route {
 
 // check validates a definition and that the perks and segments its
 // effects name exist (422 naming the effect otherwise).
-func (e *Engine) check(ctx context.Context, tenantID string, d *Definition, effects bool) error {
-	if err := d.Validate(); err != nil {
+func (e *Engine) check(ctx context.Context, tenantID string, d *Definition, effects, trigger bool) error {
+	if err := d.validate(trigger); err != nil {
 		return err
 	}
 	if !effects {
@@ -96,7 +96,7 @@ func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Ru
 	if err := web.DecodeBytes(body, &in); err != nil {
 		return Rule{}, err
 	}
-	if err := e.check(ctx, caller.TenantID, &in.Definition, true); err != nil {
+	if err := e.check(ctx, caller.TenantID, &in.Definition, true, true); err != nil {
 		return Rule{}, err
 	}
 	now := e.Clock.Now()
@@ -175,8 +175,11 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 		// The perks and segments are checked when the effects change: a
 		// rule whose segment was deleted can still be disabled or renamed
 		// (its effect on that segment is left out when it runs).
+		// So is the trigger: a rule stored before triggers were checked
+		// keeps its trigger until it is changed.
 		_, changed := patch["effects"]
-		if err := e.check(ctx, caller.TenantID, &next.Definition, changed); err != nil {
+		_, trigger := patch["trigger"]
+		if err := e.check(ctx, caller.TenantID, &next.Definition, changed, trigger); err != nil {
 			return Rule{}, err
 		}
 		next.UpdatedAt = e.Clock.Now().UTC().Format(timeFormat)
@@ -224,9 +227,11 @@ func (e *Engine) List(ctx context.Context, caller web.Caller, trigger string, li
 		if trigger == "" {
 			return items, nil
 		}
+		// A trigger and its short name select the same rules: ?trigger=
+		// CHECKIN_CREATED lists the rules stored with CHECKIN, and back.
 		return slices.DeleteFunc(items, func(it ddb.Item) bool {
 			var rec record
-			return attributevalue.UnmarshalMap(it, &rec) != nil || rec.Trigger != trigger
+			return attributevalue.UnmarshalMap(it, &rec) != nil || canonical(rec.Trigger) != canonical(trigger)
 		}), nil
 	}
 	items, next, err := ddb.QueryPage(ctx, e.DB, e.st().query(caller.TenantID), start, limit, keep)

@@ -18,15 +18,24 @@ import (
 // tenant id):
 //
 //	pk = <t>#RULES                               sk = RULE#<ruleId>   a rule
-//	pk = <t>#RULEAPPLIED#<ruleId>#<actionId>     sk = APPLIED         the rule was applied to the action
+//	pk = <t>#RULEAPPLIED#<ruleId>#<originId>     sk = APPLIED         the rule was applied in the chain of the originating action
 //	                                             sk = APPLIED#<g>     its group g of effects was (see effectGroups)
+//	pk = <t>#RULEORIGIN#<originId>               sk = BUDGET          the effects applied in that chain (used), and the
+//	                                                                  RULES_BUDGET_EXCEEDED recorded for it (exceededActionId)
 //
 // A tenant's rules share one partition: every action reads them together
 // (one Query). The applied marker is written, conditional on being new, in
-// the transaction of the rule's effects: a (rule, action) applies at most
-// once whichever path (the request, the stream consumer) gets there first
-// and however often the stream delivers the action. Markers carry purgeAt
-// (TTL) 30 days on, long after the stream (24 hours) could deliver again.
+// the transaction of the rule's effects, and names the action the rule
+// applied on (actionId): a rule applies at most once per originating
+// action (so at most once per (rule, action)) whichever path (the request,
+// the stream consumer) gets there first and however often the stream
+// delivers the actions of the chain. The origin of an action a request
+// recorded is the action itself, so its markers keep the key they always
+// had; a marker written before markers named their action (no actionId)
+// is the origin's own. The budget item's used count grows in the same
+// transactions, conditional on staying within the tenant's rulesBudget.
+// Markers and budget items carry purgeAt (TTL) 30 days on, long after the
+// stream (24 hours) could deliver again.
 
 const (
 	skRulePrefix = "RULE#"
@@ -35,9 +44,12 @@ const (
 
 func rulesPK(t string) string { return t + "#RULES" }
 func ruleSK(id string) string { return skRulePrefix + id }
-func markerPK(t, ruleID, actionID string) string {
-	return t + "#RULEAPPLIED#" + ruleID + "#" + actionID
+func markerPK(t, ruleID, originID string) string {
+	return t + "#RULEAPPLIED#" + ruleID + "#" + originID
 }
+func originPK(t, originID string) string { return t + "#RULEORIGIN#" + originID }
+
+const skBudget = "BUDGET"
 
 func str(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
 
@@ -173,28 +185,120 @@ func markerSK(group int) string {
 	return "APPLIED#" + strconv.Itoa(group)
 }
 
-// marker is the Put of the applied marker of (rule, action) for the
-// rule's group of effects.
-func (s *store) marker(t, ruleID, actionID string, group int, now time.Time) types.TransactWriteItem {
+// marker is the Put of the applied marker of a rule in the chain of
+// originID for the rule's group of effects, applied on actionID.
+func (s *store) marker(t, ruleID, originID, actionID string, group int, now time.Time) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(s.table),
 		Item: map[string]types.AttributeValue{
-			"pk": str(markerPK(t, ruleID, actionID)), "sk": str(markerSK(group)), "appliedAt": str(now.UTC().Format(time.RFC3339Nano)),
-			"purgeAt": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(markerTTL).Unix(), 10)},
+			"pk": str(markerPK(t, ruleID, originID)), "sk": str(markerSK(group)), "appliedAt": str(now.UTC().Format(time.RFC3339Nano)),
+			"actionId": str(actionID),
+			"purgeAt":  &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(markerTTL).Unix(), 10)},
 		},
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	}}
 }
 
-// applied tells whether the marker of (rule, action) for the rule's group
-// of effects exists: the group applied already.
-func (s *store) applied(ctx context.Context, t, ruleID, actionID string, group int) (bool, error) {
+// owned is the ConditionCheck that the rule's first group in the chain of
+// originID was applied on actionID (the later groups of one rule apply on
+// the action its first did).
+func (s *store) owned(t, ruleID, originID, actionID string) types.TransactWriteItem {
+	cond := "actionId = :a"
+	if actionID == originID {
+		cond = "actionId = :a OR (attribute_exists(pk) AND attribute_not_exists(actionId))" // a marker older than actionId
+	}
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(s.table),
+		Key:                       map[string]types.AttributeValue{"pk": str(markerPK(t, ruleID, originID)), "sk": str(markerSK(0))},
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": str(actionID)},
+	}}
+}
+
+// claim reads the first group's marker of a rule in the chain of
+// originID: claimed tells whether it exists, owner the action it names
+// (the origin for a marker older than actionId).
+func (s *store) claim(ctx context.Context, t, ruleID, originID string) (owner string, claimed bool, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("pk, actionId"),
+		Key: map[string]types.AttributeValue{"pk": str(markerPK(t, ruleID, originID)), "sk": str(markerSK(0))},
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("read the applied marker of rule %s: %w", ruleID, err)
+	}
+	if out.Item == nil {
+		return "", false, nil
+	}
+	owner = originID
+	if v, ok := out.Item["actionId"].(*types.AttributeValueMemberS); ok {
+		owner = v.Value
+	}
+	return owner, true, nil
+}
+
+// applied tells whether the marker of a rule in the chain of originID for
+// the rule's group of effects exists: the group applied already.
+func (s *store) applied(ctx context.Context, t, ruleID, originID string, group int) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("pk"),
-		Key: map[string]types.AttributeValue{"pk": str(markerPK(t, ruleID, actionID)), "sk": str(markerSK(group))},
+		Key: map[string]types.AttributeValue{"pk": str(markerPK(t, ruleID, originID)), "sk": str(markerSK(group))},
 	})
 	if err != nil {
 		return false, fmt.Errorf("read the applied marker of rule %s: %w", ruleID, err)
 	}
 	return out.Item != nil, nil
+}
+
+func (s *store) budgetKey(t, originID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": str(originPK(t, originID)), "sk": str(skBudget)}
+}
+
+// budgetUsed reads how many effects were applied in the chain of
+// originID, and whether its RULES_BUDGET_EXCEEDED was recorded.
+func (s *store) budgetUsed(ctx context.Context, t, originID string) (used int, exceeded bool, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), Key: s.budgetKey(t, originID),
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("read the rules budget of action %s: %w", originID, err)
+	}
+	var rec struct {
+		Used             int    `dynamodbav:"used"`
+		ExceededActionID string `dynamodbav:"exceededActionId"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return 0, false, fmt.Errorf("read the rules budget of action %s: %w", originID, err)
+	}
+	return rec.Used, rec.ExceededActionID != "", nil
+}
+
+// spend is the Update adding n effects to the chain of originID,
+// conditional on staying within budget.
+func (s *store) spend(t, originID string, n, budget int, now time.Time) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:           aws.String(s.table),
+		Key:                 s.budgetKey(t, originID),
+		UpdateExpression:    aws.String("SET purgeAt = if_not_exists(purgeAt, :p) ADD used :n"),
+		ConditionExpression: aws.String("attribute_not_exists(used) OR used <= :lim"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n":   &types.AttributeValueMemberN{Value: strconv.Itoa(n)},
+			":lim": &types.AttributeValueMemberN{Value: strconv.Itoa(budget - n)},
+			":p":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(markerTTL).Unix(), 10)},
+		},
+	}}
+}
+
+// exceeded is the Update naming the RULES_BUDGET_EXCEEDED action of the
+// chain of originID, conditional on none being named yet.
+func (s *store) exceeded(t, originID, actionID string, now time.Time) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:           aws.String(s.table),
+		Key:                 s.budgetKey(t, originID),
+		UpdateExpression:    aws.String("SET exceededActionId = :a, purgeAt = if_not_exists(purgeAt, :p)"),
+		ConditionExpression: aws.String("attribute_not_exists(exceededActionId)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":a": str(actionID),
+			":p": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(markerTTL).Unix(), 10)},
+		},
+	}}
 }

@@ -13,7 +13,11 @@ import (
 // stream delivers every new action (INSERT records, NEW_IMAGE), and the
 // rules whose trigger is its type run on it. Each (rule, action) applies at
 // most once, so a record delivered again, or an action whose rules the
-// request that recorded it already ran, changes nothing. A record that
+// request that recorded it already ran, changes nothing; and as on the
+// request's path, each rule applies at most once per originating action
+// (metadata.originActionId of the record) and the chain's effects stay
+// within the tenant's rulesBudget, counted on items both paths share. A
+// record that
 // fails is reported (ReportBatchItemFailures) so that Lambda retries from
 // it.
 func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {

@@ -3,6 +3,7 @@ package tenant_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
@@ -88,5 +89,58 @@ func TestAllowsSMSTo(t *testing.T) {
 				t.Errorf("AllowsSMSTo(%q) with %v = %v, want %v", tc.number, tc.codes, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRulesBudgetSetting sets settings.rulesBudget at creation and with
+// updateSettings (absent reads as the default); values outside 1..1000
+// are refused naming the field, and change nothing.
+func TestRulesBudgetSetting(t *testing.T) {
+	h := ts.New(t)
+	ctx := context.Background()
+	n := func(v int) *int { return &v }
+	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Budget Bar", Settings: &tenant.Settings{RulesBudget: n(5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Tenant.ID
+	get := func() tenant.Settings {
+		t.Helper()
+		got, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "get", TenantID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Tenant.Settings
+	}
+	if got := get().RulesBudgetOrDefault(); got != 5 {
+		t.Errorf("after create: rulesBudget = %d, want 5", got)
+	}
+	if _, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{RulesBudget: n(1000)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get().RulesBudgetOrDefault(); got != 1000 {
+		t.Errorf("after updateSettings: rulesBudget = %d, want 1000", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		value int
+	}{{"Zero", 0}, {"Negative", -1}, {"AboveMax", 1001}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, req := range []tenant.Request{
+				{Action: "create", Title: "x", Settings: &tenant.Settings{RulesBudget: n(tc.value)}},
+				{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{RulesBudget: n(tc.value)}},
+			} {
+				_, err := h.Deps.Tenants.Handle(ctx, req)
+				if e, ok := apierr.As(err); !ok || e.Code != apierr.ValidationFailed || !strings.HasPrefix(e.Message, "settings.rulesBudget") {
+					t.Errorf("%s: err %v, want VALIDATION_FAILED naming settings.rulesBudget", req.Action, err)
+				}
+			}
+			if got := get().RulesBudgetOrDefault(); got != 1000 {
+				t.Errorf("rulesBudget = %d after a refused change, want 1000", got)
+			}
+		})
+	}
+	if got := (tenant.Settings{}).RulesBudgetOrDefault(); got != 100 {
+		t.Errorf("default rulesBudget = %d, want 100", got)
 	}
 }

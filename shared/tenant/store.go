@@ -159,6 +159,10 @@ func (t Tenant) clone() Tenant {
 		t.Settings.SSOClientIDs = ids
 	}
 	t.Settings.SMSCountryCodes = append([]string(nil), t.Settings.SMSCountryCodes...)
+	if b := t.Settings.RulesBudget; b != nil {
+		v := *b
+		t.Settings.RulesBudget = &v
+	}
 	return t
 }
 

@@ -54,6 +54,26 @@ type Settings struct {
 	// get a code by SMS. Empty (a tenant created without the setting)
 	// allows every country; the tenant's hourly SMS cap still applies.
 	SMSCountryCodes []string `json:"smsCountryCodes,omitempty" dynamodbav:"smsCountryCodes,omitempty"`
+	// RulesBudget is the most effects the rules apply for one originating
+	// action, whatever the chain (MinRulesBudget to MaxRulesBudget);
+	// absent means DefaultRulesBudget.
+	RulesBudget *int `json:"rulesBudget,omitempty" dynamodbav:"rulesBudget,omitempty"`
+}
+
+// Bounds of settings.rulesBudget.
+const (
+	DefaultRulesBudget = 100
+	MinRulesBudget     = 1
+	MaxRulesBudget     = 1000
+)
+
+// RulesBudgetOrDefault is the tenant's rules budget: RulesBudget, or
+// DefaultRulesBudget when it is not set.
+func (s Settings) RulesBudgetOrDefault() int {
+	if s.RulesBudget == nil {
+		return DefaultRulesBudget
+	}
+	return *s.RulesBudget
 }
 
 // MaxSMSCountryCodes is how many calling codes settings.smsCountryCodes
@@ -106,6 +126,9 @@ func (t *Tenant) Validate() error {
 	}
 	if t.Settings.SessionHours < 0 {
 		return apierr.Invalid("settings.sessionHours", "must be >= 0")
+	}
+	if b := t.Settings.RulesBudget; b != nil && (*b < MinRulesBudget || *b > MaxRulesBudget) {
+		return apierr.Invalid("settings.rulesBudget", "must be an integer from %d to %d (the most effects the rules apply for one originating action; absent means %d)", MinRulesBudget, MaxRulesBudget, DefaultRulesBudget)
 	}
 	if len(t.Settings.SMSCountryCodes) > MaxSMSCountryCodes {
 		return apierr.Invalid("settings.smsCountryCodes", "must list at most %d calling codes", MaxSMSCountryCodes)

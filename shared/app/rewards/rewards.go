@@ -62,7 +62,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	react := func(joined bool) func(context.Context, *ddb.Tx, audience.Change) error {
 		return func(ctx context.Context, tx *ddb.Tx, c audience.Change) error {
 			meta := map[string]any{}
-			for _, k := range []string{"ruleId", "ruleDepth", "triggerActionId"} {
+			for _, k := range rule.ChainKeys {
 				if v, ok := c.Actor.Metadata[k]; ok {
 					meta[k] = v
 				}
@@ -79,6 +79,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 	r.Rules = &rule.Engine{
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences, Cache: b.TenantCache,
+		Tenants: b.Tenants(), Actions: actions,
 	}
 	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
 	return r
