@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Tenant is a merchant using the platform.
@@ -54,7 +55,15 @@ type Settings struct {
 	// get a code by SMS. Empty (a tenant created without the setting)
 	// allows every country; the tenant's hourly SMS cap still applies.
 	SMSCountryCodes []string `json:"smsCountryCodes,omitempty" dynamodbav:"smsCountryCodes,omitempty"`
+	// Currency is the ISO 4217 code of the tenant's money (POS amounts,
+	// app balances); empty is GBP. Its minor-unit digits (money.Lookup)
+	// are the most decimal places an amount may have. Changing it does not
+	// convert amounts already stored.
+	Currency string `json:"currency,omitempty" dynamodbav:"currency,omitempty"`
 }
+
+// Money returns the tenant's currency (GBP when the setting is empty).
+func (s Settings) Money() (money.Currency, error) { return money.Of(s.Currency) }
 
 // MaxSMSCountryCodes is how many calling codes settings.smsCountryCodes
 // may list.
@@ -116,6 +125,10 @@ func (t *Tenant) Validate() error {
 			return apierr.Invalid("settings.smsCountryCodes", "each must be a country calling code such as +44 or +1 (a + and 1 to 4 digits)")
 		}
 		t.Settings.SMSCountryCodes[i] = c
+	}
+	t.Settings.Currency = strings.TrimSpace(t.Settings.Currency)
+	if err := money.ValidateCode("settings.currency", t.Settings.Currency); err != nil {
+		return err
 	}
 	return nil
 }
