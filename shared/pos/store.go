@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Item layout of the Pos table (every key starts with the tenant id):
@@ -33,9 +34,7 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 func nv(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
-func fv(v float64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'f', -1, 64)}
-}
+func fv(v money.Amount) types.AttributeValue { return v.AttributeValue() }
 
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": sv(pk), "sk": sv(sk)}
@@ -48,12 +47,12 @@ type orderRecord struct {
 	Order
 	Version int `dynamodbav:"version"`
 	// Declared is the value the POS gave the order (body `value`).
-	Declared *float64 `dynamodbav:"declaredValue,omitempty"`
+	Declared *money.Amount `dynamodbav:"declaredValue,omitempty"`
 	// EarnedBase is the sum of the order's transactions when it
 	// completed; RefundedAfter what was refunded of them since. A refund
 	// takes back the share RefundedAfter/EarnedBase of the points earned.
-	EarnedBase    float64 `dynamodbav:"earnedBase"`
-	RefundedAfter float64 `dynamodbav:"refundedAfter"`
+	EarnedBase    money.Amount `dynamodbav:"earnedBase"`
+	RefundedAfter money.Amount `dynamodbav:"refundedAfter"`
 	// RedemptionsReturned marks that an APP refund gave the order's
 	// redemptions back.
 	RedemptionsReturned bool `dynamodbav:"redemptionsReturned"`
@@ -82,7 +81,7 @@ func (r orderRecord) view() Order {
 
 // value is the order's value: totalPrice when set, else the value the POS
 // declared, else the sum of its transactions not refunded.
-func (r orderRecord) value() float64 {
+func (r orderRecord) value() money.Amount {
 	switch {
 	case r.TotalPrice != nil:
 		return *r.TotalPrice

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -37,6 +36,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/hook"
 	"github.com/loyalty-platform/platform/shared/metrics"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/tenant"
 )
@@ -466,14 +466,14 @@ func PointsFor(ef Effect, p perk.Perk, a action.Action) int {
 	case ef.Points != nil:
 		return *ef.Points
 	case ef.PointsPerUnit != nil:
-		v := 0.0
+		// Exact: the order value is a decimal amount (money.FromAny), so
+		// 1.5 per unit on 9.99 is 14 with no float rounding.
 		for _, k := range []string{"value", "totalPrice", "amount"} {
-			if x, ok := number(a.Metadata[k]); ok {
-				v = x
-				break
+			if x, ok := money.FromAny(a.Metadata[k]); ok {
+				return x.MulFloor(*ef.PointsPerUnit)
 			}
 		}
-		return int(math.Floor(v**ef.PointsPerUnit + 1e-9))
+		return 0
 	case ef.PointsPerItem != nil:
 		return matchingItems(p, a.Metadata["basket"]) * *ef.PointsPerItem
 	}
