@@ -3,13 +3,11 @@ package pos
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/big"
-	"strconv"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -27,8 +25,9 @@ const SourceCredit = "CREDIT"
 type CreditInput struct {
 	Type string `json:"type"`
 	// Amount is money for BALANCE (negative takes it off, never below
-	// zero) and whole points (1 or more) for POINTS.
-	Amount *float64 `json:"amount"`
+	// zero; at most the tenant currency's decimal places) and whole
+	// points (1 or more) for POINTS.
+	Amount *money.Amount `json:"amount"`
 	// PerkID is the perk whose award a POINTS credit grants.
 	PerkID string `json:"perkId,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -37,9 +36,9 @@ type CreditInput struct {
 // CreditResult is the answer of a credit: the new balance (BALANCE) or the
 // award after the grant (POINTS).
 type CreditResult struct {
-	Type    string       `json:"type"`
-	Balance *float64     `json:"balance,omitempty"`
-	Award   *award.Award `json:"award,omitempty"`
+	Type    string        `json:"type"`
+	Balance *money.Amount `json:"balance,omitempty"`
+	Award   *award.Award  `json:"award,omitempty"`
 }
 
 // Credit credits a user arbitrarily (POST /users/{userId}/credits, admin):
@@ -61,21 +60,29 @@ func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, 
 	if !textOK(in.Reason, maxText) {
 		return CreditResult{}, apierr.Invalid("reason", "must be at most %d characters", maxText)
 	}
-	amt := *in.Amount
 	switch in.Type {
 	case CreditBalance:
 		if in.PerkID != "" {
 			return CreditResult{}, apierr.Invalid("perkId", "is only for POINTS credits")
 		}
-		if amt == 0 || math.Abs(amt) > MaxAmount {
-			return CreditResult{}, apierr.Invalid("amount", "must be a non-zero amount from -%.0f to %.0f", MaxAmount, MaxAmount)
+		cur, err := s.currency(ctx, caller)
+		if err != nil {
+			return CreditResult{}, err
+		}
+		amt, err := cur.Amount("amount", *in.Amount)
+		if err != nil {
+			return CreditResult{}, err
+		}
+		if amt.IsZero() || amt.Cmp(MaxAmount) > 0 || amt.Cmp(MaxAmount.Neg()) < 0 {
+			return CreditResult{}, apierr.Invalid("amount", "must be a non-zero amount from -%s to %s", MaxAmount, MaxAmount)
 		}
 		return s.creditBalance(ctx, caller, userID, amt, in.Reason)
 	case CreditPoints:
 		if in.PerkID == "" {
 			return CreditResult{}, apierr.Invalid("perkId", "is required for POINTS credits")
 		}
-		if amt < 1 || amt > 1_000_000_000 || amt != math.Trunc(amt) {
+		amt, whole := in.Amount.Int()
+		if !whole || amt < 1 || amt > 1_000_000_000 {
 			return CreditResult{}, apierr.Invalid("amount", "must be whole points from 1 to 1000000000")
 		}
 		meta := map[string]any{}
@@ -95,7 +102,7 @@ func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, 
 
 func ptr[T any](v T) *T { return &v }
 
-func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID string, amt float64, reason string) (CreditResult, error) {
+func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, reason string) (CreditResult, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		res, retry, err := s.tryCreditBalance(ctx, caller, userID, amt, reason)
 		if err != nil || !retry {
@@ -107,8 +114,9 @@ func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID s
 
 // tryCreditBalance reads the balance and sets it to the balance plus amt
 // with its action, conditional on the balance being unchanged (retry true:
-// it changed), so the answer is the balance this credit left.
-func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userID string, amt float64, reason string) (CreditResult, bool, error) {
+// it changed), so the answer is the balance this credit left. The sum is
+// exact (integers of minor units); a balance over MaxTotal is refused.
+func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, reason string) (CreditResult, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return CreditResult{}, false, err
@@ -118,14 +126,17 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 		return CreditResult{}, false, err
 	}
 	cur := prof.Balance
-	next := decimalSum(cur, amt)
-	if next < 0 {
+	next, err := addTotal("amount", cur, amt)
+	if err != nil {
+		return CreditResult{}, false, err
+	}
+	if next.Sign() < 0 {
 		return CreditResult{}, false, ErrInsufficientBalance
 	}
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
 	tx.Add("user", profile.BalanceSet(s.UsersTable, caller.TenantID, userID, cur, next))
-	meta := map[string]any{"amount": amt, "balance": next}
+	meta := map[string]any{"amount": amt.Number(), "balance": next.Number()}
 	if reason != "" {
 		meta["reason"] = reason
 	}
@@ -144,13 +155,4 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 	}
 	s.react(ctx, a)
 	return CreditResult{Type: CreditBalance, Balance: &next}, false, nil
-}
-
-// decimalSum adds two amounts as decimals (as DynamoDB does), so 0.1 +
-// 0.2 is 0.3.
-func decimalSum(a, b float64) float64 {
-	x, _ := new(big.Rat).SetString(strconv.FormatFloat(a, 'f', -1, 64))
-	y, _ := new(big.Rat).SetString(strconv.FormatFloat(b, 'f', -1, 64))
-	f, _ := x.Add(x, y).Float64()
-	return f
 }

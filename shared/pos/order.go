@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/metrics"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -25,26 +26,26 @@ import (
 // Order is a POS order (spec: Pay-at-POS order shape) as the API returns
 // it.
 type Order struct {
-	ID          string       `json:"_id" dynamodbav:"id"`
-	TenantID    string       `json:"tenantId" dynamodbav:"tenantId"`
-	UserID      string       `json:"userId" dynamodbav:"userId"`
-	LocationID  string       `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
-	Scenario    string       `json:"scenario,omitempty" dynamodbav:"scenario,omitempty"`
-	ShortCode   string       `json:"shortCode,omitempty" dynamodbav:"shortCode,omitempty"`
-	State       string       `json:"state" dynamodbav:"state"`
-	Basket      []BasketItem `json:"basket" dynamodbav:"basket"`
-	Redemptions []Redemption `json:"redemptions" dynamodbav:"redemptions"`
-	TotalPrice  *float64     `json:"totalPrice,omitempty" dynamodbav:"totalPrice,omitempty"`
+	ID          string        `json:"_id" dynamodbav:"id"`
+	TenantID    string        `json:"tenantId" dynamodbav:"tenantId"`
+	UserID      string        `json:"userId" dynamodbav:"userId"`
+	LocationID  string        `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
+	Scenario    string        `json:"scenario,omitempty" dynamodbav:"scenario,omitempty"`
+	ShortCode   string        `json:"shortCode,omitempty" dynamodbav:"shortCode,omitempty"`
+	State       string        `json:"state" dynamodbav:"state"`
+	Basket      []BasketItem  `json:"basket" dynamodbav:"basket"`
+	Redemptions []Redemption  `json:"redemptions" dynamodbav:"redemptions"`
+	TotalPrice  *money.Amount `json:"totalPrice,omitempty" dynamodbav:"totalPrice,omitempty"`
 	// Value is the order's value, what ORDER_COMPLETED carries and the
 	// rules' pointsPerUnit reads: totalPrice when set, else the value the
 	// POS gave, else TransactionsTotal. It is computed, never stored.
-	Value *float64 `json:"value" dynamodbav:"-"`
+	Value *money.Amount `json:"value" dynamodbav:"-"`
 	// TransactionsTotal is the sum of the totalPrice of the order's
 	// transactions not refunded; RefundedTotal of those refunded;
 	// TransactionCount how many transactions it ever had.
-	TransactionsTotal float64 `json:"transactionsTotal" dynamodbav:"transactionsTotal"`
-	RefundedTotal     float64 `json:"refundedTotal" dynamodbav:"refundedTotal"`
-	TransactionCount  int     `json:"transactionCount" dynamodbav:"transactionCount"`
+	TransactionsTotal money.Amount `json:"transactionsTotal" dynamodbav:"transactionsTotal"`
+	RefundedTotal     money.Amount `json:"refundedTotal" dynamodbav:"refundedTotal"`
+	TransactionCount  int          `json:"transactionCount" dynamodbav:"transactionCount"`
 	// PointsEarned are the points the rules granted on the order, by
 	// award id; PointsReversed those refunds took back.
 	PointsEarned   map[string]int `json:"pointsEarned" dynamodbav:"pointsEarned"`
@@ -62,13 +63,14 @@ type OrderInput struct {
 	ShortCode   *string       `json:"shortCode"`
 	Basket      *[]BasketItem `json:"basket"`
 	Redemptions *[]Redemption `json:"redemptions"`
-	TotalPrice  *float64      `json:"totalPrice"`
-	Value       *float64      `json:"value"`
+	TotalPrice  *money.Amount `json:"totalPrice"`
+	Value       *money.Amount `json:"value"`
 	State       *string       `json:"state"`
 }
 
-// validate checks an order body for userID.
-func (in *OrderInput) validate(userID string) error {
+// validate checks an order body for userID, its amounts in the tenant's
+// currency (and sets them to exactly its digits).
+func (in *OrderInput) validate(userID string, cur money.Currency) error {
 	if in.LocationID != nil && !web.ValidID(*in.LocationID) {
 		return ErrUnknownLocation
 	}
@@ -79,7 +81,7 @@ func (in *OrderInput) validate(userID string) error {
 		return apierr.Invalid("shortCode", "must be 1 to 64 characters")
 	}
 	if in.Basket != nil {
-		if err := validateBasket(*in.Basket); err != nil {
+		if err := validateBasket(*in.Basket, cur); err != nil {
 			return err
 		}
 	}
@@ -88,10 +90,10 @@ func (in *OrderInput) validate(userID string) error {
 			return err
 		}
 	}
-	if err := amount("totalPrice", in.TotalPrice); err != nil {
+	if err := amount("totalPrice", in.TotalPrice, cur); err != nil {
 		return err
 	}
-	if err := amount("value", in.Value); err != nil {
+	if err := amount("value", in.Value, cur); err != nil {
 		return err
 	}
 	if in.State != nil && *in.State != StateOpen && *in.State != StateCompleted {
@@ -134,7 +136,11 @@ func (s *Service) CreateOrder(ctx context.Context, caller web.Caller, userID str
 	if in.State != nil && *in.State != StateOpen {
 		return Order{}, apierr.Invalid("state", "a new order is OPEN: complete it with PUT /orders/{orderId}")
 	}
-	if err := in.validate(userID); err != nil {
+	cur, err := s.currency(ctx, caller)
+	if err != nil {
+		return Order{}, err
+	}
+	if err := in.validate(userID, cur); err != nil {
 		return Order{}, err
 	}
 	if _, err := s.Users.Get(ctx, caller.TenantID, userID); err != nil {
@@ -215,6 +221,10 @@ func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string,
 			return Order{}, apierr.Invalid(f.name, "cannot change after the order was created")
 		}
 	}
+	cur, err := s.currency(ctx, caller)
+	if err != nil {
+		return Order{}, err
+	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		r, err := s.st().order(ctx, caller.TenantID, id)
 		if err != nil {
@@ -223,7 +233,7 @@ func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string,
 		if r.State == StateCompleted {
 			return Order{}, ErrOrderCompleted
 		}
-		if err := in.validate(r.UserID); err != nil {
+		if err := in.validate(r.UserID, cur); err != nil {
 			return Order{}, err
 		}
 		if in.empty() {
@@ -380,7 +390,7 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 	}
 	prof, place := pre.prof, pre.place
 	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, stamp(now), stamp(now)
-	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, 0
+	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, money.Amount{}
 	r.Version++
 	put, err := s.st().putOrder(*r)
 	if err != nil {
@@ -415,7 +425,7 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 	var basketAny any
 	_ = json.Unmarshal(basket, &basketAny)
 	meta := map[string]any{
-		"orderId": r.ID, "value": r.value(), "transactionsTotal": r.TransactionsTotal,
+		"orderId": r.ID, "value": r.value().Number(), "transactionsTotal": r.TransactionsTotal.Number(),
 		"basket": basketAny, "redemptions": len(r.Redemptions),
 	}
 	for k, v := range map[string]string{"shortCode": r.ShortCode, "scenario": r.Scenario, "paymentType": paymentType, "locationId": r.LocationID} {
@@ -424,7 +434,7 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 		}
 	}
 	if r.TotalPrice != nil {
-		meta["totalPrice"] = *r.TotalPrice
+		meta["totalPrice"] = r.TotalPrice.Number()
 	}
 	done := s.act(r.TenantID, title, prof, place, ActionOrderCompleted, now, meta)
 	it, err := s.Actions.TransactItem(done)
@@ -506,8 +516,8 @@ func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, o
 	}
 	e.add(orderID)
 	r.PointsEarned[awardID] += points
-	if r.State == StateCompleted && r.RefundedAfter > 0 {
-		if due := reversalTarget(r.PointsEarned[awardID], r.RefundedAfter, r.EarnedBase) - r.PointsReversed[awardID]; due > 0 {
+	if r.State == StateCompleted && r.RefundedAfter.Sign() > 0 {
+		if due := money.ShareFloor(r.PointsEarned[awardID], r.RefundedAfter, r.EarnedBase) - r.PointsReversed[awardID]; due > 0 {
 			if err := s.reverseOnLanding(ctx, tx, *r, awardID, due); err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Order states (spec: Order `state`).
@@ -67,9 +68,17 @@ const (
 	// accepted can always complete.
 	MaxBasketBytes = 128 << 10
 	MaxRedemptions = 20
-	MaxAmount      = 1_000_000_000.0
 	MaxQuantity    = 1000
 	maxText        = 255
+)
+
+// Limits of money (exact: see shared/money). An amount a client sends is
+// at most MaxAmount; an app balance and an order's transactionsTotal at
+// most MaxTotal, so that they stay well inside an int64 of minor units in
+// every currency (a credit or transaction that would pass it is 422).
+var (
+	MaxAmount = money.MustParse("1000000000")
+	MaxTotal  = money.MustParse("1000000000000000")
 )
 
 // Sentinel errors of the POS domain.
@@ -86,11 +95,11 @@ var (
 
 // BasketItem is one item of an order's basket.
 type BasketItem struct {
-	ID       string   `json:"id" dynamodbav:"id"`
-	Category string   `json:"category,omitempty" dynamodbav:"category,omitempty"`
-	Title    string   `json:"title,omitempty" dynamodbav:"title,omitempty"`
-	Quantity *int     `json:"quantity,omitempty" dynamodbav:"quantity,omitempty"`
-	Price    *float64 `json:"price,omitempty" dynamodbav:"price,omitempty"`
+	ID       string        `json:"id" dynamodbav:"id"`
+	Category string        `json:"category,omitempty" dynamodbav:"category,omitempty"`
+	Title    string        `json:"title,omitempty" dynamodbav:"title,omitempty"`
+	Quantity *int          `json:"quantity,omitempty" dynamodbav:"quantity,omitempty"`
+	Price    *money.Amount `json:"price,omitempty" dynamodbav:"price,omitempty"`
 }
 
 // Redemption is an award redeemed on an order: it burns value points
@@ -124,14 +133,35 @@ func textOK(s string, max int) bool {
 	return utf8.RuneCountInString(s) <= max && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
-func amount(field string, v *float64) error {
-	if v != nil && (*v < 0 || *v > MaxAmount) {
-		return apierr.Invalid(field, "must be a number from 0 to %.0f", MaxAmount)
+// amount checks the money field named field of a body, when present: at
+// most the currency's decimal places, from 0 to MaxAmount; and sets it to
+// exactly the currency's digits.
+func amount(field string, v *money.Amount, cur money.Currency) error {
+	if v == nil {
+		return nil
 	}
+	a, err := cur.Amount(field, *v)
+	if err != nil {
+		return err
+	}
+	if a.Sign() < 0 || a.Cmp(MaxAmount) > 0 {
+		return apierr.Invalid(field, "must be a number from 0 to %s", MaxAmount)
+	}
+	*v = a
 	return nil
 }
 
-func validateBasket(items []BasketItem) error {
+// addTotal returns total + a, refusing (422 naming field) a total over
+// MaxTotal.
+func addTotal(field string, total, a money.Amount) (money.Amount, error) {
+	sum, err := total.Add(a)
+	if err != nil || sum.Cmp(MaxTotal) > 0 {
+		return money.Amount{}, apierr.Invalid(field, "the total would pass %s", MaxTotal)
+	}
+	return sum, nil
+}
+
+func validateBasket(items []BasketItem, cur money.Currency) error {
 	if len(items) > MaxBasket {
 		return apierr.Invalid("basket", "at most %d items", MaxBasket)
 	}
@@ -149,7 +179,7 @@ func validateBasket(items []BasketItem) error {
 		if it.Quantity != nil && (*it.Quantity < 1 || *it.Quantity > MaxQuantity) {
 			return apierr.Invalid(at+".quantity", "must be an integer from 1 to %d", MaxQuantity)
 		}
-		if err := amount(at+".price", it.Price); err != nil {
+		if err := amount(at+".price", items[i].Price, cur); err != nil {
 			return err
 		}
 	}

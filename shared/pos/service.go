@@ -2,6 +2,7 @@ package pos
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/checkin"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
 )
@@ -28,9 +30,11 @@ type Places interface {
 	Place(ctx context.Context, tenantID, locationID string) (award.Place, error)
 }
 
-// Tenants names tenants (for actions).
+// Tenants names tenants (for actions) and tells their currency (the
+// tenant item the request's authentication read, from the tenant cache).
 type Tenants interface {
 	Title(ctx context.Context, tenantID string) (string, error)
+	Currency(ctx context.Context, tenantID string) (money.Currency, error)
 }
 
 // Checkins checks users out inside another change's transaction.
@@ -82,6 +86,19 @@ func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) 
 		return caller.TenantTitle, nil
 	}
 	return s.Tenants.Title(ctx, caller.TenantID)
+}
+
+// currency returns the caller's tenant's currency (GBP without a
+// setting, or without Tenants).
+func (s *Service) currency(ctx context.Context, caller web.Caller) (money.Currency, error) {
+	if s.Tenants == nil {
+		return money.GBP, nil
+	}
+	c, err := s.Tenants.Currency(ctx, caller.TenantID)
+	if err != nil {
+		return money.Currency{}, fmt.Errorf("currency of %s: %w", caller.TenantID, err)
+	}
+	return c, nil
 }
 
 // place reads a location; an unknown one is 422 naming locationId.

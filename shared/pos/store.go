@@ -3,7 +3,6 @@ package pos
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Item layout of the Pos table (every key starts with the tenant id):
@@ -34,9 +34,7 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 func nv(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
-func fv(v float64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'f', -1, 64)}
-}
+func fv(v money.Amount) types.AttributeValue { return v.AttributeValue() }
 
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": sv(pk), "sk": sv(sk)}
@@ -49,12 +47,12 @@ type orderRecord struct {
 	Order
 	Version int `dynamodbav:"version"`
 	// Declared is the value the POS gave the order (body `value`).
-	Declared *float64 `dynamodbav:"declaredValue,omitempty"`
+	Declared *money.Amount `dynamodbav:"declaredValue,omitempty"`
 	// EarnedBase is the sum of the order's transactions when it
 	// completed; RefundedAfter what was refunded of them since. A refund
 	// takes back the share RefundedAfter/EarnedBase of the points earned.
-	EarnedBase    float64 `dynamodbav:"earnedBase"`
-	RefundedAfter float64 `dynamodbav:"refundedAfter"`
+	EarnedBase    money.Amount `dynamodbav:"earnedBase"`
+	RefundedAfter money.Amount `dynamodbav:"refundedAfter"`
 	// RedemptionsReturned marks that an APP refund gave the order's
 	// redemptions back.
 	RedemptionsReturned bool `dynamodbav:"redemptionsReturned"`
@@ -85,27 +83,26 @@ func (r orderRecord) view() Order {
 // declared, else the sum of its transactions not refunded. A totalPrice or
 // declared value is net of what was refunded while the order was OPEN (an
 // order completes on the amount not refunded; refunds after completion
-// reverse points instead).
-func (r orderRecord) value() float64 {
-	before := max(0, r.RefundedTotal-r.RefundedAfter)
+// reverse points instead), never below zero.
+func (r orderRecord) value() money.Amount {
+	before, err := r.RefundedTotal.Sub(r.RefundedAfter)
+	if err != nil || before.Sign() < 0 {
+		before = money.Amount{}
+	}
+	net := func(a money.Amount) money.Amount {
+		v, err := a.Sub(before)
+		if err != nil || v.Sign() < 0 {
+			return money.Amount{}
+		}
+		return v
+	}
 	switch {
 	case r.TotalPrice != nil:
-		return max(0, *r.TotalPrice-before)
+		return net(*r.TotalPrice)
 	case r.Declared != nil:
-		return max(0, *r.Declared-before)
+		return net(*r.Declared)
 	}
 	return r.TransactionsTotal
-}
-
-// reversalTarget is how many of earned points a refund of refunded out of
-// base (the money the order was paid when it completed) takes back in
-// all: the same share, rounded down; all of them once everything is
-// refunded (or when nothing was paid).
-func reversalTarget(earned int, refunded, base float64) int {
-	if base <= 0 || refunded >= base {
-		return earned
-	}
-	return int(math.Floor(float64(earned)*(refunded/base) + 1e-9))
 }
 
 // txnRecord is a transaction as stored.

@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -24,19 +25,19 @@ import (
 
 // Transaction is a POS transaction (spec: Pay-at-POS transaction shape).
 type Transaction struct {
-	ID           string   `json:"_id" dynamodbav:"id"`
-	TenantID     string   `json:"tenantId" dynamodbav:"tenantId"`
-	UserID       string   `json:"userId" dynamodbav:"userId"`
-	ShortCode    string   `json:"shortCode" dynamodbav:"shortCode"`
-	SubTotal     *float64 `json:"subTotal,omitempty" dynamodbav:"subTotal,omitempty"`
-	TotalTax     *float64 `json:"totalTax,omitempty" dynamodbav:"totalTax,omitempty"`
-	TotalPrice   float64  `json:"totalPrice" dynamodbav:"totalPrice"`
-	TotalTip     *float64 `json:"totalTip,omitempty" dynamodbav:"totalTip,omitempty"`
-	TotalPayment *float64 `json:"totalPayment,omitempty" dynamodbav:"totalPayment,omitempty"`
-	LocationID   string   `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
-	RegisterID   string   `json:"registerId,omitempty" dynamodbav:"registerId,omitempty"`
-	OrderID      string   `json:"orderId" dynamodbav:"orderId"`
-	PaymentType  string   `json:"paymentType" dynamodbav:"paymentType"`
+	ID           string        `json:"_id" dynamodbav:"id"`
+	TenantID     string        `json:"tenantId" dynamodbav:"tenantId"`
+	UserID       string        `json:"userId" dynamodbav:"userId"`
+	ShortCode    string        `json:"shortCode" dynamodbav:"shortCode"`
+	SubTotal     *money.Amount `json:"subTotal,omitempty" dynamodbav:"subTotal,omitempty"`
+	TotalTax     *money.Amount `json:"totalTax,omitempty" dynamodbav:"totalTax,omitempty"`
+	TotalPrice   money.Amount  `json:"totalPrice" dynamodbav:"totalPrice"`
+	TotalTip     *money.Amount `json:"totalTip,omitempty" dynamodbav:"totalTip,omitempty"`
+	TotalPayment *money.Amount `json:"totalPayment,omitempty" dynamodbav:"totalPayment,omitempty"`
+	LocationID   string        `json:"locationId,omitempty" dynamodbav:"locationId,omitempty"`
+	RegisterID   string        `json:"registerId,omitempty" dynamodbav:"registerId,omitempty"`
+	OrderID      string        `json:"orderId" dynamodbav:"orderId"`
+	PaymentType  string        `json:"paymentType" dynamodbav:"paymentType"`
 	// OrderGenerated is true when the transaction came without orderId
 	// and the platform made (and completed) its order.
 	OrderGenerated bool   `json:"orderGenerated" dynamodbav:"orderGenerated"`
@@ -47,7 +48,7 @@ type Transaction struct {
 
 // Charge is what the transaction takes from the app balance when paid with
 // APP: totalPayment when given, else totalPrice.
-func (t Transaction) Charge() float64 {
+func (t Transaction) Charge() money.Amount {
 	if t.TotalPayment != nil {
 		return *t.TotalPayment
 	}
@@ -57,20 +58,22 @@ func (t Transaction) Charge() float64 {
 // TransactionInput is the body of POST /users/{userId}/transactions and
 // POST /transactions (which names the user in userId).
 type TransactionInput struct {
-	UserID       string   `json:"userId,omitempty"`
-	ShortCode    string   `json:"shortCode"`
-	SubTotal     *float64 `json:"subTotal,omitempty"`
-	TotalTax     *float64 `json:"totalTax,omitempty"`
-	TotalPrice   *float64 `json:"totalPrice"`
-	TotalTip     *float64 `json:"totalTip,omitempty"`
-	TotalPayment *float64 `json:"totalPayment,omitempty"`
-	LocationID   string   `json:"locationId,omitempty"`
-	RegisterID   string   `json:"registerId,omitempty"`
-	OrderID      string   `json:"orderId,omitempty"`
-	PaymentType  string   `json:"paymentType"`
+	UserID       string        `json:"userId,omitempty"`
+	ShortCode    string        `json:"shortCode"`
+	SubTotal     *money.Amount `json:"subTotal,omitempty"`
+	TotalTax     *money.Amount `json:"totalTax,omitempty"`
+	TotalPrice   *money.Amount `json:"totalPrice"`
+	TotalTip     *money.Amount `json:"totalTip,omitempty"`
+	TotalPayment *money.Amount `json:"totalPayment,omitempty"`
+	LocationID   string        `json:"locationId,omitempty"`
+	RegisterID   string        `json:"registerId,omitempty"`
+	OrderID      string        `json:"orderId,omitempty"`
+	PaymentType  string        `json:"paymentType"`
 }
 
-func (in *TransactionInput) validate() error {
+// validate checks a transaction body, its amounts in the tenant's currency
+// (and sets them to exactly its digits).
+func (in *TransactionInput) validate(cur money.Currency) error {
 	if in.ShortCode == "" || !textOK(in.ShortCode, 64) {
 		return apierr.Invalid("shortCode", "is required: the POS's own id of the transaction (1 to 64 characters)")
 	}
@@ -79,9 +82,9 @@ func (in *TransactionInput) validate() error {
 	}
 	for _, a := range []struct {
 		name string
-		v    *float64
+		v    *money.Amount
 	}{{"subTotal", in.SubTotal}, {"totalTax", in.TotalTax}, {"totalPrice", in.TotalPrice}, {"totalTip", in.TotalTip}, {"totalPayment", in.TotalPayment}} {
-		if err := amount(a.name, a.v); err != nil {
+		if err := amount(a.name, a.v, cur); err != nil {
 			return err
 		}
 	}
@@ -132,7 +135,11 @@ func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, user
 	if !web.ValidID(userID) {
 		return Transaction{}, false, profile.ErrNotFound
 	}
-	if err := in.validate(); err != nil {
+	cur, err := s.currency(ctx, caller)
+	if err != nil {
+		return Transaction{}, false, err
+	}
+	if err := in.validate(cur); err != nil {
 		return Transaction{}, false, err
 	}
 	hash := in.hash(userID)
@@ -206,8 +213,8 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 	}
 	codeAt := tx.Add("code", codeItem)
 	balanceAt, orderAt := -1, -1
-	if t.PaymentType == PaymentApp && t.Charge() > 0 {
-		balanceAt = tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, userID, -t.Charge()))
+	if t.PaymentType == PaymentApp && t.Charge().Sign() > 0 {
+		balanceAt = tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, userID, t.Charge().Neg()))
 	}
 	var comp completion
 	var generated *orderRecord
@@ -224,6 +231,9 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		}
 		if o.State == StateCompleted {
 			return Transaction{}, false, ErrOrderCompleted
+		}
+		if _, err := addTotal("totalPrice", o.TransactionsTotal, t.TotalPrice); err != nil {
+			return Transaction{}, false, err
 		}
 		orderAt = tx.Add("order", st.update(orderPK(t.TenantID, o.ID), "ORDER",
 			"ADD transactionsTotal :p, transactionCount :one, version :one SET updatedAt = :now", "#st = :open",
@@ -248,10 +258,10 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		return Transaction{}, false, err
 	}
 	tx.Add("transaction", txnItem)
-	meta := map[string]any{"transactionId": t.ID, "orderId": t.OrderID, "shortCode": t.ShortCode, "paymentType": t.PaymentType, "totalPrice": t.TotalPrice}
-	for k, v := range map[string]*float64{"subTotal": t.SubTotal, "totalTax": t.TotalTax, "totalTip": t.TotalTip, "totalPayment": t.TotalPayment} {
+	meta := map[string]any{"transactionId": t.ID, "orderId": t.OrderID, "shortCode": t.ShortCode, "paymentType": t.PaymentType, "totalPrice": t.TotalPrice.Number()}
+	for k, v := range map[string]*money.Amount{"subTotal": t.SubTotal, "totalTax": t.TotalTax, "totalTip": t.TotalTip, "totalPayment": t.TotalPayment} {
 		if v != nil {
-			meta[k] = *v
+			meta[k] = v.Number()
 		}
 	}
 	if t.RegisterID != "" {
@@ -314,10 +324,10 @@ func (s *Service) FindTransaction(ctx context.Context, caller web.Caller, shortC
 // refund did.
 type RefundResult struct {
 	Transaction
-	BalanceRestored     float64 `json:"balanceRestored"`
-	PointsReversed      int     `json:"pointsReversed"`
-	PointsNotReversed   int     `json:"pointsNotReversed"`
-	RedemptionsReturned int     `json:"redemptionsReturned"`
+	BalanceRestored     money.Amount `json:"balanceRestored"`
+	PointsReversed      int          `json:"pointsReversed"`
+	PointsNotReversed   int          `json:"pointsNotReversed"`
+	RedemptionsReturned int          `json:"redemptionsReturned"`
 }
 
 // Refund refunds a transaction once (PUT /transactions/{id}?refund=true,
@@ -396,7 +406,7 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	tx := &ddb.Tx{}
 	txnAt := tx.Add("transaction", st.update(txnPK(t.TenantID, t.ID), "TXN", "SET refunded = :t, refundedAt = :now", "refunded = :f",
 		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(stamp(now))}))
-	if t.PaymentType == PaymentApp && t.Charge() > 0 {
+	if t.PaymentType == PaymentApp && t.Charge().Sign() > 0 {
 		tx.Add("user", profile.BalanceRestore(s.UsersTable, t.TenantID, t.UserID, t.Charge()))
 		rf.res.BalanceRestored = t.Charge()
 	}
@@ -428,13 +438,13 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	orderAt := tx.Add("order", st.update(orderPK(o.TenantID, o.ID), "ORDER",
 		"SET pointsReversed = :rev, redemptionsReturned = :ret, updatedAt = :now ADD "+add, "version = :v",
 		map[string]types.AttributeValue{
-			":neg": fv(-t.TotalPrice), ":p": fv(t.TotalPrice), ":one": nv(1), ":rev": reversed, ":ret": bv(rf.returned),
+			":neg": fv(t.TotalPrice.Neg()), ":p": fv(t.TotalPrice), ":one": nv(1), ":rev": reversed, ":ret": bv(rf.returned),
 			":now": sv(stamp(now)), ":v": nv(int64(o.Version)),
 		}))
 	res := rf.res
 	am := map[string]any{
-		"transactionId": t.ID, "orderId": o.ID, "paymentType": t.PaymentType, "amount": t.TotalPrice,
-		"balanceRestored": res.BalanceRestored, "pointsReversed": res.PointsReversed, "pointsNotReversed": res.PointsNotReversed,
+		"transactionId": t.ID, "orderId": o.ID, "paymentType": t.PaymentType, "amount": t.TotalPrice.Number(),
+		"balanceRestored": res.BalanceRestored.Number(), "pointsReversed": res.PointsReversed, "pointsNotReversed": res.PointsNotReversed,
 		"redemptionsReturned": res.RedemptionsReturned,
 	}
 	var place *award.Place
@@ -475,8 +485,13 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 // addReversal adds to tx the taking back of the points refunding t takes
 // from completed order o (see Refund).
 func (s *Service) addReversal(ctx context.Context, tx *ddb.Tx, rf *refunding, o orderRecord, t Transaction, title string, prof profile.Profile, meta map[string]any, now time.Time) error {
+	// The share (RefundedAfter + this refund) / EarnedBase, exact.
+	part, err := o.RefundedAfter.Add(t.TotalPrice)
+	if err != nil {
+		return fmt.Errorf("refund transaction %s: %w", t.ID, err)
+	}
 	for _, awardID := range slices.Sorted(maps.Keys(o.PointsEarned)) {
-		target := reversalTarget(o.PointsEarned[awardID], o.RefundedAfter+t.TotalPrice, o.EarnedBase)
+		target := money.ShareFloor(o.PointsEarned[awardID], part, o.EarnedBase)
 		due := target - rf.reversed[awardID]
 		if due <= 0 {
 			continue

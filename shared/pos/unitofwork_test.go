@@ -8,8 +8,8 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
-// credit grants points of perkID to uid through a POINTS credit.
-func credit(t *testing.T, h *ts.Harness, uid, perkID string, points int) {
+// creditPoints grants points of perkID to uid through a POINTS credit.
+func creditPoints(t *testing.T, h *ts.Harness, uid, perkID string, points int) {
 	t.Helper()
 	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "POINTS", "amount": points, "perkId": perkID}, h.Admin()).Expect(t, 200, "")
 }
@@ -34,7 +34,7 @@ func TestOrderWithManyRedemptions(t *testing.T) {
 			var reds []map[string]any
 			for i := range tc.perks {
 				p := newPerk(t, h, map[string]any{"title": fmt.Sprintf("Points %d", i)})
-				credit(t, h, uid, p, 10)
+				creditPoints(t, h, uid, p, 10)
 				perks = append(perks, p)
 				reds = append(reds, map[string]any{"awardId": uid + "-" + p, "value": 1 + i%3, "quantity": 2})
 			}
@@ -66,7 +66,7 @@ func TestAppRefundOfAnOrderThatEarnedAndBurnedOneAward(t *testing.T) {
 	perk := newPerk(t, h, nil)
 	pointsRule(t, h, loc, perk, 1)
 	award := uid + "-" + perk
-	credit(t, h, uid, perk, 10)
+	creditPoints(t, h, uid, perk, 10)
 	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 5}, h.Admin()).Expect(t, 200, "")
 	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 4}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
 	txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "E-1", "totalPrice": 5, "paymentType": "APP", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
@@ -100,7 +100,7 @@ func TestMaxTotalRedemptionsCountsUnits(t *testing.T) {
 	uid := shopper(t, h, "Una")
 	perk := newPerk(t, h, map[string]any{"points": map[string]any{"maxTotalRedemptions": 3}})
 	award := uid + "-" + perk
-	credit(t, h, uid, perk, 100)
+	creditPoints(t, h, uid, perk, 100)
 	order := func(qty int) string {
 		return h.Do("POST", "/users/"+uid+"/orders", map[string]any{"redemptions": []map[string]any{{"awardId": award, "value": 1, "quantity": qty}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
 	}
@@ -214,7 +214,7 @@ func TestRefundOfADeletedUsersPayment(t *testing.T) {
 			perk := newPerk(t, h, nil)
 			pointsRule(t, h, loc, perk, 1)
 			award := uid + "-" + perk
-			credit(t, h, uid, perk, 10)
+			creditPoints(t, h, uid, perk, 10)
 			h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 8}, h.Admin()).Expect(t, 200, "")
 			oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 3}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
 			txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "G-1", "totalPrice": 8, "paymentType": payment, "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
@@ -281,7 +281,7 @@ func TestAwardTotalsAddUp(t *testing.T) {
 		}
 		t.Errorf("%s: no award", step)
 	}
-	credit(t, h, uid, perk, 10)
+	creditPoints(t, h, uid, perk, 10)
 	check("Granted", 10)
 	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 5}, h.Admin()).Expect(t, 200, "")
 	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 4}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)

@@ -9,7 +9,6 @@ package profile
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +18,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/clock"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Item layout of a user's profile in the Users table (the users domain
@@ -56,7 +56,8 @@ type Profile struct {
 	ExpiresAt          int64    `dynamodbav:"expiresAt"`
 	// Balance is the user's app balance (0 for a user who never had one),
 	// read with the profile so that a balance change reads the user once.
-	Balance float64 `dynamodbav:"balance"`
+	// It is exact (an N attribute read as a decimal, never a float64).
+	Balance money.Amount `dynamodbav:"balance"`
 }
 
 // live reports whether a stored profile counts at now: not deleted, and a
@@ -184,16 +185,17 @@ func (r *Reader) LiveCheck(tenantID, userID string) types.TransactWriteItem {
 // user's app balance (the users' `balance`) by delta: DynamoDB adds it
 // exactly (decimal arithmetic), conditional on the user being live and, for
 // a decrease, on the balance covering it, so a balance never goes below
-// zero however many payments race.
-func BalanceChange(table, tenantID, userID string, delta float64) types.TransactWriteItem {
+// zero however many payments race. delta must be valid (validated input
+// or arithmetic on amounts read).
+func BalanceChange(table, tenantID, userID string, delta money.Amount) types.TransactWriteItem {
 	cond := "attribute_exists(pk) AND deleted = :false"
 	values := map[string]types.AttributeValue{
 		":false": &types.AttributeValueMemberBOOL{Value: false},
-		":d":     &types.AttributeValueMemberN{Value: strconv.FormatFloat(delta, 'f', -1, 64)},
+		":d":     delta.AttributeValue(),
 	}
-	if delta < 0 {
+	if delta.Sign() < 0 {
 		cond += " AND balance >= :need"
-		values[":need"] = &types.AttributeValueMemberN{Value: strconv.FormatFloat(-delta, 'f', -1, 64)}
+		values[":need"] = delta.Neg().AttributeValue()
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(table), Key: key(tenantID, userID),
@@ -206,12 +208,12 @@ func BalanceChange(table, tenantID, userID string, delta float64) types.Transact
 // BalanceRestore is an Update, for another domain's transaction, that
 // gives amount back to a user's app balance (a refunded app payment): a
 // deleted user's too, so that their history stays whole.
-func BalanceRestore(table, tenantID, userID string, amount float64) types.TransactWriteItem {
+func BalanceRestore(table, tenantID, userID string, amount money.Amount) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(table), Key: key(tenantID, userID),
 		UpdateExpression:          aws.String("ADD balance :d"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: strconv.FormatFloat(amount, 'f', -1, 64)}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": amount.AttributeValue()},
 	}}
 }
 
@@ -220,9 +222,9 @@ func BalanceRestore(table, tenantID, userID string, amount float64) types.Transa
 // live and the balance still being cur: the caller knows the balance its
 // change leaves. A failure means the balance changed or the user is gone:
 // read again.
-func BalanceSet(table, tenantID, userID string, cur, next float64) types.TransactWriteItem {
+func BalanceSet(table, tenantID, userID string, cur, next money.Amount) types.TransactWriteItem {
 	cond := "attribute_exists(pk) AND deleted = :false AND balance = :cur"
-	if cur == 0 {
+	if cur.IsZero() {
 		cond = "attribute_exists(pk) AND deleted = :false AND (attribute_not_exists(balance) OR balance = :cur)"
 	}
 	return types.TransactWriteItem{Update: &types.Update{
@@ -230,8 +232,8 @@ func BalanceSet(table, tenantID, userID string, cur, next float64) types.Transac
 		UpdateExpression: aws.String("SET balance = :next"), ConditionExpression: aws.String(cond),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":false": &types.AttributeValueMemberBOOL{Value: false},
-			":cur":   &types.AttributeValueMemberN{Value: strconv.FormatFloat(cur, 'f', -1, 64)},
-			":next":  &types.AttributeValueMemberN{Value: strconv.FormatFloat(next, 'f', -1, 64)},
+			":cur":   cur.AttributeValue(),
+			":next":  next.AttributeValue(),
 		},
 	}}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/hook"
 	"github.com/loyalty-platform/platform/shared/metrics"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/tenant"
 )
@@ -631,14 +632,16 @@ func PointsOf(ef Effect, p perk.Perk, a action.Action) Points {
 	case ef.Points != nil:
 		x = float64(*ef.Points)
 	case ef.PointsPerUnit != nil:
-		v := 0.0
+		// Exact: the order value is a decimal amount (money.FromAny), so
+		// 1.5 per unit on 9.99 is 14 with no float rounding.
 		for _, k := range []string{"value", "totalPrice", "amount"} {
-			if n, ok := number(a.Metadata[k]); ok {
-				v = n
+			if amt, ok := money.FromAny(a.Metadata[k]); ok {
+				// Exact and rounded down; at most math.MaxInt, clamped
+				// below.
+				x = float64(amt.MulFloor(*ef.PointsPerUnit))
 				break
 			}
 		}
-		x = math.Floor(v**ef.PointsPerUnit + 1e-9)
 	case ef.PointsPerItem != nil:
 		x = matchingItems(p, a.Metadata["basket"]) * float64(*ef.PointsPerItem)
 	}

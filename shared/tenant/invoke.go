@@ -58,7 +58,7 @@ func (s *Service) Handle(ctx context.Context, req Request) (Response, error) {
 		if err := probe.Validate(); err != nil {
 			return Response{}, err
 		}
-		if err := s.Store.UpdateSettings(ctx, req.TenantID, *req.Settings, s.Clock.Now()); err != nil {
+		if err := s.Store.UpdateSettings(ctx, req.TenantID, probe.Settings, s.Clock.Now()); err != nil {
 			return Response{}, err
 		}
 		t, err := s.Store.Get(ctx, req.TenantID)

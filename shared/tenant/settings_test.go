@@ -144,3 +144,41 @@ func TestRulesBudgetSetting(t *testing.T) {
 		t.Errorf("default rulesBudget = %d, want 100", got)
 	}
 }
+
+// TestCurrency sets settings.currency at creation and changes it with
+// updateSettings; an unknown code is refused, and no setting is GBP.
+func TestCurrency(t *testing.T) {
+	h := ts.New(t)
+	ctx := context.Background()
+	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Sushi Bar", Settings: &tenant.Settings{Currency: "JPY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Tenant.ID
+	if cur, err := created.Tenant.Settings.Money(); err != nil || cur.Code != "JPY" || cur.Digits != 0 {
+		t.Errorf("after create: currency = %+v (%v), want JPY with 0 digits", cur, err)
+	}
+	got, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{Currency: " BHD "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := got.Tenant.Settings.Money(); err != nil || cur.Code != "BHD" || cur.Digits != 3 {
+		t.Errorf("after updateSettings: currency = %+v (%v), want BHD with 3 digits", cur, err)
+	}
+	if cur, err := (tenant.Settings{}).Money(); err != nil || cur.Code != "GBP" || cur.Digits != 2 {
+		t.Errorf("no setting: currency = %+v (%v), want GBP", cur, err)
+	}
+	for _, code := range []string{"XXX", "gbp", "POUNDS", "£"} {
+		t.Run(code, func(t *testing.T) {
+			for _, req := range []tenant.Request{
+				{Action: "create", Title: "x", Settings: &tenant.Settings{Currency: code}},
+				{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{Currency: code}},
+			} {
+				_, err := h.Deps.Tenants.Handle(ctx, req)
+				if e, ok := apierr.As(err); !ok || e.Code != apierr.ValidationFailed || e.Field != "settings.currency" {
+					t.Errorf("%s: error = %v, want VALIDATION_FAILED naming settings.currency", req.Action, err)
+				}
+			}
+		})
+	}
+}

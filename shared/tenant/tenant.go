@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Tenant is a merchant using the platform.
@@ -58,6 +59,11 @@ type Settings struct {
 	// action, whatever the chain (MinRulesBudget to MaxRulesBudget);
 	// absent means DefaultRulesBudget.
 	RulesBudget *int `json:"rulesBudget,omitempty" dynamodbav:"rulesBudget,omitempty"`
+	// Currency is the ISO 4217 code of the tenant's money (POS amounts,
+	// app balances); empty is GBP. Its minor-unit digits (money.Lookup)
+	// are the most decimal places an amount may have. Changing it does not
+	// convert amounts already stored.
+	Currency string `json:"currency,omitempty" dynamodbav:"currency,omitempty"`
 }
 
 // Bounds of settings.rulesBudget.
@@ -75,6 +81,9 @@ func (s Settings) RulesBudgetOrDefault() int {
 	}
 	return *s.RulesBudget
 }
+
+// Money returns the tenant's currency (GBP when the setting is empty).
+func (s Settings) Money() (money.Currency, error) { return money.Of(s.Currency) }
 
 // MaxSMSCountryCodes is how many calling codes settings.smsCountryCodes
 // may list.
@@ -139,6 +148,10 @@ func (t *Tenant) Validate() error {
 			return apierr.Invalid("settings.smsCountryCodes", "each must be a country calling code such as +44 or +1 (a + and 1 to 4 digits)")
 		}
 		t.Settings.SMSCountryCodes[i] = c
+	}
+	t.Settings.Currency = strings.TrimSpace(t.Settings.Currency)
+	if err := money.ValidateCode("settings.currency", t.Settings.Currency); err != nil {
+		return err
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // Item layout of the Users table (every key starts with the tenant id):
@@ -127,7 +128,7 @@ type record struct {
 	HasAgreedToReceiveMarketing bool              `dynamodbav:"hasAgreedToReceiveMarketing"`
 	ExternalPosID               string            `dynamodbav:"externalPosId,omitempty"`
 	ExternalLoyaltyID           string            `dynamodbav:"externalLoyaltyId,omitempty"`
-	Balance                     float64           `dynamodbav:"balance"`
+	Balance                     money.Amount      `dynamodbav:"balance"`
 	Points                      int               `dynamodbav:"points"`
 	NameWords                   []string          `dynamodbav:"nameWords,omitempty"`
 	DeviceKey                   string            `dynamodbav:"deviceKey,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/money"
 )
 
 // User states.
@@ -84,7 +85,7 @@ type User struct {
 	HasAgreedToReceiveMarketing      bool           `json:"hasAgreedToReceiveMarketing"`
 	ExternalPosID                    string         `json:"externalPosId,omitempty"`
 	ExternalLoyaltyID                string         `json:"externalLoyaltyId,omitempty"`
-	Balance                          float64        `json:"balance"`
+	Balance                          money.Amount   `json:"balance"`
 	UpdatedAt                        string         `json:"updatedAt"`
 	Created                          string         `json:"created"`
 	Deleted                          bool           `json:"deleted"`

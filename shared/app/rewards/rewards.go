@@ -21,6 +21,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/enrichment"
 	"github.com/loyalty-platform/platform/shared/location"
+	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/pos"
 	"github.com/loyalty-platform/platform/shared/profile"
@@ -186,6 +187,15 @@ type tenantTitles struct{ b *app.Base }
 
 func (t tenantTitles) Title(ctx context.Context, id string) (string, error) {
 	return t.b.TenantTitle(ctx, id)
+}
+
+// Currency is the tenant's currency (settings.currency, GBP without one).
+func (t tenantTitles) Currency(ctx context.Context, id string) (money.Currency, error) {
+	tn, err := t.b.Tenants().Get(ctx, id)
+	if err != nil {
+		return money.Currency{}, err
+	}
+	return tn.Settings.Money()
 }
 
 // overlays shows INTERNAL award enrichments on awards.
