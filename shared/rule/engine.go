@@ -641,6 +641,12 @@ func PointsOf(ef Effect, p perk.Perk, a action.Action) Points {
 				x = float64(amt.MulFloor(*ef.PointsPerUnit))
 				break
 			}
+			if f, ok := number(a.Metadata[k]); ok {
+				// A value no amount can hold (only the stream delivers
+				// such an action): computed in float64, clamped below.
+				x = math.Floor(f**ef.PointsPerUnit + 1e-9)
+				break
+			}
 		}
 	case ef.PointsPerItem != nil:
 		x = matchingItems(p, a.Metadata["basket"]) * float64(*ef.PointsPerItem)
