@@ -57,6 +57,17 @@ func ledgerRace(err error) (bool, error) {
 	return false, err
 }
 
+// record adds to tx the action of a change of an award and returns it.
+func (s *Service) record(tx *ddb.Tx, sub Subject, typ string, now time.Time, meta map[string]any) (action.Action, error) {
+	a := s.act(sub, typ, now, meta)
+	it, err := s.Actions.TransactItem(a)
+	if err != nil {
+		return action.Action{}, err
+	}
+	tx.Add("action", it)
+	return a, nil
+}
+
 // Raced reports whether a cancelled transaction failed because another
 // change of an award took the number of one of its ledger entries: the
 // award changed since it was read; read again and retry.
@@ -99,12 +110,9 @@ func (s *Service) AddGrant(ctx context.Context, tx *ddb.Tx, sub Subject, points 
 	}
 	maps.Copy(meta, opt.Meta)
 	if !opt.Silent {
-		w.Action = s.act(sub, ActionGranted, now, meta)
-		it, err := s.Actions.TransactItem(w.Action)
-		if err != nil {
+		if w.Action, err = s.record(tx, sub, ActionGranted, now, meta); err != nil {
 			return GrantWrite{}, err
 		}
-		tx.Add("action", it)
 	}
 	if err := s.movement(tx, pend, opGrant, out, w.Action.ID, meta, now); err != nil {
 		return GrantWrite{}, err
@@ -188,12 +196,9 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 		m["locationId"] = sub.Place.Ref.ID
 	}
 	maps.Copy(m, meta)
-	w.Action = s.act(sub, ActionRedeemed, now, m)
-	it, err := s.Actions.TransactItem(w.Action)
-	if err != nil {
+	if w.Action, err = s.record(tx, sub, ActionRedeemed, now, m); err != nil {
 		return RedeemWrite{}, err
 	}
-	tx.Add("action", it)
 	if err := s.movement(tx, pend, opRedeem, out, w.Action.ID, m, now); err != nil {
 		return RedeemWrite{}, err
 	}
@@ -237,12 +242,9 @@ func (s *Service) AddRefund(ctx context.Context, tx *ddb.Tx, sub Subject, v int,
 		m["locationId"] = sub.Place.Ref.ID
 	}
 	maps.Copy(m, meta)
-	w.Action = s.act(sub, ActionRefunded, now, m)
-	it, err := s.Actions.TransactItem(w.Action)
-	if err != nil {
+	if w.Action, err = s.record(tx, sub, ActionRefunded, now, m); err != nil {
 		return RefundWrite{}, err
 	}
-	tx.Add("action", it)
 	if err := s.movement(tx, pend, opRefund, out, w.Action.ID, m, now); err != nil {
 		return RefundWrite{}, err
 	}
@@ -295,12 +297,9 @@ func (s *Service) AddReverse(ctx context.Context, tx *ddb.Tx, sub Subject, point
 	}
 	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": points, "pointsTaken": w.Taken, "pointsAvailable": out.available}
 	maps.Copy(m, meta)
-	w.Action = s.act(sub, ActionReversed, now, m)
-	it, err := s.Actions.TransactItem(w.Action)
-	if err != nil {
+	if w.Action, err = s.record(tx, sub, ActionReversed, now, m); err != nil {
 		return ReverseWrite{}, err
 	}
-	tx.Add("action", it)
 	if err := s.movement(tx, pend, opReverse, out, w.Action.ID, m, now); err != nil {
 		return ReverseWrite{}, err
 	}

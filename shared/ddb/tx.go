@@ -70,12 +70,7 @@ func (t *Tx) add(owner string, it types.TransactWriteItem) int {
 	k := ItemKey(it)
 	at := t.find(k)
 	if at < 0 {
-		t.items = append(t.items, it)
-		t.owners = append(t.owners, owner)
-		t.keys = append(t.keys, k)
-		t.states = append(t.states, nil)
-		t.checks = append(t.checks, nil)
-		return len(t.items) - 1
+		return t.push(owner, k, it, nil)
 	}
 	prev := t.items[at]
 	switch {
@@ -126,15 +121,20 @@ func (t *Tx) Merge(owner string, key string, build func(prev any) (types.Transac
 		it = t.fold(it, c)
 	}
 	if at < 0 {
-		t.items = append(t.items, it)
-		t.owners = append(t.owners, owner)
-		t.keys = append(t.keys, key)
-		t.states = append(t.states, state)
-		t.checks = append(t.checks, nil)
-		return len(t.items) - 1, nil
+		return t.push(owner, key, it, state), nil
 	}
 	t.items[at], t.owners[at], t.states[at], t.checks[at] = it, owner, state, checks
 	return at, nil
+}
+
+// push appends a new item and returns its index.
+func (t *Tx) push(owner, key string, it types.TransactWriteItem, state any) int {
+	t.items = append(t.items, it)
+	t.owners = append(t.owners, owner)
+	t.keys = append(t.keys, key)
+	t.states = append(t.states, state)
+	t.checks = append(t.checks, nil)
+	return len(t.items) - 1
 }
 
 // State returns what Merge keeps for the item of key (see ItemKey) and

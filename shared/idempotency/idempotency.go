@@ -71,8 +71,10 @@ const (
 const (
 	// Lifetime is how long a key is remembered after its first request
 	// (DynamoDB TTL on expiresAt, and every read treats an older record
-	// as absent).
-	Lifetime = 24 * time.Hour
+	// as absent): 7 days, so that a till or a job that retries after a
+	// long outage (a weekend) is still answered from the first request;
+	// Stripe keeps keys 24 hours.
+	Lifetime = 7 * 24 * time.Hour
 	// InFlightTimeout is how long a record may stay IN_FLIGHT before it
 	// is taken for abandoned: twice the API functions' Lambda timeout
 	// (29 s, template.yaml), so a request that still runs is never

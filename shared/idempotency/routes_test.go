@@ -194,20 +194,21 @@ func TestReleasedAnswers(t *testing.T) {
 	}
 }
 
-// TestKeyExpires: after 24 hours (the harness clock moved; the record is
-// still in the table) the key runs its request again.
+// TestKeyExpires: after idempotency.Lifetime (7 days; the harness clock
+// moved; the record is still in the table) the key runs its request
+// again.
 func TestKeyExpires(t *testing.T) {
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Eve", "Expiry")
 	credit := map[string]any{"type": "BALANCE", "amount": 3}
 	h.Do("POST", "/users/"+uid+"/credits", credit, h.Admin(), key("exp")).Expect(t, 200, "")
-	h.Clock.Advance(23 * time.Hour)
+	h.Clock.Advance(idempotency.Lifetime - time.Hour)
 	if r := h.Do("POST", "/users/"+uid+"/credits", credit, h.Admin(), key("exp")).Expect(t, 200, ""); r.Header.Get(idempotency.ReplayedHeader) != "true" {
-		t.Fatalf("within 24 hours the repeat was not replayed")
+		t.Fatalf("within the key's lifetime the repeat was not replayed")
 	}
 	h.Clock.Advance(time.Hour + time.Second)
 	if r := h.Do("POST", "/users/"+uid+"/credits", credit, h.Admin(), key("exp")).Expect(t, 200, ""); r.Header.Get(idempotency.ReplayedHeader) != "" {
-		t.Fatalf("after 24 hours the request was replayed")
+		t.Fatalf("after the key's lifetime the request was replayed")
 	}
 	if got := balance(t, h, uid); got != 6 {
 		t.Errorf("balance = %v, want 6 (two credits)", got)
