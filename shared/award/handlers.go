@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/timefilter"
@@ -272,8 +273,19 @@ func (s *Service) userHoldings(r *http.Request) ([]Award, error) {
 	if err != nil {
 		return nil, err
 	}
+	var asOf *time.Time
+	if v := r.URL.Query().Get("asOf"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, apierr.Invalid("asOf", "must be an RFC 3339 date-time such as 2026-11-01T00:00:00Z")
+		}
+		asOf = &t
+	}
 	if _, err := s.Users.Person(r.Context(), caller.TenantID, userID); err != nil {
 		return nil, err
+	}
+	if asOf != nil {
+		return s.HoldingsAsOf(r.Context(), caller.TenantID, userID, f, *asOf)
 	}
 	return s.Holdings(r.Context(), caller.TenantID, userID, f)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
@@ -143,4 +144,49 @@ func TestLedgerUnderParallelChanges(t *testing.T) {
 	wg.Wait()
 	a := pointAwards(t, h, uid, "", h.Admin())[0].(map[string]any)
 	checkLedger(t, ledgerOf(t, h, uid, award, h.Admin(), 100), available(t, a))
+}
+
+// TestAwardsAsOf checks GET /users/{userId}/pointawards?asOf=: the awards
+// as their ledgers say they stood then.
+func TestAwardsAsOf(t *testing.T) {
+	h := ts.New(t)
+	uid := h.AdminUser(t, "As", "Of")
+	perk := newPerk(t, h, nil)
+	later := newPerk(t, h, map[string]any{"title": "Later"})
+	award := uid + "-" + perk
+	at := func() string { return h.Clock.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+	before := at()
+	h.Clock.Advance(time.Hour)
+	grant(t, h, perk, uid, 10)
+	h.Clock.Advance(time.Hour)
+	afterGrant := at()
+	h.Clock.Advance(time.Hour)
+	h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/redeem", map[string]any{"valueToRedeem": 4}, h.Admin()).Expect(t, 200, "")
+	grant(t, h, later, uid, 7)
+	h.Clock.Advance(time.Hour)
+	now := at()
+	tests := []struct {
+		name string
+		asOf string
+		want map[string][2]int // perk -> available, totalRedeemed
+	}{
+		{"BeforeAnything", before, map[string][2]int{}},
+		{"AfterTheGrant", afterGrant, map[string][2]int{perk: {10, 0}}},
+		{"Now", now, map[string][2]int{perk: {6, 4}, later: {7, 0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string][2]int{}
+			for _, a := range pointAwards(t, h, uid, "?asOf="+tc.asOf, h.Admin()) {
+				m := a.(map[string]any)
+				got[m["perkId"].(string)] = [2]int{available(t, m), int(pts(m)["totalRedeemed"].(float64))}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("as of %s: %v, want %v", tc.asOf, got, tc.want)
+			}
+		})
+	}
+	t.Run("NotADate", func(t *testing.T) {
+		h.Do("GET", "/users/"+uid+"/pointawards?asOf=yesterday", nil, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	})
 }

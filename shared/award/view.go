@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/timefilter"
@@ -123,6 +124,9 @@ type Filter struct {
 	LocationID string
 	// Updated are conditions on updatedAt.
 	Updated []timefilter.Cond
+	// asOf, when set, presents the awards as they stood then
+	// (HoldingsAsOf).
+	asOf *time.Time
 }
 
 // keeps reports whether a presented award passes the filter (updatedAt
@@ -145,6 +149,15 @@ func (f Filter) keeps(a Award) bool {
 // creation. Of the tier perks the user holds (after the disabled filter),
 // only the one of highest priority is kept.
 func (s *Service) Holdings(ctx context.Context, tenantID, userID string, f Filter) ([]Award, error) {
+	return s.holdings(ctx, tenantID, userID, f, false)
+}
+
+// HoldingsAsOf is Holdings as the awards stood at t, from their ledgers
+// (see asOf): one Query of each stored award's entries. The perks, the
+// memberships and the enrichments are today's: a CLUB or LEVEL award is
+// listed when the user is a member now.
+func (s *Service) HoldingsAsOf(ctx context.Context, tenantID, userID string, f Filter, t time.Time) ([]Award, error) {
+	f.asOf = &t
 	return s.holdings(ctx, tenantID, userID, f, false)
 }
 
@@ -192,6 +205,16 @@ func (s *Service) holdings(ctx context.Context, tenantID, userID string, f Filte
 		}
 		if !ok {
 			rec = virtualRecord(tenantID, userID, p)
+		}
+		if f.asOf != nil {
+			then, held, err := s.asOf(ctx, tenantID, rec, ok, *f.asOf)
+			if err != nil {
+				return nil, err
+			}
+			if !held {
+				continue
+			}
+			rec = then
 		}
 		a := view(p, rec, overlayOf(ov, p.ID))
 		if !a.Enabled && !f.IncludeDisabled {

@@ -90,6 +90,8 @@ type outcome struct {
 	// reversal took back; moved the signed change of available (0: no
 	// movement, no entry); available what the award holds after.
 	granted, taken, moved, available int
+	// units is how many redemptions a redemption counted.
+	units int
 	// initial is the EARN entry of a virtual award's initial points that
 	// the change stores (0: none).
 	initial int
@@ -128,7 +130,7 @@ func (p *pending) apply(o op) (outcome, error) {
 		r.Refundable += o.points
 		r.Redeemed += o.points
 		r.Redemptions += o.units
-		out.moved = -o.points
+		out.moved, out.units = -o.points, o.units
 	case opRefund:
 		switch {
 		case !exists:
@@ -236,7 +238,11 @@ func (s *Service) movement(tx *ddb.Tx, p *pending, kind opKind, out outcome, act
 	if out.moved == 0 {
 		return nil
 	}
-	return s.entry(tx, p, ledger.Entry{Type: entryType[kind], Points: out.moved, BalanceAfter: out.available, Cause: ledger.CauseOf(actionID, meta)}, now)
+	e := ledger.Entry{Type: entryType[kind], Points: out.moved, BalanceAfter: out.available, Cause: ledger.CauseOf(actionID, meta)}
+	if kind == opRedeem && out.units > 1 {
+		e.Units = out.units
+	}
+	return s.entry(tx, p, e, now)
 }
 
 // writeAward puts the write of award p's current state in tx: its

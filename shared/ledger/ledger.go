@@ -80,9 +80,12 @@ type Entry struct {
 	// negative for BURN and REVERSAL, either for ADJUST.
 	Points int `json:"points" dynamodbav:"points"`
 	// BalanceAfter is the award's available points after the entry.
-	BalanceAfter int    `json:"balanceAfter" dynamodbav:"balanceAfter"`
-	Cause        Cause  `json:"cause" dynamodbav:"cause"`
-	Created      string `json:"created" dynamodbav:"created"`
+	BalanceAfter int `json:"balanceAfter" dynamodbav:"balanceAfter"`
+	// Units is how many redemptions a BURN counts (an order line's
+	// quantity) when more than one.
+	Units   int    `json:"units,omitempty" dynamodbav:"units,omitempty"`
+	Cause   Cause  `json:"cause" dynamodbav:"cause"`
+	Created string `json:"created" dynamodbav:"created"`
 }
 
 // record is an entry as stored (Loyalty table, beside its award).
@@ -125,6 +128,13 @@ func Item(table, tenantID, userID, perkID string, e Entry) (types.TransactWriteI
 		// caller that another change took the number (see IsEntry).
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}, nil
+}
+
+// Oldest returns the Query of an award's entries, oldest first.
+func Oldest(table, tenantID, userID, perkID string) dynamodb.QueryInput {
+	q := Query(table, tenantID, userID, perkID)
+	q.ScanIndexForward = aws.Bool(true)
+	return q
 }
 
 // Query returns the Query of an award's entries, newest first.
