@@ -70,8 +70,8 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 			base = p.Points.InitialOr()
 		}
 		next := base + g.Points
-		if p.Points.Max != nil && next > *p.Points.Max {
-			next = max(*p.Points.Max, base)
+		if limit := ceiling(p.Points.Max); next > limit {
+			next = max(limit, base)
 		}
 		delta := next - base
 		// The ledger entries: a virtual award's initial points when this

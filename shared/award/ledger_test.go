@@ -190,3 +190,21 @@ func TestAwardsAsOf(t *testing.T) {
 		h.Do("GET", "/users/"+uid+"/pointawards?asOf=yesterday", nil, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
 	})
 }
+
+// TestGrantCeiling checks that an award never holds more than 1e9 points,
+// whatever path grants (the rest of a grant is clamped, as points.max
+// clamps it).
+func TestGrantCeiling(t *testing.T) {
+	h := ts.New(t)
+	uid := h.AdminUser(t, "Cei", "Ling")
+	perk := newPerk(t, h, nil)
+	grant(t, h, perk, uid, 600_000_000)
+	a := grant(t, h, perk, uid, 600_000_000)
+	if got := available(t, a); got != 1_000_000_000 {
+		t.Errorf("available = %d, want 1000000000", got)
+	}
+	if got := actionsOf(t, h, uid, "AWARD_GRANTED")[0].Metadata["pointsGranted"]; got != 400_000_000.0 {
+		t.Errorf("pointsGranted = %v, want 400000000", got)
+	}
+	checkLedger(t, ledgerOf(t, h, uid, uid+"-"+perk, h.Admin(), 100), 1_000_000_000)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/ledger"
+	"github.com/loyalty-platform/platform/shared/perk"
 )
 
 // One unit of work writes each award once, with one ledger entry per
@@ -110,8 +111,8 @@ func (p *pending) apply(o op) (outcome, error) {
 	switch o.kind {
 	case opGrant:
 		next := avail + o.points
-		if o.max != nil && next > *o.max {
-			next = max(*o.max, avail)
+		if limit := ceiling(o.max); next > limit {
+			next = max(limit, avail)
 		}
 		out.granted = next - avail
 		r.Granted += out.granted
@@ -165,6 +166,15 @@ func (p *pending) apply(o op) (outcome, error) {
 	p.exists = true
 	out.available = r.Available
 	return out, nil
+}
+
+// ceiling is the most points an award may hold: the perk's points.max,
+// never above perk.MaxPoints (1e9) whatever path grants.
+func ceiling(max *int) int {
+	if max != nil && *max < perk.MaxPoints {
+		return *max
+	}
+	return perk.MaxPoints
 }
 
 // awardItemKey is the identity of an award in a transaction (ddb.ItemKey).
