@@ -1,8 +1,6 @@
 package award
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -118,7 +116,7 @@ func (s *Service) handleLegacyGrant(w http.ResponseWriter, r *http.Request) {
 		web.JSON(w, http.StatusOK, a.Legacy())
 		return
 	}
-	out, err := s.GrantSegment(r.Context(), caller, perkID, in)
+	out, err := s.GrantSegment(r.Context(), caller, perkID, in, segmentGrantKey(r))
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -126,35 +124,10 @@ func (s *Service) handleLegacyGrant(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, out)
 }
 
-// GrantSegment grants a perk to every current member of a segment (the
-// legacy grant with segmentId). Members that cannot be granted (deleted
-// since, or not holding a CLUB perk) are listed as skipped.
-func (s *Service) GrantSegment(ctx context.Context, caller web.Caller, perkID string, in LegacyGrantInput) (SegmentGrant, error) {
-	if !web.ValidID(in.SegmentID) || s.Memberships == nil {
-		return SegmentGrant{}, apierr.Invalid("segmentId", "no such segment")
-	}
-	members, err := s.Memberships.Members(ctx, caller.TenantID, in.SegmentID, MaxSegmentGrant)
-	if err != nil {
-		return SegmentGrant{}, err
-	}
-	out := SegmentGrant{SegmentID: in.SegmentID, Awards: []LegacyAward{}, Skipped: []Skipped{}}
-	for _, uid := range members {
-		a, err := s.Grant(ctx, caller, perkID, GrantInput{UserID: uid, Points: in.Points, LocationID: in.LocationID}, GrantOptions{Source: SourceAPI})
-		if err == nil {
-			out.Awards = append(out.Awards, a.Legacy())
-			continue
-		}
-		e, ok := apierr.As(err)
-		if !ok || e.Code.Status() >= 500 {
-			return SegmentGrant{}, err
-		}
-		// The perk itself failing fails the whole grant.
-		if errors.Is(err, ErrPerkNotFound) || errors.Is(err, ErrPerkDisabled) || errors.Is(err, ErrUnknownLocation) || e.Code == apierr.ValidationFailed {
-			return SegmentGrant{}, err
-		}
-		out.Skipped = append(out.Skipped, Skipped{UserID: uid, Code: string(e.Code), Message: e.Message})
-	}
-	return out, nil
+// segmentGrantKey is the request's Idempotency-Key ("" for none).
+func segmentGrantKey(r *http.Request) string {
+	key, _ := web.WholeHeader(r, "Idempotency-Key")
+	return key
 }
 
 // AwardList is the current body of GET /awards.

@@ -2,6 +2,8 @@ package award
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,6 +121,25 @@ func (s *store) ofUser(ctx context.Context, t, uid string) ([]record, error) {
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+}
+
+// segmentMarker is the Put, conditional on being new, of the marker that
+// a segment grant sent with Idempotency-Key key granted member uid (see
+// GrantSegment):
+//
+//	pk = <t>#SEGGRANT#<SHA-256 of the key>#<perkId>#<segmentId>   sk = <userId>
+//
+// Markers are a few bytes each and stay (the Loyalty table has no TTL).
+func (s *store) segmentMarker(t, key, perkID, segmentID, uid string, now time.Time) types.TransactWriteItem {
+	sum := sha256.Sum256([]byte(key))
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: aws.String(s.table),
+		Item: map[string]types.AttributeValue{
+			"pk": str(t + "#SEGGRANT#" + hex.EncodeToString(sum[:]) + "#" + perkID + "#" + segmentID), "sk": str(uid),
+			"created": str(stamp(now)),
+		},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}}
 }
 
 // change is one write of an award: the SET and ADD clauses beyond the
