@@ -23,9 +23,14 @@ import (
 // StoppedError is the error of an operation whose job stopped for good: the
 // invocations that ran it failed (a crash, a timeout) and Lambda gave up.
 // The internal cause is logged, never shown to clients.
+// Its advice never re-applies rows: starting the same file again with a
+// new nonce would apply the rows this run applied a second time (an award
+// import would grant them twice), so the operation is not retryable and
+// the message says to import only what the results do not show applied.
 var StoppedError = operation.Error{
-	Code:    string(apierr.Internal),
-	Message: "the job stopped unexpectedly; start it again with a new x-platform-req-nonce",
+	Code: string(apierr.Internal),
+	Message: "the job stopped unexpectedly after applying some rows (result counts them): do not start the same file again, " +
+		"its applied rows would apply twice; import a file of the rows not applied",
 }
 
 // DestinationRecord is the record Lambda sends to the destination of an
@@ -178,7 +183,7 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 	}
 	res.EtaMs = 0
 	res.Message = fmt.Sprintf("failed: the job stopped unexpectedly after %d rows", res.Total)
-	if _, err := s.Ops.Fail(ctx, l, StoppedError, true, &res); err != nil {
+	if _, err := s.Ops.Fail(ctx, l, StoppedError, false, &res); err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
 			return nil

@@ -177,7 +177,7 @@ func TestCrashedJobFails(t *testing.T) {
 	errObj, _ := op["error"].(map[string]any)
 	res, _ := op["result"].(map[string]any)
 	if op["status"] != "FAILED" || errObj["code"] != "INTERNAL" || errObj["message"] != job.StoppedError.Message ||
-		op["endedAt"] == nil || op["isRetryable"] != true {
+		op["endedAt"] == nil || op["isRetryable"] != false {
 		t.Fatalf("operation = %v", op)
 	}
 	// The counts are the rows applied: those of the checkpoint and of the
