@@ -266,6 +266,13 @@ type ErrorBody struct {
 // for DynamoDB refusing a value it cannot hold (ddb.IsUnstorable), which is
 // VALIDATION_FAILED.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	if ddb.ClaimOf(r.Context()).Lost() && !errors.Is(err, ddb.ErrClaimLost) {
+		// The request's Idempotency-Key was claimed again while it ran
+		// (ddb.Claim): its transaction failed on the key's fence, so it
+		// changed nothing, whatever error a domain made of that.
+		Logger(r.Context()).Warn("request lost its Idempotency-Key", "error", err.Error())
+		err = ddb.ErrClaimLost
+	}
 	e, ok := apierr.As(err)
 	if !ok && ddb.IsUnstorable(err) {
 		// A value DynamoDB refused that no check caught: the client's
