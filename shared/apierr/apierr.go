@@ -45,9 +45,12 @@ const (
 	InsufficientBalance Code = "INSUFFICIENT_BALANCE"
 
 	// Idempotency-Key (shared/idempotency): the key was used before with
-	// another request; a request with the key is still being served.
-	IdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
-	IdempotencyInProgress Code = "IDEMPOTENCY_IN_PROGRESS"
+	// another request; a request with the key is still being served; the
+	// request with the key made its change but its response was lost
+	// (read the resource instead of retrying).
+	IdempotencyKeyReused                Code = "IDEMPOTENCY_KEY_REUSED"
+	IdempotencyInProgress               Code = "IDEMPOTENCY_IN_PROGRESS"
+	IdempotencyCommittedWithoutResponse Code = "IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE"
 
 	// Abuse defences: the per-address allowance of anonymous sign-ups and
 	// code requests, the tenant's hourly cap of SMS and e-mails, the
@@ -87,8 +90,9 @@ var statuses = map[Code]int{
 
 	InsufficientBalance: http.StatusUnprocessableEntity,
 
-	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
-	IdempotencyInProgress: http.StatusConflict,
+	IdempotencyKeyReused:                http.StatusUnprocessableEntity,
+	IdempotencyInProgress:               http.StatusConflict,
+	IdempotencyCommittedWithoutResponse: http.StatusConflict,
 
 	TooManyRequests:      http.StatusTooManyRequests,
 	MessageLimitReached:  http.StatusTooManyRequests,

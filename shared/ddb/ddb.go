@@ -133,10 +133,15 @@ func IsTransactionConflict(err error) bool {
 // Transact runs TransactWriteItems, retrying a few times (with a short,
 // growing pause) when it lost a race with another transaction on the same
 // items. A failed condition is returned at once: the caller reads again.
+//
+// When ctx carries a Claim (a request with an Idempotency-Key), its item
+// is appended after items, so the indexes of items (Failed) are
+// unchanged; a failure of its condition is ErrClaimLost, whatever else
+// failed.
 func Transact(ctx context.Context, api API, items []types.TransactWriteItem) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		_, err = api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		err = transactOnce(ctx, api, items)
 		if err == nil || !IsTransactionConflict(err) {
 			return err
 		}
@@ -147,6 +152,14 @@ func Transact(ctx context.Context, api API, items []types.TransactWriteItem) err
 		}
 	}
 	return err
+}
+
+// transactOnce runs TransactWriteItems once, with the Claim ctx carries.
+func transactOnce(ctx context.Context, api API, items []types.TransactWriteItem) error {
+	c := ClaimOf(ctx)
+	all, at := c.with(items)
+	_, err := api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})
+	return c.outcome(err, at)
 }
 
 // FailedConditions returns the indexes of the items of a cancelled

@@ -174,6 +174,10 @@ func (t *Tx) Items() []types.TransactWriteItem { return t.items }
 
 // Run writes the items in one transaction (Transact: a lost race with
 // another transaction is retried a few times). An empty Tx writes nothing.
+// In a request that holds an Idempotency-Key (ctx carries a Claim), the
+// transaction also carries the claim's item, last: it holds at most
+// MaxTxItems-1 items of its own, and a failure of the claim's condition
+// is ErrClaimLost.
 func (t *Tx) Run(ctx context.Context, api API) error {
 	if t.err != nil {
 		return t.err
@@ -181,9 +185,11 @@ func (t *Tx) Run(ctx context.Context, api API) error {
 	if len(t.items) == 0 {
 		return nil
 	}
-	if len(t.items) > MaxTxItems {
-		return fmt.Errorf("transaction of %d items: at most %d", len(t.items), MaxTxItems)
+	if n := len(t.items); n > MaxTxItems-claimItems(ctx) {
+		return fmt.Errorf("transaction of %d items (and %d of the request's Idempotency-Key): at most %d", n, claimItems(ctx), MaxTxItems)
 	}
+	// The claim of the request's Idempotency-Key, if any, is appended by
+	// Transact after the items: the indexes Add returned stay valid.
 	return Transact(ctx, api, t.items)
 }
 

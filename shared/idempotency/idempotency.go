@@ -38,12 +38,49 @@
 //   - A record left IN_FLIGHT longer than InFlightTimeout (its request's
 //     function crashed or timed out before it could finish or release it)
 //     is abandoned: the next request with the key and the same request
-//     claims it again and runs.
+//     claims it again and runs, unless the first request committed its
+//     change (below).
+//
+// A key never applies twice, whatever fails. The claim carries a fence
+// (ddb.Claim, in the request's context): every transaction the handler
+// commits through ddb.Tx.Run or ddb.Transact also updates the key's record,
+// `SET committed = true`, conditional on the record still being this
+// claim's and IN_FLIGHT. So:
+//
+//   - a request whose change committed is never run again: if its
+//     response was stored, a repeat replays it; if not (the store failed,
+//     the function died, or its answer is one not kept, such as a 5xx
+//     after the change), a repeat is 409
+//     IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE (after InFlightTimeout when
+//     the record is still IN_FLIGHT, at once when the request could
+//     record it): the change was made, its response is lost, read the
+//     resource;
+//   - a request whose key was claimed again (it ran past InFlightTimeout
+//     with nothing committed, or its transaction reached DynamoDB late)
+//     commits nothing: its transaction fails whole on the fence and it
+//     answers 409 IDEMPOTENCY_IN_PROGRESS (ddb.ErrClaimLost), and its
+//     record is left to the claim that holds it;
+//   - a key is released (DeleteItem) only when the record is not marked
+//     committed, so a transaction whose outcome the request did not learn
+//     (a timeout) keeps the key when it did commit; one that reaches
+//     DynamoDB after the release fails on its fence.
+//
+// The claim travels in the context because the context is the only path
+// from this wrapper to the transactions that domains build (as the request
+// id and the call counter do); only infrastructure packages read it
+// (idempotency, web, ddb), never a domain. A request that commits no
+// transaction (a read, a refused request) is unaffected; one that commits
+// several marks the record in each. The import POSTs write their
+// operation with a transaction of their own (shared/operation), outside
+// the fence: their nonce makes a repeat resume the same operation, and
+// the rows are applied by the jobs function, once per operation.
 //
 // Storage: one conditional PutItem (the claim) before the handler and one
 // conditional UpdateItem (the response) or DeleteItem (the release) after
 // it, in the Operations table; a repeat costs the failed PutItem, which
-// returns the stored record (ReturnValuesOnConditionCheckFailure).
+// returns the stored record (ReturnValuesOnConditionCheckFailure). The
+// fence is one more item in transactions the handler runs anyway: it
+// costs no call.
 package idempotency
 
 import (
@@ -104,6 +141,10 @@ var (
 	ErrKeyReused  = apierr.New(apierr.IdempotencyKeyReused, "this Idempotency-Key was used with another request: send a new key for a new request")
 	ErrInProgress = &apierr.Error{Code: apierr.IdempotencyInProgress, Message: "a request with this Idempotency-Key is still being processed: retry shortly", RetryAfter: time.Second}
 	errTooLarge   = apierr.New(apierr.Conflict, "the request with this Idempotency-Key was done, but its response is too large to be replayed")
+	// ErrCommittedWithoutResponse answers a repeat of a request that made
+	// its change but whose response was not stored: running it again
+	// would apply the change twice.
+	ErrCommittedWithoutResponse = apierr.New(apierr.IdempotencyCommittedWithoutResponse, "the request with this Idempotency-Key made its change, but its response was lost: read the resource to see the result (do not retry with a new key)")
 )
 
 // Store keeps the records of idempotency keys in the Operations table.
@@ -169,17 +210,27 @@ func (s *Store) Wrap(route string, next http.HandlerFunc) http.HandlerFunc {
 		case errors.As(err, &rep):
 			rep.write(w, r)
 			return
+		case errors.Is(err, ErrCommittedWithoutResponse):
+			// About the first request, as a replay is.
+			w.Header().Set(ReplayedHeader, "true")
+			web.Error(w, r, err)
+			return
 		case err != nil:
 			web.Error(w, r, err)
 			return
 		}
-		s.serve(w, r, next, c)
+		// The fence rides in the context into every transaction the
+		// handler commits (ddb.Transact).
+		s.serve(w, r.WithContext(ddb.WithClaim(r.Context(), c.fence)), next, c)
 	}
 }
 
 // serve runs next for a claimed key, capturing its response, then stores
-// the response or releases the key. A panic releases the key and goes on
-// (the recovery middleware answers 500).
+// the response or releases the key (settle: a request that committed a
+// change keeps it). A panic settles the key and goes on (the recovery
+// middleware answers 500). A request whose key was claimed again while it
+// ran (its transaction failed on the fence, so it changed nothing) leaves
+// the record to the claim that holds it.
 func (s *Store) serve(w http.ResponseWriter, r *http.Request, next http.HandlerFunc, c *claim) {
 	cw := &captureWriter{ResponseWriter: w}
 	finished := false
@@ -188,16 +239,22 @@ func (s *Store) serve(w http.ResponseWriter, r *http.Request, next http.HandlerF
 			return
 		}
 		// next panicked (or called runtime.Goexit).
-		s.release(r, c, "the handler did not finish")
+		if !c.fence.Lost() {
+			s.settle(r, c, "the handler did not finish")
+		}
 	}()
 	next(cw, r)
 	finished = true
+	if c.fence.Lost() {
+		web.Logger(r.Context()).Warn("idempotency: the key was claimed again while the request ran; it committed nothing", "route", c.id.route)
+		return
+	}
 	status := cw.status
 	if status == 0 {
 		status = http.StatusOK
 	}
 	if !Stored(status) {
-		s.release(r, c, "")
+		s.settle(r, c, "")
 		return
 	}
 	s.complete(r, c, cw.response(status))

@@ -32,6 +32,15 @@ import (
 // carries expiresAt (epoch seconds, Lifetime after the claim) for DynamoDB
 // TTL, and every condition and read treats an expired item as absent (TTL
 // deletes late).
+//
+// The claim's fence: every transaction the request commits (ddb.Transact,
+// ddb.Tx.Run) carries an Update of the record, `SET committed = true`
+// conditional on the record being IN_FLIGHT with the claim's token (see
+// newClaim and ddb.Claim). So a record with committed set is one whose
+// request made its change: it is never claimed again (a repeat answers
+// the stored response, or IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE when none
+// will come), and a transaction of a request whose key was claimed again
+// (it ran past InFlightTimeout) fails whole (ddb.ErrClaimLost).
 
 const skIdem = "IDEM"
 
@@ -79,6 +88,15 @@ type record struct {
 	ClaimedAt int64  `dynamodbav:"claimedAt"`
 	CreatedAt string `dynamodbav:"createdAt"`
 	ExpiresAt int64  `dynamodbav:"expiresAt"`
+	// Committed is set by the first transaction the claim's request
+	// committed (in that transaction): the request's change was made, so
+	// the key is never claimed again.
+	Committed bool `dynamodbav:"committed,omitempty"`
+	// Unanswered (status DONE) marks a request that made its change but
+	// answered what is not stored (a 5xx, 401, 409 or 429 after a
+	// committed transaction, or a panic): a repeat answers
+	// IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE.
+	Unanswered bool `dynamodbav:"unanswered,omitempty"`
 
 	// The stored response (status DONE).
 	RespStatus  int               `dynamodbav:"respStatus,omitempty"`
@@ -91,10 +109,27 @@ type record struct {
 
 func (r *record) expired(now time.Time) bool { return r.ExpiresAt > 0 && r.ExpiresAt <= now.Unix() }
 
-// claim is a key this request holds.
+// claim is a key this request holds. fence rides in the request's
+// context (ddb.WithClaim) into every transaction the request commits.
 type claim struct {
 	id    recordID
 	token string
+	fence *ddb.Claim
+}
+
+// newClaim returns the claim of the record id held with token, with its
+// fence: an Update of the record marking it committed, conditional on the
+// record still being this claim's and IN_FLIGHT.
+func (s *Store) newClaim(id recordID, token string) *claim {
+	return &claim{id: id, token: token, fence: ddb.NewClaim(types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.Table), Key: id.itemKey(),
+		UpdateExpression:         aws.String("SET #committed = :true"),
+		ConditionExpression:      aws.String("#token = :token AND #status = :inflight"),
+		ExpressionAttributeNames: map[string]string{"#committed": "committed", "#token": "token", "#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":token": str(token), ":inflight": str(statusInFlight),
+		},
+	}})}
 }
 
 // timeFormat is the fixed-width UTC form of stored timestamps.
@@ -109,9 +144,8 @@ func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 // claim takes the key for a request identified by hash with one
 // conditional PutItem: it succeeds when no live record exists, or the
 // record expired, or it was left IN_FLIGHT by the same request longer than
-// InFlightTimeout. Otherwise the record the put found decides: another
-// request is ErrKeyReused, an IN_FLIGHT one ErrInProgress, a DONE one a
-// *replay.
+// InFlightTimeout without committing anything. Otherwise the record the
+// put found decides (see decide).
 func (s *Store) claim(ctx context.Context, id recordID, hash string) (*claim, error) {
 	for attempt := 0; ; attempt++ {
 		now := s.Clock.Now()
@@ -127,8 +161,8 @@ func (s *Store) claim(ctx context.Context, id recordID, hash string) (*claim, er
 		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: aws.String(s.Table), Item: item,
 			ConditionExpression: aws.String("attribute_not_exists(pk) OR expiresAt <= :now OR " +
-				"(#status = :inflight AND claimedAt <= :abandoned AND requestHash = :hash)"),
-			ExpressionAttributeNames: map[string]string{"#status": "status"},
+				"(#status = :inflight AND claimedAt <= :abandoned AND requestHash = :hash AND attribute_not_exists(#committed))"),
+			ExpressionAttributeNames: map[string]string{"#status": "status", "#committed": "committed"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":now": num(now.Unix()), ":inflight": str(statusInFlight),
 				":abandoned": num(now.Add(-InFlightTimeout).UnixMilli()), ":hash": str(hash),
@@ -136,10 +170,16 @@ func (s *Store) claim(ctx context.Context, id recordID, hash string) (*claim, er
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		if err == nil {
-			return &claim{id: id, token: rec.Token}, nil
+			return s.newClaim(id, rec.Token), nil
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
+			if ddb.IsTransactionConflict(err) {
+				// The record is being written by a transaction of the
+				// request that holds the key (its fence): it is in
+				// flight.
+				return nil, ErrInProgress
+			}
 			return nil, fmt.Errorf("claim idempotency key: %w", err)
 		}
 		if ccf.Item == nil {
@@ -155,17 +195,27 @@ func (s *Store) claim(ctx context.Context, id recordID, hash string) (*claim, er
 		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
 			return nil, fmt.Errorf("claim idempotency key: %w", err)
 		}
-		return nil, decide(old, hash)
+		return nil, decide(old, hash, now)
 	}
 }
 
-// decide answers a request whose claim found the live record old.
-func decide(old record, hash string) error {
+// decide answers a request whose claim found the live record old (at
+// now): another request is ErrKeyReused; an IN_FLIGHT record is
+// ErrInProgress, unless it is abandoned (older than InFlightTimeout) with
+// its change committed, which is ErrCommittedWithoutResponse (its request
+// died before it stored its response: running again would apply the
+// change twice); a DONE record is a *replay of its response, or
+// ErrCommittedWithoutResponse when its request answered what is not kept.
+func decide(old record, hash string, now time.Time) error {
 	switch {
 	case old.RequestHash != hash:
 		return ErrKeyReused
+	case old.Status != statusDone && old.Committed && old.ClaimedAt <= now.Add(-InFlightTimeout).UnixMilli():
+		return ErrCommittedWithoutResponse
 	case old.Status != statusDone:
 		return ErrInProgress
+	case old.Unanswered:
+		return ErrCommittedWithoutResponse
 	}
 	body := old.Body
 	if old.Gzip {
@@ -198,7 +248,7 @@ func (s *Store) complete(r *http.Request, c *claim, resp response) {
 		h, err := attributevalue.Marshal(resp.header)
 		if err != nil {
 			web.Logger(ctx).Error("idempotency: store response", "error", err.Error())
-			s.release(r, c, "the response headers could not be stored")
+			s.settle(r, c, "the response headers could not be stored")
 			return
 		}
 		expr += ", respHeaders = :h"
@@ -226,19 +276,37 @@ func (s *Store) complete(r *http.Request, c *claim, resp response) {
 	switch {
 	case ddb.IsConditionFailed(err):
 		// Taken for abandoned and claimed again (the request ran longer
-		// than InFlightTimeout): the later claim owns the record.
+		// than InFlightTimeout and committed nothing): the later claim
+		// owns the record.
 		web.Logger(ctx).Warn("idempotency: the key was claimed again before the response was stored", "route", c.id.route)
 	case err != nil:
-		// The key stays IN_FLIGHT until InFlightTimeout: a retry then
-		// runs again, which is what a client whose request failed
-		// expects; it is logged for the operator.
-		web.Logger(ctx).Error("idempotency: store response", "route", c.id.route, "error", err.Error())
+		// The key stays IN_FLIGHT. When the request committed a change
+		// (the record says so), a repeat after InFlightTimeout answers
+		// IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE; when it committed
+		// nothing, the repeat runs again. Logged for the operator.
+		web.Logger(ctx).Error("idempotency: store response", "route", c.id.route, "committed", c.fence.Committed(), "error", err.Error())
 	}
 }
 
+// settle ends a claim whose request answered what is not stored (or
+// panicked): release when it committed nothing, unanswered when it did.
+func (s *Store) settle(r *http.Request, c *claim, reason string) {
+	if c.fence.Committed() {
+		s.unanswered(r, c, reason)
+		return
+	}
+	s.release(r, c, reason)
+}
+
 // release deletes the record of a claimed key (one conditional
-// DeleteItem), so a retry with the key runs again. reason, when not empty,
-// is logged.
+// DeleteItem), so a retry with the key runs again. The delete is
+// conditional on the record not being marked committed: a transaction of
+// the request whose outcome it did not learn (a timeout) may have
+// committed, and then the key must stay (IN_FLIGHT and committed: a repeat
+// answers IDEMPOTENCY_IN_PROGRESS, then, after InFlightTimeout,
+// IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE). A transaction that reaches
+// DynamoDB after the delete fails on its fence (the record is gone).
+// reason, when not empty, is logged.
 func (s *Store) release(r *http.Request, c *claim, reason string) {
 	ctx, cancel := detached(r.Context())
 	defer cancel()
@@ -247,13 +315,46 @@ func (s *Store) release(r *http.Request, c *claim, reason string) {
 	}
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.Table), Key: c.id.itemKey(),
-		ConditionExpression:       aws.String("#status = :inflight AND #token = :token"),
-		ExpressionAttributeNames:  map[string]string{"#status": "status", "#token": "token"},
+		ConditionExpression:       aws.String("#status = :inflight AND #token = :token AND attribute_not_exists(#committed)"),
+		ExpressionAttributeNames:  map[string]string{"#status": "status", "#token": "token", "#committed": "committed"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":inflight": str(statusInFlight), ":token": str(c.token)},
 	})
-	if err != nil && !ddb.IsConditionFailed(err) {
-		// Left IN_FLIGHT, the key is free again after InFlightTimeout.
+	switch {
+	case ddb.IsConditionFailed(err):
+		// Claimed again, or committed by a transaction whose answer was
+		// lost: the key stays.
+		web.Logger(ctx).Warn("idempotency: key not released (claimed again, or its change was committed)", "route", c.id.route)
+	case err != nil:
+		// Left IN_FLIGHT, the key is free again after InFlightTimeout
+		// (unless its change was committed).
 		web.Logger(ctx).Error("idempotency: release key", "route", c.id.route, "error", err.Error())
+	}
+}
+
+// unanswered records that the claim's request committed its change but
+// answered what is not stored (one conditional UpdateItem, in place of
+// release's DeleteItem): a repeat answers
+// IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE at once rather than run the
+// change again.
+func (s *Store) unanswered(r *http.Request, c *claim, reason string) {
+	ctx, cancel := detached(r.Context())
+	defer cancel()
+	web.Logger(ctx).Warn("idempotency: the request committed its change but its answer is not kept", "route", c.id.route, "reason", reason)
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: c.id.itemKey(),
+		UpdateExpression:         aws.String("SET #status = :done, unanswered = :true, completedAt = :at"),
+		ConditionExpression:      aws.String("#status = :inflight AND #token = :token"),
+		ExpressionAttributeNames: map[string]string{"#status": "status", "#token": "token"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":done": str(statusDone), ":true": &types.AttributeValueMemberBOOL{Value: true},
+			":at": str(s.Clock.Now().UTC().Format(timeFormat)), ":token": str(c.token), ":inflight": str(statusInFlight),
+		},
+	})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		// Left IN_FLIGHT and committed: a repeat answers
+		// IDEMPOTENCY_IN_PROGRESS, then, after InFlightTimeout,
+		// IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE.
+		web.Logger(ctx).Error("idempotency: record unanswered key", "route", c.id.route, "error", err.Error())
 	}
 }
 

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
+	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/idempotency"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -38,7 +41,7 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	h := ts.New(t)
 	g := &rig{h: h, runs: map[string]*atomic.Int64{}, gate: make(chan struct{}), inside: make(chan struct{}, 8)}
-	for _, n := range []string{"block", "status", "panic", "big", "echo"} {
+	for _, n := range []string{"block", "status", "panic", "big", "echo", "commit"} {
 		g.runs[n] = &atomic.Int64{}
 	}
 	routes := []web.Route{
@@ -74,6 +77,25 @@ func newRig(t *testing.T) *rig {
 			}
 			w.Header().Set("Content-Type", "application/octet-stream")
 			_, _ = w.Write(b)
+		}},
+		// commit writes an item in a transaction (ddb.Tx), then answers
+		// code.
+		{Method: "POST", Path: "/t/commit/{code}", Idempotent: true, Handler: func(w http.ResponseWriter, r *http.Request) {
+			n := g.runs["commit"].Add(1)
+			var tx ddb.Tx
+			tx.Add("test", types.TransactWriteItem{Put: &types.Put{
+				TableName: aws.String(h.Deps.Config.Tables.Operations),
+				Item: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: h.Tenant.ID + "#TEST#" + strconv.FormatInt(n, 10)},
+					"sk": &types.AttributeValueMemberS{Value: "TEST"},
+				},
+			}})
+			if err := tx.Run(r.Context(), h.Deps.DB); err != nil {
+				web.Error(w, r, err)
+				return
+			}
+			code, _ := strconv.Atoi(r.PathValue("code"))
+			web.JSON(w, code, map[string]any{"run": n})
 		}},
 		// echo answers a digest of what it read (and a Location).
 		{Method: "POST", Path: "/t/echo", Idempotent: true, Handler: func(w http.ResponseWriter, r *http.Request) {
@@ -406,5 +428,35 @@ func TestParseKey(t *testing.T) {
 				t.Errorf("error %v: want VALIDATION_FAILED naming the header", err)
 			}
 		})
+	}
+}
+
+// TestWrapCommittedThenUnkept: a request that committed a transaction and
+// then answered what is not kept (a 5xx, a 409) keeps its key: a repeat is
+// 409 IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE at once (marked replayed),
+// never a second run; one that committed and answered 201 replays as
+// before.
+func TestWrapCommittedThenUnkept(t *testing.T) {
+	g := newRig(t)
+	for _, code := range []int{500, 409} {
+		k := "commit-" + strconv.Itoa(code)
+		path := "/t/commit/" + strconv.Itoa(code)
+		if a := g.send(t, path, k, `{}`); a.status != code {
+			t.Fatalf("first = %d %s, want %d", a.status, a.body, code)
+		}
+		for i := 0; i < 2; i++ {
+			a := g.send(t, path, k, `{}`)
+			if a.status != 409 || a.code() != "IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE" || !a.replayed() {
+				t.Errorf("repeat %d of %s = %d %s (replayed %v), want 409 IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE replayed", i, path, a.status, a.body, a.replayed())
+			}
+		}
+	}
+	first := g.send(t, "/t/commit/201", "commit-201", `{}`)
+	again := g.send(t, "/t/commit/201", "commit-201", `{}`)
+	if first.status != 201 || again.status != 201 || !again.replayed() || !bytes.Equal(first.body, again.body) {
+		t.Errorf("201: first %d %s, repeat %d %s (replayed %v), want the first replayed", first.status, first.body, again.status, again.body, again.replayed())
+	}
+	if n := g.count("commit"); n != 3 {
+		t.Errorf("runs = %d, want 3 (one per key)", n)
 	}
 }

@@ -264,8 +264,18 @@ type ErrorBody struct {
 // Error writes err as {code, message}. Errors that are not *apierr.Error are
 // logged with the request's logger and answered 500 "internal error", but
 // for DynamoDB refusing a value it cannot hold (ddb.IsUnstorable), which is
-// VALIDATION_FAILED.
+// VALIDATION_FAILED. A request whose Idempotency-Key was taken over while it
+// ran (its transaction failed on the key's fence, ddb.Claim.Lost) is
+// answered ddb.ErrClaimLost (409 IDEMPOTENCY_IN_PROGRESS) whatever err a
+// domain made of that failure: it changed nothing.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	if ddb.ClaimOf(r.Context()).Lost() && !errors.Is(err, ddb.ErrClaimLost) {
+		// The request's Idempotency-Key was claimed again while it ran
+		// (ddb.Claim): its transaction failed on the key's fence, so it
+		// changed nothing, whatever error a domain made of that.
+		Logger(r.Context()).Warn("request lost its Idempotency-Key", "error", err.Error())
+		err = ddb.ErrClaimLost
+	}
 	e, ok := apierr.As(err)
 	if !ok && ddb.IsUnstorable(err) {
 		// A value DynamoDB refused that no check caught: the client's
