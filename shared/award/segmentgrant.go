@@ -73,6 +73,12 @@ func (s *Service) GrantSegment(ctx context.Context, caller web.Caller, perkID st
 		points = *in.Points
 	}
 	out := SegmentGrant{SegmentID: in.SegmentID, Awards: []LegacyAward{}, Skipped: []Skipped{}}
+	if key != "" {
+		// The members' markers make the grant safe to run again under
+		// the key: its transactions do not mark the key committed, so a
+		// failure part way frees it and a retry finishes the grant.
+		ctx = ddb.WithoutClaim(ctx)
+	}
 	for _, uid := range members {
 		a, err := s.grantMember(ctx, base, uid, points, in.SegmentID, key)
 		if err == nil {

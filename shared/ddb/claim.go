@@ -60,6 +60,14 @@ func WithClaim(ctx context.Context, c *Claim) context.Context {
 	return context.WithValue(ctx, claimKey{}, c)
 }
 
+// WithoutClaim returns ctx carrying no claim: for work whose own markers
+// make it safe to run again under the same key (each member of a segment
+// grant is granted once per key), so that a failure part way frees the key
+// and a retry finishes the work instead of being refused as committed.
+func WithoutClaim(ctx context.Context) context.Context {
+	return context.WithValue(ctx, claimKey{}, (*Claim)(nil))
+}
+
 // ClaimOf returns the claim ctx carries, or nil.
 func ClaimOf(ctx context.Context) *Claim {
 	c, _ := ctx.Value(claimKey{}).(*Claim)
