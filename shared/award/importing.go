@@ -90,8 +90,10 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		case !found:
 			c.condition = "attribute_not_exists(pk)"
 		case cur.Seq == 0:
-			c.condition = "attribute_not_exists(seq) AND available = :cur"
-			c.values[":cur"] = num(base)
+			// Stored before the ledger, or by changes that moved no
+			// points (seq 0).
+			c.condition = "(attribute_not_exists(seq) OR seq = :cseq) AND available = :cur"
+			c.values[":cseq"], c.values[":cur"] = num(0), num(base)
 		default:
 			c.condition = "seq = :cseq AND available = :cur"
 			c.values[":cseq"], c.values[":cur"] = num(cur.Seq), num(base)

@@ -208,3 +208,41 @@ func TestGrantCeiling(t *testing.T) {
 	}
 	checkLedger(t, ledgerOf(t, h, uid, uid+"-"+perk, h.Admin(), 100), 1_000_000_000)
 }
+
+// TestAwardStoredWithoutEntries checks that an award whose first write
+// moved no points (a grant of 0 to a new award, a global perk's award set
+// to its initial 0) stays changeable: it is stored with an entry count of
+// 0, and the next change's condition must accept that count (found by the
+// model-based test in shared/ledger: every later change was 409 CONFLICT).
+func TestAwardStoredWithoutEntries(t *testing.T) {
+	tests := []struct {
+		name  string
+		perk  map[string]any
+		first func(h *ts.Harness, perkID, uid string) *ts.Resp
+	}{
+		{"GrantOfZero", map[string]any{"template": "PSEUDO_CURRENCY"}, func(h *ts.Harness, perkID, uid string) *ts.Resp {
+			return h.Do("POST", "/pointperks/"+perkID+"/awards", map[string]any{"userId": uid, "points": 0}, h.Admin())
+		}},
+		{"GlobalAwardSetToItsInitial", map[string]any{"template": "PSEUDO_CURRENCY", "isGlobal": true}, func(h *ts.Harness, perkID, uid string) *ts.Resp {
+			return h.Do("PUT", "/pointawards/"+uid+"-"+perkID, map[string]any{"points": map[string]any{"available": 0}}, h.Admin())
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := ts.New(t)
+			uid := h.AdminUser(t, "Zero", "Points")
+			perk := newPerk(t, h, tc.perk)
+			award := uid + "-" + perk
+			tc.first(h, perk, uid).Expect(t, 200, "")
+			if got := ledgerOf(t, h, uid, award, h.Admin(), 100); len(got) != 0 {
+				t.Fatalf("a change that moved nothing wrote entries: %v", got)
+			}
+			if got := available(t, grant(t, h, perk, uid, 7)); got != 7 {
+				t.Fatalf("available after a grant of 7 = %d", got)
+			}
+			h.Do("PUT", "/pointawards/"+award, map[string]any{"points": map[string]any{"available": 4}}, h.Admin()).Expect(t, 200, "")
+			h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/redeem", map[string]any{"valueToRedeem": 1}, h.Admin()).Expect(t, 200, "")
+			checkLedger(t, ledgerOf(t, h, uid, award, h.Admin(), 100), 3)
+		})
+	}
+}

@@ -271,9 +271,11 @@ func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error)
 	case !p.found:
 		c.condition = "attribute_not_exists(pk)"
 	case p.as.Seq == 0:
-		// An award stored before the ledger: no entry count yet.
-		c.condition = "attribute_not_exists(seq) AND available = :ca AND redemptions = :cn AND refundable = :crb"
-		c.values[":ca"], c.values[":cn"], c.values[":crb"] = num(p.as.Available), num(p.as.Redemptions), num(p.as.Refundable)
+		// An award stored before the ledger (no entry count yet), or one
+		// whose changes so far moved no points (a grant of 0 to a new
+		// award: stored with seq 0).
+		c.condition = "(attribute_not_exists(seq) OR seq = :cseq) AND available = :ca AND redemptions = :cn AND refundable = :crb"
+		c.values[":cseq"], c.values[":ca"], c.values[":cn"], c.values[":crb"] = num(0), num(p.as.Available), num(p.as.Redemptions), num(p.as.Refundable)
 	default:
 		// The entry count decides; the balance as well, so that a write
 		// from outside the ledger (an older version of the code during a

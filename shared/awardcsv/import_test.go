@@ -551,3 +551,21 @@ func TestImportSharedSegment(t *testing.T) {
 		})
 	}
 }
+
+// TestImportIntoAnAwardStoredWithoutEntries: an award whose only change
+// moved no points (a grant of 0 to a new award) is stored with an entry
+// count of 0; an import grants to it like to any other award (its
+// condition accepted only an award without the count).
+func TestImportIntoAnAwardStoredWithoutEntries(t *testing.T) {
+	h := ts.New(t)
+	u := users(t, h, 1)[0]
+	p := newPerk(t, h, map[string]any{"points": pointsOf(0, 100)})
+	h.Do("POST", "/pointperks/"+p+"/awards", map[string]any{"userId": u, "points": 0}, h.Admin()).Expect(t, 200, "")
+	op := importFile(h, "dryRun=false", csvOf([]string{"user_id", "perk_id", "points"}, []string{u, p, "3"}))
+	if op["status"] != "DONE" || counts(op) != [4]int{1, 1, 0, 0} {
+		t.Fatalf("operation = %v", op)
+	}
+	if got := awards(t, h, u)[p]; got != 3 {
+		t.Fatalf("award = %d, want 3", got)
+	}
+}

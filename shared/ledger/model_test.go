@@ -1,0 +1,1283 @@
+package ledger_test
+
+// The model-based test of money and points: random sequences of the
+// requests that move them (grants, credits, redemptions, refunds, settings,
+// orders, transactions and their refunds, retries with the same
+// Idempotency-Key, repeats of a POS shortCode), run through the real
+// handlers and, step by step, against a reference model in plain Go (exact:
+// money in pence). After every step the model predicts the answer (status
+// and error code, the award or balance it shows) and the state: every award
+// of the step's user, its totals, its ledger (numbered 1..n, each
+// balanceAfter the running sum, the entries the model expects) and the app
+// balance. A failing run is shrunk (steps removed greedily, each candidate
+// run on a fresh tenant) and printed with its seed.
+//
+//	MODEL_SEED=S MODEL_STEPS=N go test -run TestModel ./shared/ledger/
+//
+// runs one seed for N steps (make model SEED=S STEPS=N).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ts "github.com/loyalty-platform/platform/shared/testsupport"
+)
+
+func TestMain(m *testing.M) { ts.Main(m) }
+
+// Default run: these seeds, each for defaultSteps steps (make test).
+var defaultSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+
+const defaultSteps = 250
+
+// maxShrinkRuns bounds the re-runs of a failing sequence.
+const maxShrinkRuns = 30
+
+func TestModel(t *testing.T) {
+	seeds, steps := defaultSeeds, defaultSteps
+	if v := os.Getenv("MODEL_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("MODEL_STEPS=%q: want a positive number", v)
+		}
+		steps = n
+	}
+	if v := os.Getenv("MODEL_SEED"); v != "" {
+		if v == "random" {
+			seeds = []uint64{uint64(time.Now().UnixNano())}
+		} else {
+			s, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("MODEL_SEED=%q: want a number or random", v)
+			}
+			seeds = []uint64{s}
+		}
+	}
+	// The seeds run at once, each on its own tenant (the requests wait on
+	// DynamoDB Local more than they use a core); each is reported in its
+	// own subtest.
+	type result struct {
+		seq  []step
+		fail *failure
+		took time.Duration
+	}
+	results := make([]result, len(seeds))
+	var wg sync.WaitGroup
+	for i, seed := range seeds {
+		wg.Go(func() {
+			start := time.Now()
+			seq, fail := run(t, seed, nil, steps)
+			results[i] = result{seq, fail, time.Since(start)}
+		})
+	}
+	wg.Wait()
+	for i, seed := range seeds {
+		t.Run(fmt.Sprintf("Seed%d", seed), func(t *testing.T) {
+			res := results[i]
+			if res.fail == nil {
+				t.Logf("seed %d: %d steps in %v", seed, len(res.seq), res.took.Round(time.Millisecond))
+				return
+			}
+			seq, fail := res.seq, res.fail
+			short, sfail, runs := shrink(t, seed, seq[:fail.at+1], fail)
+			var b strings.Builder
+			fmt.Fprintf(&b, "seed %d (MODEL_SEED=%d MODEL_STEPS=%d): step %d of %d failed: %s\n", seed, seed, steps, fail.at, len(seq), fail.msg)
+			fmt.Fprintf(&b, "shortest failing sequence found (%d steps, %d re-runs), failing at #%d: %s\n", len(short), runs, short[sfail.at].ID, sfail.msg)
+			for _, s := range short {
+				fmt.Fprintf(&b, "  %s\n", s)
+			}
+			t.Error(b.String())
+		})
+	}
+}
+
+// ---- steps ----
+
+type kind int
+
+const (
+	kGrant kind = iota
+	kCreditPoints
+	kCreditBalance
+	kRedeem
+	kRefund
+	kSet
+	kOrder
+	kComplete
+	kTxn
+	kTxnRefund
+	kRetry     // the request of step Ref again, with its Idempotency-Key
+	kReuse     // step Ref's Idempotency-Key with another body
+	kTxnRepeat // step Ref's transaction again (same shortCode; Alt: another body)
+)
+
+var kindNames = map[kind]string{
+	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
+	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
+	kReuse: "key-reuse", kTxnRepeat: "txn-repeat",
+}
+
+// red is a redemption of an order: the perk, value and quantity (0:
+// absent).
+type red struct{ Perk, Value, Qty int }
+
+// step is one request, as data: references to earlier steps are by their
+// ID (generation index), so that a step whose referent was removed by the
+// shrinker is skipped.
+type step struct {
+	ID   int
+	Kind kind
+	User int
+	Perk int
+	N    int // points, value or amount (money in pence)
+	Key  string
+	Ref  int // the step this one names (order, transaction, retried step); -1 none
+	App  bool
+	Pay  int // totalPayment in pence (0: absent)
+	Reds []red
+	Code string
+	Alt  bool
+}
+
+func (s step) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s", s.ID, kindNames[s.Kind])
+	switch s.Kind {
+	case kGrant, kCreditPoints, kRedeem, kRefund, kSet:
+		fmt.Fprintf(&b, " u%d p%d n=%d", s.User, s.Perk, s.N)
+	case kCreditBalance:
+		fmt.Fprintf(&b, " u%d amount=%s", s.User, pence(s.N))
+	case kOrder:
+		fmt.Fprintf(&b, " u%d redemptions=%v", s.User, s.Reds)
+		if s.N > 0 {
+			fmt.Fprintf(&b, " totalPrice=%s", pence(s.N))
+		}
+	case kComplete, kTxnRefund:
+		fmt.Fprintf(&b, " of #%d", s.Ref)
+	case kTxn:
+		pt := "CARD_AT_POS"
+		if s.App {
+			pt = "APP"
+		}
+		fmt.Fprintf(&b, " u%d %s %s price=%s", s.User, s.Code, pt, pence(s.N))
+		if s.Pay > 0 {
+			fmt.Fprintf(&b, " payment=%s", pence(s.Pay))
+		}
+		if s.Ref >= 0 {
+			fmt.Fprintf(&b, " order #%d", s.Ref)
+		} else {
+			b.WriteString(" no order")
+		}
+	case kRetry, kReuse, kTxnRepeat:
+		fmt.Fprintf(&b, " of #%d", s.Ref)
+		if s.Alt {
+			b.WriteString(" (another body)")
+		}
+	}
+	if s.Key != "" {
+		fmt.Fprintf(&b, " key=%s", s.Key)
+	}
+	return b.String()
+}
+
+func pence(n int) string {
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, n/100, n%100)
+}
+
+// ---- the model ----
+
+type perkDef struct {
+	title  string
+	points map[string]any
+	min    int
+	max    int // -1: none
+	maxR   int // 0: none
+	redeem int // an order redemption's default value
+}
+
+var perkDefs = []perkDef{
+	{title: "Capped", points: map[string]any{"max": 60}, max: 60, redeem: 1},
+	{title: "Floored", points: map[string]any{"min": 5, "redemption": 2}, min: 5, max: -1, redeem: 2},
+	{title: "Limited", points: map[string]any{"maxTotalRedemptions": 6}, max: -1, maxR: 6, redeem: 1},
+}
+
+const users = 3
+
+type entry struct {
+	typ string
+	pts int
+}
+
+type mAward struct {
+	exists                                                                   bool
+	avail, granted, redeemed, refunded, reversed, adjusted, redemptions, rfd int
+	entries                                                                  []entry
+}
+
+func (a mAward) clone() mAward {
+	a.entries = append([]entry(nil), a.entries...)
+	return a
+}
+
+func (a *mAward) move(typ string, pts int) {
+	if pts != 0 {
+		a.entries = append(a.entries, entry{typ, pts})
+	}
+}
+
+// grant is work.go's opGrant: the result clamped to max (never below
+// what the award holds).
+func (a *mAward) grant(d perkDef, pts int) {
+	next := a.avail + pts
+	if d.max >= 0 && next > d.max {
+		next = max(d.max, a.avail)
+	}
+	g := next - a.avail
+	a.granted += g
+	a.avail = next
+	a.exists = true
+	a.move("EARN", g)
+}
+
+func (a *mAward) redeem(d perkDef, v, units int) string {
+	switch {
+	case !a.exists:
+		return "NOT_FOUND"
+	case d.maxR > 0 && a.redemptions+units > d.maxR:
+		return "REDEMPTION_LIMIT_REACHED"
+	case a.avail < d.min+v:
+		return "INSUFFICIENT_POINTS"
+	}
+	a.avail -= v
+	a.rfd += v
+	a.redeemed += v
+	a.redemptions += units
+	a.move("BURN", -v)
+	return ""
+}
+
+func (a *mAward) refund(v int) string {
+	switch {
+	case !a.exists:
+		return "NOT_FOUND"
+	case a.rfd < v:
+		return "REFUND_EXCEEDS_REDEEMED"
+	}
+	a.avail += v
+	a.rfd -= v
+	a.refunded += v
+	a.move("REFUND", v)
+	return ""
+}
+
+func (a *mAward) set(d perkDef, v int) string {
+	switch {
+	case d.max >= 0 && v > d.max:
+		return "VALIDATION_FAILED"
+	case !a.exists:
+		return "NOT_FOUND"
+	}
+	a.adjusted += v - a.avail
+	a.move("ADJUST", v-a.avail)
+	a.avail = v
+	return ""
+}
+
+type mUser struct {
+	balance int // pence
+	awards  []mAward
+}
+
+type mOrder struct {
+	user      int
+	id        string
+	completed bool
+	reds      []red
+	returned  bool
+}
+
+type mTxn struct {
+	user     int
+	id       string
+	ord      *mOrder
+	app      bool
+	price    int
+	charge   int
+	refunded bool
+}
+
+type codeUse struct {
+	body string
+	txn  *mTxn
+}
+
+type model struct {
+	users  []*mUser
+	orders map[int]*mOrder // by the ID of the step that created it
+	txns   map[int]*mTxn
+	codes  map[string]codeUse
+	// For the generator, in creation order.
+	orderIDs, txnIDs, keyed, txnSteps []int
+}
+
+func newModel() *model {
+	m := &model{orders: map[int]*mOrder{}, txns: map[int]*mTxn{}, codes: map[string]codeUse{}}
+	for range users {
+		m.users = append(m.users, &mUser{awards: make([]mAward, len(perkDefs))})
+	}
+	return m
+}
+
+// completeOrder burns o's redemptions on copies of the awards, in order;
+// the first refusal is the answer and nothing changes.
+func (m *model) completeOrder(o *mOrder) string {
+	u := m.users[o.user]
+	next := make([]mAward, len(u.awards))
+	for i, a := range u.awards {
+		next[i] = a.clone()
+	}
+	for _, r := range o.reds {
+		d := perkDefs[r.Perk]
+		if code := next[r.Perk].redeem(d, redPoints(r), max(r.Qty, 1)); code != "" {
+			return code
+		}
+	}
+	u.awards = next
+	o.completed = true
+	return ""
+}
+
+func redPoints(r red) int {
+	v, q := perkDefs[r.Perk].redeem, 1
+	if r.Value > 0 {
+		v = r.Value
+	}
+	if r.Qty > 0 {
+		q = r.Qty
+	}
+	return v * q
+}
+
+// ---- the generator ----
+
+type gen struct {
+	rng  *rand.Rand
+	seed uint64
+}
+
+func (g *gen) pick(n int) int { return g.rng.IntN(n) }
+func (g *gen) chance(p float64) bool {
+	return g.rng.Float64() < p
+}
+
+// weights of the step kinds.
+var weights = []struct {
+	k kind
+	w int
+}{
+	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
+	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
+}
+
+func (g *gen) next(id int, m *model) step {
+	total := 0
+	for _, w := range weights {
+		total += w.w
+	}
+	for {
+		x := g.pick(total)
+		var k kind
+		for _, w := range weights {
+			if x < w.w {
+				k = w.k
+				break
+			}
+			x -= w.w
+		}
+		if s, ok := g.make(id, k, m); ok {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && g.chance(0.85) {
+				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
+			}
+			return s
+		}
+	}
+}
+
+func (g *gen) make(id int, k kind, m *model) (step, bool) {
+	s := step{ID: id, Kind: k, User: g.pick(users), Perk: g.pick(len(perkDefs)), Ref: -1}
+	a := m.users[s.User].awards[s.Perk]
+	d := perkDefs[s.Perk]
+	switch k {
+	case kGrant, kCreditPoints:
+		s.N = g.pick(26)
+		if k == kCreditPoints {
+			s.N++ // a credit is 1 or more
+		}
+	case kCreditBalance:
+		s.N = 1 + g.pick(2500)
+		if g.chance(0.3) {
+			s.N = -(1 + g.pick(m.users[s.User].balance+400))
+		}
+	case kRedeem:
+		if free := a.avail - d.min; free >= 1 && g.chance(0.75) {
+			s.N = 1 + g.pick(min(free, 15))
+		} else {
+			s.N = 1 + g.pick(a.avail+10)
+		}
+	case kRefund:
+		if a.rfd >= 1 && g.chance(0.7) {
+			s.N = 1 + g.pick(a.rfd)
+		} else {
+			s.N = a.rfd + 1 + g.pick(5)
+		}
+	case kSet:
+		s.N = g.pick(70)
+	case kOrder:
+		for _, p := range g.rng.Perm(len(perkDefs))[:g.pick(4)] {
+			r := red{Perk: p}
+			if g.chance(0.7) {
+				r.Value = 1 + g.pick(6)
+			}
+			if g.chance(0.4) {
+				r.Qty = 1 + g.pick(3)
+			}
+			s.Reds = append(s.Reds, r)
+		}
+		if g.chance(0.3) {
+			s.N = 100 + g.pick(3000)
+		}
+	case kComplete:
+		if len(m.orderIDs) == 0 {
+			return s, false
+		}
+		s.Ref = g.recent(m.orderIDs)
+	case kTxn:
+		s.Code = fmt.Sprintf("S%d-%d", g.seed, id)
+		s.N = 1 + g.pick(3000)
+		s.App = g.chance(0.5)
+		if s.App && g.chance(0.2) {
+			s.Pay = s.N + g.pick(300)
+		}
+		if len(m.orderIDs) > 0 && g.chance(0.6) {
+			s.Ref = g.recent(m.orderIDs)
+			s.User = m.orders[s.Ref].user
+		}
+	case kTxnRefund:
+		if len(m.txnIDs) == 0 {
+			return s, false
+		}
+		s.Ref = g.recent(m.txnIDs)
+	case kRetry, kReuse:
+		if len(m.keyed) == 0 {
+			return s, false
+		}
+		s.Ref = g.recent(m.keyed)
+	case kTxnRepeat:
+		if len(m.txnSteps) == 0 {
+			return s, false
+		}
+		s.Ref = g.recent(m.txnSteps)
+		s.Alt = g.chance(0.4)
+		if g.chance(0.5) {
+			s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
+		}
+	}
+	return s, true
+}
+
+// recent picks one of ids, the later ones more often.
+func (g *gen) recent(ids []int) int {
+	if g.chance(0.6) {
+		return ids[len(ids)-1-g.pick(min(len(ids), 4))]
+	}
+	return ids[g.pick(len(ids))]
+}
+
+// ---- running ----
+
+// failure is where and why a run failed.
+type failure struct {
+	at  int // index in the sequence
+	msg string
+}
+
+// quiet is the harness's testing.TB for a run: errors are collected (and
+// Fatal aborts the run) instead of failing the test, so that a failing
+// run can be told and shrunk.
+type quiet struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+type abort struct{}
+
+func (q *quiet) Helper() {}
+func (q *quiet) add(s string) {
+	q.mu.Lock()
+	q.msgs = append(q.msgs, s)
+	q.mu.Unlock()
+}
+func (q *quiet) Errorf(f string, a ...any) { q.add(fmt.Sprintf(f, a...)) }
+func (q *quiet) Error(a ...any)            { q.add(fmt.Sprint(a...)) }
+func (q *quiet) Fatalf(f string, a ...any) { q.add(fmt.Sprintf(f, a...)); panic(abort{}) }
+func (q *quiet) Fatal(a ...any)            { q.add(fmt.Sprint(a...)); panic(abort{}) }
+func (q *quiet) FailNow()                  { q.add("FailNow"); panic(abort{}) }
+func (q *quiet) Fail()                     { q.add("Fail") }
+func (q *quiet) Failed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.msgs) > 0
+}
+func (q *quiet) Log(a ...any)            {}
+func (q *quiet) Logf(f string, a ...any) {}
+func (q *quiet) take() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := strings.Join(q.msgs, "; ")
+	q.msgs = nil
+	return s
+}
+
+// sent is a request a step sent and its answer.
+type sent struct {
+	method, path string
+	body         []byte
+	key          string
+	user         int
+	status       int
+	resp         []byte
+	// redo re-runs the step's logic (a retry of a request whose answer
+	// was not kept runs again).
+	redo func(key string) error
+}
+
+// kept tells whether the answer is kept for retries with its key.
+func (s *sent) kept() bool {
+	return s.key != "" && s.status < 500 && s.status != 401 && s.status != 409 && s.status != 429
+}
+
+type runner struct {
+	q     *quiet
+	h     *ts.Harness
+	m     *model
+	uids  []string
+	pids  []string
+	sent  map[int]*sent
+	steps map[int]step
+	n     int // steps run
+}
+
+func newRunner(t testing.TB) (r *runner, err error) {
+	q := &quiet{TB: t}
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(abort); !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("setup: %s", q.take())
+		}
+	}()
+	h := ts.New(q)
+	r = &runner{q: q, h: h, m: newModel(), sent: map[int]*sent{}, steps: map[int]step{}}
+	for i := range users {
+		r.uids = append(r.uids, h.AdminUser(q, fmt.Sprintf("Model%d", i), "User"))
+	}
+	for _, d := range perkDefs {
+		resp := h.Do("POST", "/perks", map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}, h.Admin())
+		if resp.Status != 201 {
+			return nil, fmt.Errorf("create perk %s: %d %s", d.title, resp.Status, resp.Body)
+		}
+		r.pids = append(r.pids, decode(resp.Body)["_id"].(string))
+	}
+	if msg := q.take(); msg != "" {
+		return nil, fmt.Errorf("setup: %s", msg)
+	}
+	return r, nil
+}
+
+// run runs seq on a fresh tenant, then (gen != nil) generates and runs
+// steps up to n; it returns the steps run and the first failure.
+func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure) {
+	r, err := newRunner(t)
+	if err != nil {
+		return seq, &failure{at: 0, msg: err.Error()}
+	}
+	var g *gen
+	if seq == nil {
+		g = &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), seed: seed}
+	}
+	for i := 0; ; i++ {
+		if g != nil {
+			if i >= n {
+				break
+			}
+			seq = append(seq, g.next(i, r.m))
+		} else if i >= len(seq) {
+			break
+		}
+		if err := r.step(seq[i]); err != nil {
+			return seq, &failure{at: i, msg: err.Error()}
+		}
+	}
+	// The end: every user, every ledger read whole.
+	for u := range users {
+		if err := r.final(u); err != nil {
+			return seq, &failure{at: len(seq) - 1, msg: "at the end: " + err.Error()}
+		}
+	}
+	return seq, nil
+}
+
+// shrink removes steps from a failing sequence, greedily (halves, then
+// quarters, ... then single steps), keeping a removal when the rest still
+// fails; at most maxShrinkRuns re-runs.
+func shrink(t testing.TB, seed uint64, seq []step, fail *failure) ([]step, *failure, int) {
+	runs := 0
+	for chunk := max(len(seq)/2, 1); chunk >= 1 && runs < maxShrinkRuns; chunk /= 2 {
+		for start := 0; start < len(seq) && runs < maxShrinkRuns; {
+			end := min(start+chunk, len(seq))
+			cand := append(append([]step(nil), seq[:start]...), seq[end:]...)
+			if len(cand) == 0 {
+				start = end
+				continue
+			}
+			runs++
+			if _, f := run(t, seed, cand, 0); f != nil {
+				seq, fail = cand[:f.at+1], f
+				continue // the same start, on the shorter sequence
+			}
+			start = end
+		}
+		if chunk == 1 {
+			break
+		}
+	}
+	return seq, fail, runs
+}
+
+// step runs one step and checks the answer and the state of the users it
+// touched against the model.
+func (r *runner) step(s step) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(abort); !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("%s: %s", s, r.q.take())
+		}
+	}()
+	r.steps[s.ID] = s
+	before := r.counts()
+	touched, err := r.exec(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s, err)
+	}
+	if msg := r.q.take(); msg != "" {
+		return fmt.Errorf("%s: %s", s, msg)
+	}
+	r.n++
+	for _, u := range touched {
+		if err := r.check(u, before[u]); err != nil {
+			return fmt.Errorf("%s: after it: %w", s, err)
+		}
+	}
+	if msg := r.q.take(); msg != "" {
+		return fmt.Errorf("%s: %s", s, msg)
+	}
+	return nil
+}
+
+// final checks user u with every ledger read whole.
+func (r *runner) final(u int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(abort); !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("%s", r.q.take())
+		}
+	}()
+	if err := r.check(u, nil); err != nil {
+		return err
+	}
+	if msg := r.q.take(); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
+	return nil
+}
+
+// counts returns the number of ledger entries the model holds per user
+// and perk.
+func (r *runner) counts() [][]int {
+	out := make([][]int, users)
+	for u, mu := range r.m.users {
+		for _, a := range mu.awards {
+			out[u] = append(out[u], len(a.entries))
+		}
+	}
+	return out
+}
+
+func (r *runner) send(method, path string, body []byte, key string) *ts.Resp {
+	hs := r.h.Admin()
+	if key != "" {
+		hs = append(hs, "Idempotency-Key", key)
+	}
+	var b any
+	if body != nil {
+		b = body
+	}
+	return r.h.Do(method, path, b, hs)
+}
+
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func decode(b []byte) map[string]any {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// money is a pence amount as a JSON number.
+func money(p int) json.Number { return json.Number(pence(p)) }
+
+// penceOf reads a JSON number of money exactly.
+func penceOf(v any) (int, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("%v is not a number", v)
+	}
+	s := string(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 2 || strings.ContainsAny(s, "eE") {
+		return 0, fmt.Errorf("%s is not an amount of pence", n)
+	}
+	w, err := strconv.Atoi(whole)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", n, err)
+	}
+	f := 0
+	if frac != "" {
+		frac += strings.Repeat("0", 2-len(frac))
+		if f, err = strconv.Atoi(frac); err != nil {
+			return 0, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	p := w*100 + f
+	if neg {
+		p = -p
+	}
+	return p, nil
+}
+
+func intOf(v any) int {
+	n, _ := v.(json.Number)
+	i, err := strconv.Atoi(string(n))
+	if err != nil {
+		return -1 << 31
+	}
+	return i
+}
+
+// expect checks an answer's status and, for errors, its code.
+func expect(resp *ts.Resp, status int, code string) error {
+	got := ""
+	if resp.Status >= 400 {
+		got, _ = decode(resp.Body)["code"].(string)
+	}
+	if resp.Status != status || got != code {
+		want := fmt.Sprint(status)
+		if code != "" {
+			want += " " + code
+		}
+		return fmt.Errorf("answer %d %s, the model expects %s; body: %.300s", resp.Status, got, want, resp.Body)
+	}
+	return nil
+}
+
+var codeStatus = map[string]int{
+	"": 200, "NOT_FOUND": 404, "CONFLICT": 409, "VALIDATION_FAILED": 422, "INSUFFICIENT_POINTS": 422,
+	"REDEMPTION_LIMIT_REACHED": 422, "REFUND_EXCEEDS_REDEEMED": 422, "INSUFFICIENT_BALANCE": 422, "IDEMPOTENCY_KEY_REUSED": 422,
+}
+
+func (r *runner) awardID(u, p int) string { return r.uids[u] + "-" + r.pids[p] }
+
+// exec sends step s and checks its answer against the model, which it
+// moves on; it returns the users whose state to check.
+func (r *runner) exec(s step) ([]int, error) {
+	switch s.Kind {
+	case kRetry:
+		prev, ok := r.sent[s.Ref]
+		if !ok {
+			return nil, nil // the step it repeats was not run
+		}
+		if !prev.kept() {
+			return []int{prev.user}, prev.redo(prev.key)
+		}
+		resp := r.send(prev.method, prev.path, prev.body, prev.key)
+		if resp.Status != prev.status || !bytes.Equal(resp.Body, prev.resp) {
+			return nil, fmt.Errorf("a retry with key %s answered %d %.300s, the first answer was %d %.300s", prev.key, resp.Status, resp.Body, prev.status, prev.resp)
+		}
+		if resp.Header.Get("Idempotent-Replayed") != "true" {
+			return nil, fmt.Errorf("a retry with key %s has no Idempotent-Replayed: true", prev.key)
+		}
+		return []int{prev.user}, nil
+	case kReuse:
+		prev, ok := r.sent[s.Ref]
+		if !ok || !prev.kept() {
+			return nil, nil
+		}
+		alt := r.steps[s.Ref]
+		switch alt.Kind {
+		case kOrder, kComplete, kTxnRefund:
+			return nil, nil // no number in the body to change
+		}
+		alt.N++
+		method, path, body, ok := r.request(alt)
+		if !ok || method != prev.method || path != prev.path {
+			return nil, nil
+		}
+		resp := r.send(method, path, body, prev.key)
+		return []int{prev.user}, expect(resp, 422, "IDEMPOTENCY_KEY_REUSED")
+	case kTxnRepeat:
+		orig, ok := r.steps[s.Ref]
+		if !ok {
+			return nil, nil
+		}
+		t := orig
+		t.ID, t.Key = s.ID, s.Key
+		if s.Alt {
+			t.N++
+		}
+		r.steps[s.ID] = t
+		return r.exec(t)
+	}
+	method, path, body, ok := r.request(s)
+	if !ok {
+		return nil, nil // it names an order or transaction that was not made
+	}
+	rec := &sent{method: method, path: path, body: body, key: s.Key, user: s.User}
+	rec.redo = func(key string) error {
+		resp := r.send(method, path, body, key)
+		rec.status, rec.resp = resp.Status, resp.Body
+		return r.answer(s, resp)
+	}
+	if s.Kind == kComplete || s.Kind == kTxnRefund {
+		switch {
+		case s.Kind == kComplete:
+			rec.user = r.m.orders[s.Ref].user
+		default:
+			rec.user = r.m.txns[s.Ref].user
+		}
+	}
+	if s.Key != "" {
+		if _, seen := r.sent[s.ID]; !seen {
+			r.m.keyed = append(r.m.keyed, s.ID)
+		}
+		r.sent[s.ID] = rec
+	}
+	return []int{rec.user}, rec.redo(s.Key)
+}
+
+// request returns the request of a step (ok false: it names an order or
+// transaction this run did not make).
+func (r *runner) request(s step) (method, path string, body []byte, ok bool) {
+	uid := r.uids[s.User]
+	switch s.Kind {
+	case kGrant:
+		return "POST", "/pointperks/" + r.pids[s.Perk] + "/awards", marshal(map[string]any{"userId": uid, "points": s.N}), true
+	case kCreditPoints:
+		return "POST", "/users/" + uid + "/credits", marshal(map[string]any{"type": "POINTS", "amount": s.N, "perkId": r.pids[s.Perk]}), true
+	case kCreditBalance:
+		return "POST", "/users/" + uid + "/credits", marshal(map[string]any{"type": "BALANCE", "amount": money(s.N)}), true
+	case kRedeem:
+		return "POST", "/users/" + uid + "/pointawards/" + r.awardID(s.User, s.Perk) + "/redeem", marshal(map[string]any{"valueToRedeem": s.N}), true
+	case kRefund:
+		return "POST", "/users/" + uid + "/pointawards/" + r.awardID(s.User, s.Perk) + "/refund", marshal(map[string]any{"value": s.N}), true
+	case kSet:
+		return "PUT", "/pointawards/" + r.awardID(s.User, s.Perk), marshal(map[string]any{"points": map[string]any{"available": s.N}}), true
+	case kOrder:
+		reds := []map[string]any{}
+		for _, rd := range s.Reds {
+			m := map[string]any{"awardId": r.awardID(s.User, rd.Perk)}
+			if rd.Value > 0 {
+				m["value"] = rd.Value
+			}
+			if rd.Qty > 0 {
+				m["quantity"] = rd.Qty
+			}
+			reds = append(reds, m)
+		}
+		b := map[string]any{"redemptions": reds}
+		if s.N > 0 {
+			b["totalPrice"] = money(s.N)
+		}
+		return "POST", "/users/" + uid + "/orders", marshal(b), true
+	case kComplete:
+		o, ok := r.m.orders[s.Ref]
+		if !ok {
+			return "", "", nil, false
+		}
+		return "PUT", "/orders/" + o.id, marshal(map[string]any{"state": "COMPLETED"}), true
+	case kTxn:
+		b := map[string]any{"shortCode": s.Code, "totalPrice": money(s.N), "paymentType": "CARD_AT_POS"}
+		if s.App {
+			b["paymentType"] = "APP"
+		}
+		if s.Pay > 0 {
+			b["totalPayment"] = money(s.Pay)
+		}
+		if s.Ref >= 0 {
+			o, ok := r.m.orders[s.Ref]
+			if !ok {
+				return "", "", nil, false
+			}
+			b["orderId"] = o.id
+		}
+		return "POST", "/users/" + uid + "/transactions", marshal(b), true
+	case kTxnRefund:
+		t, ok := r.m.txns[s.Ref]
+		if !ok {
+			return "", "", nil, false
+		}
+		return "PUT", "/transactions/" + t.id + "?refund=true", nil, true
+	}
+	panic(fmt.Sprintf("no request for %v", s.Kind))
+}
+
+// answer moves the model by step s and checks the server's answer.
+func (r *runner) answer(s step, resp *ts.Resp) error {
+	m := r.m
+	u := m.users[s.User]
+	d := perkDefs[s.Perk]
+	a := &u.awards[s.Perk]
+	awardAnswer := func(code string, view func(map[string]any) map[string]any) error {
+		if err := expect(resp, codeStatus[code], code); err != nil {
+			return err
+		}
+		if code != "" {
+			return nil
+		}
+		return sameAward(view(decode(resp.Body)), *a, r.pids[s.Perk])
+	}
+	self := func(m map[string]any) map[string]any { return m }
+	switch s.Kind {
+	case kGrant:
+		a.grant(d, s.N)
+		return awardAnswer("", self)
+	case kCreditPoints:
+		a.grant(d, s.N)
+		return awardAnswer("", func(m map[string]any) map[string]any { v, _ := m["award"].(map[string]any); return v })
+	case kCreditBalance:
+		next := u.balance + s.N
+		if next < 0 {
+			return expect(resp, 422, "INSUFFICIENT_BALANCE")
+		}
+		u.balance = next
+		if err := expect(resp, 200, ""); err != nil {
+			return err
+		}
+		if got, err := penceOf(decode(resp.Body)["balance"]); err != nil || got != next {
+			return fmt.Errorf("answer's balance %v, the model has %s (%v)", decode(resp.Body)["balance"], pence(next), err)
+		}
+		return nil
+	case kRedeem:
+		return awardAnswer(a.redeem(d, s.N, 1), self)
+	case kRefund:
+		return awardAnswer(a.refund(s.N), self)
+	case kSet:
+		code := a.set(d, s.N)
+		if err := expect(resp, codeStatus[code], code); err != nil {
+			return err
+		}
+		if code == "" && len(resp.Body) != 0 {
+			return fmt.Errorf("a setting answered a body: %.200s", resp.Body)
+		}
+		return nil
+	case kOrder:
+		if err := expect(resp, 201, ""); err != nil {
+			return err
+		}
+		id, _ := decode(resp.Body)["_id"].(string)
+		if _, seen := m.orders[s.ID]; !seen {
+			m.orderIDs = append(m.orderIDs, s.ID)
+		}
+		m.orders[s.ID] = &mOrder{user: s.User, id: id, reds: s.Reds}
+		return nil
+	case kComplete:
+		o := m.orders[s.Ref]
+		code := "CONFLICT"
+		if !o.completed {
+			code = m.completeOrder(o)
+		}
+		if err := expect(resp, codeStatus[code], code); err != nil {
+			return err
+		}
+		if code == "" && decode(resp.Body)["state"] != "COMPLETED" {
+			return fmt.Errorf("completed order answered %.300s", resp.Body)
+		}
+		return nil
+	case kTxn:
+		return r.transaction(s, resp)
+	case kTxnRefund:
+		return r.refundTxn(s, resp)
+	}
+	return fmt.Errorf("no model for %v", s.Kind)
+}
+
+func (r *runner) transaction(s step, resp *ts.Resp) error {
+	m := r.m
+	u := m.users[s.User]
+	_, _, body, _ := r.request(s)
+	if use, taken := m.codes[s.Code]; taken {
+		if use.body != string(body) {
+			return expect(resp, 409, "CONFLICT")
+		}
+		if err := expect(resp, 201, ""); err != nil {
+			return err
+		}
+		if id := decode(resp.Body)["_id"]; id != use.txn.id {
+			return fmt.Errorf("a repeat of shortCode %s answered transaction %v, not %s", s.Code, id, use.txn.id)
+		}
+		return nil
+	}
+	var o *mOrder
+	if s.Ref >= 0 {
+		o = m.orders[s.Ref]
+		if o.completed {
+			return expect(resp, 409, "CONFLICT")
+		}
+	}
+	charge := s.N
+	if s.Pay > 0 {
+		charge = s.Pay
+	}
+	if !s.App {
+		charge = 0
+	}
+	if u.balance < charge {
+		return expect(resp, 422, "INSUFFICIENT_BALANCE")
+	}
+	if err := expect(resp, 201, ""); err != nil {
+		return err
+	}
+	got := decode(resp.Body)
+	if o == nil {
+		o = &mOrder{user: s.User, completed: true}
+		if got["orderGenerated"] != true {
+			return fmt.Errorf("a transaction without orderId answered %.300s", resp.Body)
+		}
+	}
+	u.balance -= charge
+	t := &mTxn{user: s.User, id: got["_id"].(string), ord: o, app: s.App, price: s.N, charge: charge}
+	if _, seen := m.txns[s.ID]; !seen {
+		m.txnIDs = append(m.txnIDs, s.ID)
+	}
+	m.txns[s.ID] = t
+	m.txnSteps = append(m.txnSteps, s.ID)
+	m.codes[s.Code] = codeUse{body: string(body), txn: t}
+	return nil
+}
+
+func (r *runner) refundTxn(s step, resp *ts.Resp) error {
+	m := r.m
+	t := m.txns[s.Ref]
+	if t.refunded {
+		return expect(resp, 409, "CONFLICT")
+	}
+	u := m.users[t.user]
+	t.refunded = true
+	u.balance += t.charge
+	returned := 0
+	if o := t.ord; o.completed && t.app && !o.returned && len(o.reds) > 0 {
+		for _, rd := range o.reds {
+			a := &u.awards[rd.Perk]
+			if v := min(redPoints(rd), a.rfd); v > 0 {
+				if code := a.refund(v); code != "" {
+					return fmt.Errorf("model: the return of %v: %s", rd, code)
+				}
+				returned++
+			}
+		}
+		o.returned = true
+	}
+	if err := expect(resp, 200, ""); err != nil {
+		return err
+	}
+	got := decode(resp.Body)
+	restored, err := penceOf(got["balanceRestored"])
+	if err != nil || restored != t.charge || intOf(got["redemptionsReturned"]) != returned || intOf(got["pointsReversed"]) != 0 {
+		return fmt.Errorf("refund answered balanceRestored %v, redemptionsReturned %v, pointsReversed %v; the model: %s, %d, 0",
+			got["balanceRestored"], got["redemptionsReturned"], got["pointsReversed"], pence(t.charge), returned)
+	}
+	return nil
+}
+
+// sameAward compares an award as answered with the model.
+func sameAward(got map[string]any, a mAward, perkID string) error {
+	if got == nil {
+		return fmt.Errorf("no award in the answer")
+	}
+	if got["perkId"] != perkID {
+		return fmt.Errorf("award of perk %v, want %s", got["perkId"], perkID)
+	}
+	p, _ := got["points"].(map[string]any)
+	for _, f := range []struct {
+		name string
+		want int
+	}{
+		{"available", a.avail}, {"totalGranted", a.granted}, {"totalRedeemed", a.redeemed}, {"totalRefunded", a.refunded},
+		{"totalReversed", a.reversed}, {"totalAdjusted", a.adjusted}, {"redemptions", a.redemptions},
+	} {
+		if g := intOf(p[f.name]); g != f.want {
+			return fmt.Errorf("award %v: points.%s = %v, the model has %d (model award %+v)", got["_id"], f.name, p[f.name], f.want, a)
+		}
+	}
+	return nil
+}
+
+// check compares user u's awards, their ledgers and balance with the
+// model. before is the model's entry count per perk before the step: an
+// award whose entries changed has its whole ledger read and compared (nil
+// before: every award's). An entry written where the model expects none
+// shows at the award's next change or at the end of the run.
+func (r *runner) check(u int, before []int) error {
+	// The step's own answer was checked against the OpenAPI document;
+	// these reads (most of a run's requests) are not, to keep runs fast.
+	r.h.SkipContract = true
+	defer func() { r.h.SkipContract = false }()
+	uid := r.uids[u]
+	mu := r.m.users[u]
+	resp := r.send("GET", "/users/"+uid+"/pointawards", nil, "")
+	if resp.Status != 200 {
+		return fmt.Errorf("GET pointawards: %d %.300s", resp.Status, resp.Body)
+	}
+	listed := map[string]map[string]any{}
+	for _, x := range decode(resp.Body)["awards"].([]any) {
+		a := x.(map[string]any)
+		pid, _ := a["perkId"].(string)
+		if _, dup := listed[pid]; dup {
+			return fmt.Errorf("u%d holds two awards of perk %s", u, pid)
+		}
+		listed[pid] = a
+	}
+	for p, a := range mu.awards {
+		got, ok := listed[r.pids[p]]
+		if ok != a.exists {
+			return fmt.Errorf("u%d p%d: listed %v, the model says it exists: %v", u, p, ok, a.exists)
+		}
+		if !ok {
+			continue
+		}
+		if err := sameAward(got, a, r.pids[p]); err != nil {
+			return fmt.Errorf("u%d p%d: %w", u, p, err)
+		}
+		if before != nil && len(a.entries) == before[p] {
+			continue // unchanged: read whole at its next change and at the end
+		}
+		if err := r.checkLedger(u, p); err != nil {
+			return fmt.Errorf("u%d p%d ledger: %w", u, p, err)
+		}
+	}
+	resp = r.send("GET", "/users/"+uid, nil, "")
+	if resp.Status != 200 {
+		return fmt.Errorf("GET user: %d %.300s", resp.Status, resp.Body)
+	}
+	bal, err := penceOf(decode(resp.Body)["balance"])
+	if err != nil {
+		return fmt.Errorf("u%d balance: %w", u, err)
+	}
+	if bal != mu.balance || bal < 0 {
+		return fmt.Errorf("u%d balance %s, the model has %s", u, pence(bal), pence(mu.balance))
+	}
+	return nil
+}
+
+// checkLedger reads award (u, p)'s whole ledger, every page, and
+// compares it with the model's entries: numbered 1..n without gaps, each
+// balanceAfter the running sum, the sum the award's available.
+func (r *runner) checkLedger(u, p int) error {
+	a := r.m.users[u].awards[p]
+	base := "/users/" + r.uids[u] + "/pointawards/" + r.awardID(u, p) + "/ledger"
+	limit := 100
+	if r.n%5 == 0 {
+		limit = 3 // pages
+	}
+	var got []map[string]any // newest first
+	start := ""
+	for {
+		q := fmt.Sprintf("?limit=%d", limit)
+		if start != "" {
+			q += "&startKey=" + url.QueryEscape(start)
+		}
+		resp := r.send("GET", base+q, nil, "")
+		if resp.Status != 200 {
+			return fmt.Errorf("GET ledger: %d %.300s", resp.Status, resp.Body)
+		}
+		page := decode(resp.Body)
+		for _, e := range page["items"].([]any) {
+			got = append(got, e.(map[string]any))
+		}
+		nk, _ := page["page"].(map[string]any)["nextKey"].(string)
+		if nk == "" {
+			break
+		}
+		start = nk
+		if len(got) > len(a.entries)+limit {
+			return fmt.Errorf("more entries than the model's %d", len(a.entries))
+		}
+	}
+	if len(got) != len(a.entries) {
+		return fmt.Errorf("%d entries, the model has %d: %v", len(got), len(a.entries), describe(got))
+	}
+	sum := 0
+	for i := range got {
+		e := got[len(got)-1-i]
+		want := a.entries[i]
+		pts := intOf(e["points"])
+		sum += pts
+		if intOf(e["seq"]) != i+1 || e["type"] != want.typ || pts != want.pts || intOf(e["balanceAfter"]) != sum {
+			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %d after %d; all: %v",
+				i+1, e["seq"], e["type"], e["points"], e["balanceAfter"], i+1, want.typ, want.pts, sum, describe(got))
+		}
+	}
+	if sum != a.avail {
+		return fmt.Errorf("entries sum to %d, available is %d", sum, a.avail)
+	}
+	return nil
+}
+
+func describe(entries []map[string]any) string {
+	var b strings.Builder
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["points"], e["balanceAfter"])
+	}
+	return b.String()
+}
