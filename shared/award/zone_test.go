@@ -67,6 +67,7 @@ func TestRedeemWindowZone(t *testing.T) {
 	}
 
 	user := ts.Token(token)
+	adminSession := ts.Token(h.Do("POST", "/sessions", nil, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string))
 	checkedInAt := ""
 	checkIn := func(t *testing.T, loc string) {
 		t.Helper()
@@ -99,11 +100,14 @@ func TestRedeemWindowZone(t *testing.T) {
 		{"UserCheckedInAtFarLocation", fromTomorrow, kiritimati, kiritimati, user, 200, ""},
 		{"UserCheckedInAtFarLocationItsDateIsTomorrow", untilToday, kiritimati, kiritimati, user, 422, "OUTSIDE_REDEMPTION_WINDOW"},
 		{"CheckedInButNotInLocationIds", sohoFromTomorrow, kiritimati, kiritimati, user, 422, "LOCATION_NOT_ALLOWED"},
-		// The location's POS (the service key): the location's zone.
+		// The location's POS (an admin: the service key or an admin
+		// session): the location's zone.
 		{"ServiceKeyNamesFarLocation", fromTomorrow, kiritimati, "", h.Admin(), 200, ""},
 		{"ServiceKeyNamesFarLocationItsDateIsTomorrow", untilToday, kiritimati, "", h.Admin(), 422, "OUTSIDE_REDEMPTION_WINDOW"},
 		{"ServiceKeyWithoutLocation", fromTomorrow, "", "", h.Admin(), 422, "OUTSIDE_REDEMPTION_WINDOW"},
 		{"ServiceKeyNamesLondonLocation", fromTomorrow, soho, "", h.Admin(), 422, "OUTSIDE_REDEMPTION_WINDOW"},
+		{"AdminSessionNamesFarLocation", fromTomorrow, kiritimati, "", adminSession, 200, ""},
+		{"AdminSessionWithoutLocation", fromTomorrow, "", "", adminSession, 422, "OUTSIDE_REDEMPTION_WINDOW"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +119,14 @@ func TestRedeemWindowZone(t *testing.T) {
 			h.Do("POST", redeemPath(uid, tc.perk), body, tc.headers).Expect(t, tc.status, tc.code)
 		})
 	}
+	// A check-in lasts 30 minutes: after it, the user is there no more.
+	t.Run("CheckInExpired", func(t *testing.T) {
+		checkIn(t, kiritimati)
+		body := map[string]any{"valueToRedeem": 1, "locationId": kiritimati}
+		h.Do("POST", redeemPath(uid, fromTomorrow), body, user).Expect(t, 200, "")
+		h.Clock.Advance(31 * time.Minute)
+		h.Do("POST", redeemPath(uid, fromTomorrow), body, user).Expect(t, 422, "OUTSIDE_REDEMPTION_WINDOW")
+	})
 }
 
 // TestRedeemWindowInTenantZone: without a location, a perk's hours are
