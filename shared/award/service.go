@@ -65,9 +65,9 @@ type Places interface {
 }
 
 // Tenants names tenants (for actions) and gives their time zone
-// (settings.timezone, for a dateTimeRestriction). Both come from the
-// function's tenant cache, which the request's authentication filled: no
-// storage call when warm.
+// (settings.timezone, for a dateTimeRestriction). Both come from the same
+// tenant item in the function's tenant cache: read at most once per
+// request (none when warm), whichever asks first.
 type Tenants interface {
 	Title(ctx context.Context, tenantID string) (string, error)
 	Zone(ctx context.Context, tenantID string) (*time.Location, error)
