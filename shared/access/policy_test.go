@@ -107,6 +107,11 @@ type policyFixture struct {
 	mobile      string // a MOBILE credential of the victim, not verified
 	mobileID    string
 	location    string // a location the victim is not checked in at
+	// windowed is a perk with a dateTimeRestriction the victim holds,
+	// redeemed by the victim (victimToken) naming location: the loyalty
+	// function reads where the victim is checked in.
+	windowed    string
+	victimToken string
 	points      string // the PSEUDO_CURRENCY perk
 	club        string // a PERSISTENT segment
 	clubPerk    string // a CLUB perk of club
@@ -263,6 +268,10 @@ func newPolicyFixture(t *testing.T, h *ts.Harness, google *ssotest.Issuer) *poli
 		ts.Token(victim())).Expect(t, 201, ""))
 	pf.location = idFrom(t, h.Do("POST", "/locations", map[string]any{"title": "Second Cafe", "geo": []float64{-0.12, 51.52}, "state": "ACTIVE",
 		"timezone": "Europe/London", "services": map[string]any{"checkins": true}}, h.Admin()).Expect(t, 201, ""))
+	pf.windowed = idFrom(t, h.Do("POST", "/perks", map[string]any{"title": "Any day", "template": "PSEUDO_CURRENCY",
+		"dateTimeRestriction": map[string]any{"daysOfWeek": 127}}, h.Admin()).Expect(t, 201, ""))
+	h.Do("POST", "/pointperks/"+pf.windowed+"/awards", map[string]any{"userId": f.ids["userId"], "points": 100}, h.Admin()).Expect(t, 200, "")
+	pf.victimToken = victim()
 	return pf
 }
 
@@ -304,6 +313,12 @@ func (pf *policyFixture) requests(t *testing.T, method, route string) []request 
 		checkIn := request{method: "POST", path: "/users/" + uid + "/checkins", headers: req.headers,
 			body: map[string]any{"locationId": pf.location, "type": "MANUAL", "trigger": "CODE"}}
 		return []request{checkIn, req}
+	case "POST /users/{userId}/pointawards/{awardId}/redeem":
+		// The user naming a location, for a perk with a window: is the
+		// user checked in there (the Checkins table)?
+		own := request{path: "/users/" + uid + "/pointawards/" + uid + "-" + pf.windowed + "/redeem",
+			body: map[string]any{"valueToRedeem": 1, "locationId": pf.location}, headers: ts.Token(pf.victimToken)}
+		return pf.keyed(t, method, route, req, own)
 	case "POST /users/{userId}/awards/{awardId}/refund", "POST /users/{userId}/pointawards/{awardId}/refund":
 		req.body = map[string]any{"value": 1}
 	case "PUT /pointawards/{awardId}":

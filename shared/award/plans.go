@@ -2,6 +2,7 @@ package award
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
@@ -146,7 +147,8 @@ func (w RedeemWrite) Failure(err error) error {
 }
 
 // AddRedeem checks that sub.Perk allows a redemption of v points now (the
-// perk enabled, its locationIds and dateTimeRestriction at sub.Place) and
+// perk enabled, its locationIds at sub.Place, its dateTimeRestriction in
+// sub.Place's time zone when sub.AtPlace, else the tenant's) and
 // that the award allows it (at least points.min plus v left; with
 // maxTotalRedemptions, at most that many units redeemed in all, units
 // counting this one), and adds it to tx (see Redeem): the award's write,
@@ -166,12 +168,14 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 			return RedeemWrite{}, ErrLocationNotValid
 		}
 	}
-	zone := time.UTC
-	if sub.Place != nil {
-		zone = action.Zone(sub.Place.Timezone)
-	}
-	if !p.DateTimeRestriction.Allows(now.In(zone)) {
-		return RedeemWrite{}, ErrOutsideWindow
+	if p.DateTimeRestriction != nil {
+		zone, err := s.windowZone(ctx, sub)
+		if err != nil {
+			return RedeemWrite{}, err
+		}
+		if !p.DateTimeRestriction.Allows(now.In(zone)) {
+			return RedeemWrite{}, ErrOutsideWindow
+		}
 	}
 	units = max(units, 1)
 	o := op{kind: opRedeem, points: v, units: units, virtual: p.IsGlobal || p.HeldThroughSegment(), initial: p.Points.InitialOr(), floor: p.Points.MinOr()}
@@ -203,6 +207,20 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 		return RedeemWrite{}, err
 	}
 	return w, nil
+}
+
+// windowZone is the time zone of sub's dateTimeRestriction: the
+// location's when the redemption is known to happen there (sub.AtPlace)
+// and the location has a zone, else the tenant's (settings.timezone).
+func (s *Service) windowZone(ctx context.Context, sub Subject) (*time.Location, error) {
+	if sub.AtPlace && sub.Place != nil && sub.Place.Timezone != "" {
+		return action.Zone(sub.Place.Timezone), nil
+	}
+	zone, err := s.Tenants.Zone(ctx, sub.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("time zone of tenant %s: %w", sub.TenantID, err)
+	}
+	return zone, nil
 }
 
 // RefundWrite is what AddRefund added.

@@ -70,8 +70,13 @@ func TestRedeemRules(t *testing.T) {
 	plain := newPerk(t, h, map[string]any{"points": map[string]any{"min": 5}})
 	limited := newPerk(t, h, map[string]any{"points": map[string]any{"maxTotalRedemptions": 2}})
 	located := newPerk(t, h, map[string]any{"locationIds": []string{loc}})
-	// Allowed only on a day that is never today: the day after today.
-	tomorrow := 1 << ((int(time.Now().UTC().Weekday()) + 7) % 7) // Monday=1 ... Sunday=64, shifted one day on
+	// Allowed only on a day that is never today: the day after today in
+	// the tenant's zone (Europe/London by default).
+	london, err := time.LoadLocation("Europe/London")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tomorrow := 1 << ((int(h.Clock.Now().In(london).Weekday()) + 7) % 7) // Monday=1 ... Sunday=64, shifted one day on
 	windowed := newPerk(t, h, map[string]any{"dateTimeRestriction": map[string]any{"daysOfWeek": tomorrow}})
 	future := newPerk(t, h, map[string]any{"dateTimeRestriction": map[string]any{"startDate": "2099-01-01"}})
 	disabled := newPerk(t, h, nil)

@@ -64,9 +64,20 @@ type Places interface {
 	Place(ctx context.Context, tenantID, locationID string) (Place, error)
 }
 
-// Tenants names tenants (for actions).
+// Tenants names tenants (for actions) and gives their time zone
+// (settings.timezone, for a dateTimeRestriction). Both come from the same
+// tenant item in the function's tenant cache: read at most once per
+// request (none when warm), whichever asks first.
 type Tenants interface {
 	Title(ctx context.Context, tenantID string) (string, error)
+	Zone(ctx context.Context, tenantID string) (*time.Location, error)
+}
+
+// Checkins tells where a user is checked in right now (the check-in
+// domain): ok is false when they are checked in nowhere (or the check-in
+// expired).
+type Checkins interface {
+	CheckedInAt(ctx context.Context, tenantID, userID string) (locationID string, ok bool, err error)
 }
 
 // Overlay is an INTERNAL award enrichment as awards show it: its fields
@@ -102,6 +113,9 @@ type Service struct {
 	Memberships Memberships
 	Places      Places
 	Tenants     Tenants
+	// Checkins decide whether a user redeeming at a location is there
+	// (nil: never, so the tenant's zone applies).
+	Checkins    Checkins
 	Enrichments Enrichments
 	Actions     *action.Recorder
 	// Rules run on the actions a request records, before it answers (nil:
@@ -170,6 +184,13 @@ type Subject struct {
 	Perk        perk.Perk
 	Person      Person
 	Place       *Place
+	// AtPlace says that the redemption is known to happen at Place: the
+	// caller is an admin (the location's POS, a service key or an admin
+	// session) or the user is checked in there now. Only then is a
+	// dateTimeRestriction evaluated in Place's time zone; otherwise in
+	// the tenant's (settings.timezone), so that naming a far location
+	// cannot move the window.
+	AtPlace bool
 }
 
 // load reads what a write needs (Load) for a caller.
@@ -403,8 +424,9 @@ type RedeemInput struct {
 // the perk's points.min plus the value, and have had fewer than
 // maxTotalRedemptions redemptions; the perk must be enabled, allow the
 // location (locationIds) and the time (dateTimeRestriction, in the
-// location's time zone); the user must hold the award. The AWARD_REDEEMED
-// action is in the same transaction.
+// location's time zone when the caller is an admin or the user is checked
+// in there, else in the tenant's: see Subject.AtPlace); the user must
+// hold the award. The AWARD_REDEEMED action is in the same transaction.
 func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID string, in RedeemInput) (Award, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return Award{}, err
@@ -430,6 +452,9 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 	if err != nil {
 		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
 	}
+	if sub.AtPlace, err = s.atPlace(ctx, caller, sub); err != nil {
+		return Award{}, fmt.Errorf("redeem award %s: %w", awardID, err)
+	}
 	var w RedeemWrite
 	err = s.writeTx(ctx, func(now time.Time) (*ddb.Tx, error) {
 		tx := &ddb.Tx{}
@@ -444,6 +469,27 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 	s.react(ctx, w.Action)
 	// The answer is the award as the write left it (the write read it).
 	return s.present(ctx, sub.TenantID, sub.Perk, w.rec, true)
+}
+
+// atPlace reports whether a redemption of sub by caller happens at the
+// location it names (Subject.AtPlace): an admin is the location's POS; a
+// user is there only while checked in there. The check-in is read only
+// when it matters: a user naming a location, for a perk with a
+// dateTimeRestriction.
+func (s *Service) atPlace(ctx context.Context, caller web.Caller, sub Subject) (bool, error) {
+	switch {
+	case sub.Place == nil:
+		return false, nil
+	case caller.IsAdmin():
+		return true, nil
+	case sub.Perk.DateTimeRestriction == nil || s.Checkins == nil:
+		return false, nil
+	}
+	at, ok, err := s.Checkins.CheckedInAt(ctx, sub.TenantID, sub.Person.ID)
+	if err != nil {
+		return false, err
+	}
+	return ok && at == sub.Place.Ref.ID, nil
 }
 
 // RefundInput is the body of the refund operations.

@@ -109,6 +109,16 @@ var scenarios = map[string]func(t *testing.T, f *fixture) call{
 		f.h.Do("GET", "/users/"+id+"/pointawards", nil, ts.Token(token)).Expect(t, 200, "")
 		return call{method: "POST", path: "/users/" + id + "/pointawards/" + id + "-" + f.perk + "/redeem", body: map[string]any{"valueToRedeem": 4}, headers: []ts.Headers{ts.Token(token)}, status: 200}
 	},
+	"POST /users/{id}/pointawards/{id}/redeem (a user at a location, a perk with a window)": func(t *testing.T, f *fixture) call {
+		id, token, _ := f.shopper(t, "Wanda")
+		perkID := f.h.Do("POST", "/perks", map[string]any{"title": "Any day", "template": "PSEUDO_CURRENCY",
+			"dateTimeRestriction": map[string]any{"daysOfWeek": 127}}, f.h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+		f.h.Do("POST", "/pointperks/"+perkID+"/awards", map[string]any{"userId": id, "points": 10}, f.h.Admin()).Expect(t, 200, "")
+		f.h.Do("POST", "/users/"+id+"/checkins", map[string]any{"locationId": f.loc}, ts.Token(token)).Expect(t, 201, "")
+		f.h.Do("GET", "/users/"+id+"/pointawards", nil, ts.Token(token)).Expect(t, 200, "")
+		return call{method: "POST", path: "/users/" + id + "/pointawards/" + id + "-" + perkID + "/redeem",
+			body: map[string]any{"valueToRedeem": 4, "locationId": f.loc}, headers: []ts.Headers{ts.Token(token)}, status: 200}
+	},
 	"GET /awards": func(t *testing.T, f *fixture) call {
 		id := f.h.AdminUser(t, "Ava", "Budget")
 		f.h.Do("POST", "/pointperks/"+f.perk+"/awards", map[string]any{"userId": id, "points": 5}, f.h.Admin()).Expect(t, 200, "")

@@ -65,6 +65,10 @@ var Routes = []Route{
 		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action"},
 	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 5, Cold: 3,
 		Why: "the session, the user, the perk, the award (its ledger entry carries the balance after), the write with its action and entry; the answer is the award as the write left it"},
+	// A user naming a location for a perk with a dateTimeRestriction: is
+	// the user checked in there (the window's time zone)?
+	{Name: "POST /users/{id}/pointawards/{id}/redeem (a user at a location, a perk with a window)", DynamoDB: 7, Cold: 3,
+		Why: "the redemption's 5, the location, the user's check-in (is the user there: the location's time zone, else the tenant's)"},
 	{Name: "GET /awards", DynamoDB: 5, Cold: 3,
 		Why: "the user, the perks, the awards, the segments, the user's memberships; the enrichments from the cache"},
 	{Name: "POST /users/{id}/credits", DynamoDB: 3, Cold: 2,

@@ -235,6 +235,18 @@ func (s *Service) Current(ctx context.Context, tenantID, userID string) (Checkin
 	return c, nil
 }
 
+// CheckedInAt returns the location where the user is checked in now; ok
+// is false when they are checked in nowhere (or their check-in expired).
+// One consistent read of the user's check-in (what awards need to know
+// whether a user redeeming at a location is there).
+func (s *Service) CheckedInAt(ctx context.Context, tenantID, userID string) (locationID string, ok bool, err error) {
+	c, held, err := s.st().slot(ctx, tenantID, userID)
+	if err != nil || !held || !c.live(s.Clock.Now()) {
+		return "", false, err
+	}
+	return c.LocationID, true, nil
+}
+
 // ListByUser returns page q of a user's check-ins (GET
 // /users/{userId}/checkins): at most one, since a user is checked in at one
 // location at a time.

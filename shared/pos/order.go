@@ -406,6 +406,9 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 			}
 			return c, err
 		}
+		// Orders are completed by the POS (an admin) at the order's
+		// location: a dateTimeRestriction is evaluated in its zone.
+		sub.AtPlace = caller.IsAdmin()
 		def := 1
 		if sub.Perk.Points.Redemption != nil && *sub.Perk.Points.Redemption > 0 {
 			def = *sub.Perk.Points.Redemption

@@ -182,3 +182,57 @@ func TestCurrency(t *testing.T) {
 		})
 	}
 }
+
+// TestTimezone sets settings.timezone at creation and changes it with
+// updateSettings; no setting is Europe/London, and a name that is not an
+// IANA time zone is refused naming settings.timezone, changing nothing.
+func TestTimezone(t *testing.T) {
+	h := ts.New(t)
+	ctx := context.Background()
+	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Deli", Settings: &tenant.Settings{Timezone: " America/New_York "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Tenant.ID
+	if got := created.Tenant.Settings.Timezone; got != "America/New_York" {
+		t.Errorf("after create: timezone = %q, want America/New_York", got)
+	}
+	get := func() tenant.Settings {
+		t.Helper()
+		got, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "get", TenantID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Tenant.Settings
+	}
+	if _, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{Timezone: "Pacific/Kiritimati"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got.Timezone != "Pacific/Kiritimati" || got.Zone().String() != "Pacific/Kiritimati" {
+		t.Errorf("after updateSettings: timezone = %q (zone %v), want Pacific/Kiritimati", got.Timezone, got.Zone())
+	}
+	if s := (tenant.Settings{}); s.TimezoneOrDefault() != "Europe/London" || s.Zone().String() != "Europe/London" {
+		t.Errorf("no setting: timezone = %q (zone %v), want Europe/London", s.TimezoneOrDefault(), s.Zone())
+	}
+	for _, tc := range []struct{ name, zone string }{
+		{"Unknown", "Mars/Olympus"},
+		{"Local", "Local"},
+		{"Offset", "+02:00"},
+		{"Path", "../../etc/passwd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, req := range []tenant.Request{
+				{Action: "create", Title: "x", Settings: &tenant.Settings{Timezone: tc.zone}},
+				{Action: "updateSettings", TenantID: id, Settings: &tenant.Settings{Timezone: tc.zone}},
+			} {
+				_, err := h.Deps.Tenants.Handle(ctx, req)
+				if e, ok := apierr.As(err); !ok || e.Code != apierr.ValidationFailed || e.Field != "settings.timezone" {
+					t.Errorf("%s: error = %v, want VALIDATION_FAILED naming settings.timezone", req.Action, err)
+				}
+			}
+			if got := get().Timezone; got != "Pacific/Kiritimati" {
+				t.Errorf("timezone = %q after a refused change, want Pacific/Kiritimati", got)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/action"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/money"
 )
@@ -64,6 +65,38 @@ type Settings struct {
 	// are the most decimal places an amount may have. Changing it does not
 	// convert amounts already stored.
 	Currency string `json:"currency,omitempty" dynamodbav:"currency,omitempty"`
+	// Timezone is the IANA name of the tenant's time zone ("Europe/London",
+	// "America/New_York"); empty is DefaultTimezone. A perk's
+	// dateTimeRestriction is evaluated in it unless the redemption
+	// provably happens at a location (see award.Service.Redeem).
+	Timezone string `json:"timezone,omitempty" dynamodbav:"timezone,omitempty"`
+}
+
+// DefaultTimezone is the time zone of a tenant without settings.timezone.
+const DefaultTimezone = "Europe/London"
+
+// TimezoneOrDefault is the IANA name of the tenant's time zone: Timezone,
+// or DefaultTimezone when it is not set.
+func (s Settings) TimezoneOrDefault() string {
+	if s.Timezone == "" {
+		return DefaultTimezone
+	}
+	return s.Timezone
+}
+
+// Zone is the tenant's time zone, loaded as actions load a location's
+// (action.Zone, from the zone database the action package embeds, so the
+// Lambda image needs none).
+func (s Settings) Zone() *time.Location { return action.Zone(s.TimezoneOrDefault()) }
+
+// validZone reports whether name is an IANA time zone name (not "Local",
+// the machine's zone, which means nothing to a tenant).
+func validZone(name string) bool {
+	if name == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }
 
 // Bounds of settings.rulesBudget.
@@ -152,6 +185,10 @@ func (t *Tenant) Validate() error {
 	t.Settings.Currency = strings.TrimSpace(t.Settings.Currency)
 	if err := money.ValidateCode("settings.currency", t.Settings.Currency); err != nil {
 		return err
+	}
+	t.Settings.Timezone = strings.TrimSpace(t.Settings.Timezone)
+	if tz := t.Settings.Timezone; tz != "" && !validZone(tz) {
+		return apierr.Invalid("settings.timezone", "must be an IANA time zone name such as Europe/London or America/New_York (absent means %s)", DefaultTimezone)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ package rewards
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -58,6 +59,9 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 		Perks: r.Perks, Users: Persons{profiles}, Memberships: r.Audiences,
 		Places:  places{locations},
 		Tenants: titles, Actions: actions, Enrichments: overlays{r.Enrichments},
+		// Where a user is checked in (a redemption's time zone): the
+		// check-in domain's read alone.
+		Checkins: &checkin.Service{DB: b.DB, Table: tables.Checkins, Clock: b.Clock},
 	}
 	r.Perks.Segments = r.Audiences
 	react := func(joined bool) func(context.Context, *ddb.Tx, audience.Change) error {
@@ -196,6 +200,16 @@ func (t tenantTitles) Currency(ctx context.Context, id string) (money.Currency, 
 		return money.Currency{}, err
 	}
 	return tn.Settings.Money()
+}
+
+// Zone is the tenant's time zone (settings.timezone, Europe/London
+// without one), from the tenant cache.
+func (t tenantTitles) Zone(ctx context.Context, id string) (*time.Location, error) {
+	tn, err := t.b.Tenants().Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return tn.Settings.Zone(), nil
 }
 
 // overlays shows INTERNAL award enrichments on awards.
