@@ -61,16 +61,7 @@ func TestOrderWithManyRedemptions(t *testing.T) {
 // the award.
 func TestAppRefundOfAnOrderThatEarnedAndBurnedOneAward(t *testing.T) {
 	h := ts.New(t)
-	uid := shopper(t, h, "Eve")
-	loc := shop(t, h, "Covent Garden")
-	perk := newPerk(t, h, nil)
-	pointsRule(t, h, loc, perk, 1)
-	award := uid + "-" + perk
-	creditPoints(t, h, uid, perk, 10)
-	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 5}, h.Admin()).Expect(t, 200, "")
-	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 4}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-	txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "E-1", "totalPrice": 5, "paymentType": "APP", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	uid, perk, txn := burnAndEarn(t, h, "Eve", 4, 5, "APP")
 	if got := available(t, h, uid, perk); got != 11 {
 		t.Fatalf("points after the order = %d, want 11 (10 - 4 burned + 5 earned)", got)
 	}
@@ -209,16 +200,7 @@ func TestRefundOfADeletedUsersPayment(t *testing.T) {
 	for _, payment := range []string{"APP", "CARD_AT_POS"} {
 		t.Run(payment, func(t *testing.T) {
 			h := ts.New(t)
-			uid := shopper(t, h, "Del")
-			loc := shop(t, h, "Gone Cafe")
-			perk := newPerk(t, h, nil)
-			pointsRule(t, h, loc, perk, 1)
-			award := uid + "-" + perk
-			creditPoints(t, h, uid, perk, 10)
-			h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 8}, h.Admin()).Expect(t, 200, "")
-			oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 3}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-			txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "G-1", "totalPrice": 8, "paymentType": payment, "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-			h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+			uid, _, txn := burnAndEarn(t, h, "Del", 3, 8, payment)
 			h.Do("DELETE", "/users/"+uid, nil, h.Admin()).Expect(t, 204, "")
 			ref := h.Do("PUT", "/transactions/"+txn+"?refund=true", nil, h.Admin()).Expect(t, 200, "").Map(t)
 			if ref["pointsReversed"] != 8.0 {
@@ -261,11 +243,7 @@ func TestBasketThatCanComplete(t *testing.T) {
 // totalRefunded - totalReversed + totalAdjusted after each step.
 func TestAwardTotalsAddUp(t *testing.T) {
 	h := ts.New(t)
-	uid := shopper(t, h, "Tot")
-	loc := shop(t, h, "Totals Deli")
-	perk := newPerk(t, h, nil)
-	pointsRule(t, h, loc, perk, 1)
-	award := uid + "-" + perk
+	var uid, perk, txn string
 	check := func(step string, wantAvailable int) {
 		t.Helper()
 		for _, a := range h.Do("GET", "/users/"+uid+"/pointawards", nil, h.Admin()).Expect(t, 200, "").Map(t)["awards"].([]any) {
@@ -281,12 +259,8 @@ func TestAwardTotalsAddUp(t *testing.T) {
 		}
 		t.Errorf("%s: no award", step)
 	}
-	creditPoints(t, h, uid, perk, 10)
-	check("Granted", 10)
-	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 5}, h.Admin()).Expect(t, 200, "")
-	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": award, "value": 4}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-	txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "T-1", "totalPrice": 5, "paymentType": "APP", "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
-	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	uid, perk, txn = burnAndEarn(t, h, "Tot", 4, 5, "APP")
+	award := uid + "-" + perk
 	check("Completed", 11)
 	h.Do("PUT", "/transactions/"+txn+"?refund=true", nil, h.Admin()).Expect(t, 200, "")
 	check("Refunded", 10)
@@ -294,4 +268,23 @@ func TestAwardTotalsAddUp(t *testing.T) {
 	check("Set", 7)
 	h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/redeem", map[string]any{"valueToRedeem": 2}, h.Admin()).Expect(t, 200, "")
 	check("Redeemed", 5)
+}
+
+// burnAndEarn sets up an order that both burns and earns on one award: a
+// shopper with 10 points of a perk and an app balance of paid, a rule
+// earning 1 point per unit at a shop, an order there redeeming burn points
+// of the award, paid in full by payment and completed. It returns the
+// user, the perk and the transaction.
+func burnAndEarn(t *testing.T, h *ts.Harness, name string, burn int, paid float64, payment string) (uid, perk, txn string) {
+	t.Helper()
+	uid = shopper(t, h, name)
+	loc := shop(t, h, name+"'s shop")
+	perk = newPerk(t, h, nil)
+	pointsRule(t, h, loc, perk, 1)
+	creditPoints(t, h, uid, perk, 10)
+	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": paid}, h.Admin()).Expect(t, 200, "")
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": []map[string]any{{"awardId": uid + "-" + perk, "value": burn}}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	txn = h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": name + "-1", "totalPrice": paid, "paymentType": payment, "orderId": oid, "locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	return uid, perk, txn
 }
