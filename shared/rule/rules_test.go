@@ -414,20 +414,8 @@ func TestNullValues(t *testing.T) {
 		perks[i] = newPerk(t, h, h.Admin(), map[string]any{"title": tc.name})
 		newRule(t, h, ruleBody("CHECKIN_CREATED", []map[string]any{grant(perks[i], 1)}, cond("metadata.synthetic", "EQ", true), tc.cond))
 	}
-	in := checkIn(t, h, h.Admin(), h.Tenant.ID, uid, loc)
-	h.WaitStreams() // the real check-in is not synthetic: no rule holds
-	ev := streamEvent(t, h, h.Tenant.ID, in.ID)
-	img := ev.Records[0].Change.NewImage
-	id := action.NewID()
-	img["id"] = events.NewStringAttribute(id)
-	img["pk"] = events.NewStringAttribute(h.Tenant.ID + "#ACTION#" + id)
-	meta := map[string]events.DynamoDBAttributeValue{}
-	for k, v := range img["metadata"].Map() {
-		meta[k] = v
-	}
-	meta["note"], meta["synthetic"] = events.NewNullAttribute(), events.NewBooleanAttribute(true)
-	img["metadata"] = events.NewMapAttribute(meta)
-	deliver(t, h, ev, 1)
+	// The real check-in is not synthetic: no rule holds on it.
+	id := deliverSynthetic(t, h, uid, loc, map[string]events.DynamoDBAttributeValue{"note": events.NewNullAttribute()})
 
 	got := points(t, h, h.Admin(), uid)
 	for i, tc := range tests {
