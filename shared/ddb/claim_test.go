@@ -3,6 +3,8 @@ package ddb
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,5 +102,57 @@ func TestClaimLeavesRoom(t *testing.T) {
 	}
 	if err := tx.Run(WithClaim(context.Background(), NewClaim(fence())), api); err == nil || len(api.sent) != 1 {
 		t.Errorf("%d items with a claim: %v, want refused before DynamoDB", MaxTxItems, err)
+	}
+}
+
+// TestTxRefusesAboveLimit: Run sends a transaction of up to MaxTxItems
+// items (the claim of an Idempotency-Key counted) and refuses a larger one
+// with ErrTooManyItems, naming the owners, before calling DynamoDB.
+func TestTxRefusesAboveLimit(t *testing.T) {
+	tests := []struct {
+		name     string
+		items    int
+		claim    bool
+		wantSent bool
+	}{
+		{"NinetyNineItems", 99, false, true},
+		{"HundredItems", 100, false, true},
+		{"HundredAndOneItems", 101, false, false},
+		{"NinetyNineItemsAndClaim", 99, true, true},
+		{"HundredItemsAndClaim", 100, true, false},
+		{"TwoHundredItems", 200, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tx Tx
+			for n := 0; n < tt.items; n++ {
+				owner := "award"
+				if n%2 == 1 {
+					owner = "ledger"
+				}
+				tx.Add(owner, put(fmt.Sprintf("item-%d", n)))
+			}
+			ctx := context.Background()
+			if tt.claim {
+				ctx = WithClaim(ctx, NewClaim(fence()))
+			}
+			api := &txAPI{}
+			err := tx.Run(ctx, api)
+			if sent := len(api.sent) == 1; sent != tt.wantSent {
+				t.Fatalf("sent to DynamoDB = %v, want %v (err %v)", sent, tt.wantSent, err)
+			}
+			if tt.wantSent {
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrTooManyItems) {
+				t.Fatalf("Run = %v, want ErrTooManyItems", err)
+			}
+			if want := fmt.Sprintf("%d items (award %d, ledger %d)", tt.items, (tt.items+1)/2, tt.items/2); !strings.Contains(err.Error(), want) {
+				t.Errorf("Run = %q, want it to say %q", err, want)
+			}
+		})
 	}
 }

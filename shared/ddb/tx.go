@@ -2,6 +2,7 @@ package ddb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -13,6 +14,14 @@ import (
 
 // MaxTxItems is the most items one DynamoDB transaction may hold.
 const MaxTxItems = 100
+
+// ErrTooManyItems is the error of Run for a transaction of more than
+// MaxTxItems items (with the claim of the request's Idempotency-Key, if
+// any): Run refuses it before calling DynamoDB, which would reject it with
+// a ValidationException. It is an internal error (500): every request path
+// bounds its transactions below the limit or splits them (README,
+// "Transactions and DynamoDB's 100-item limit"), so reaching it is a bug.
+var ErrTooManyItems = errors.New("transaction above DynamoDB's limit of 100 items")
 
 // Tx collects the writes of one TransactWriteItems call: one unit of work.
 // Each domain adds its own items (built from its own keys), so that one
@@ -186,11 +195,30 @@ func (t *Tx) Run(ctx context.Context, api API) error {
 		return nil
 	}
 	if n := len(t.items); n > MaxTxItems-claimItems(ctx) {
-		return fmt.Errorf("transaction of %d items (and %d of the request's Idempotency-Key): at most %d", n, claimItems(ctx), MaxTxItems)
+		return fmt.Errorf("%w: %d items (%s) and %d of the request's Idempotency-Key", ErrTooManyItems, n, t.ownersSummary(), claimItems(ctx))
 	}
 	// The claim of the request's Idempotency-Key, if any, is appended by
 	// Transact after the items: the indexes Add returned stay valid.
 	return Transact(ctx, api, t.items)
+}
+
+// ownersSummary counts the items by owner, in the order owners first
+// added one ("award 40, ledger 40, action 21"), for the error of a
+// transaction that is too large.
+func (t *Tx) ownersSummary() string {
+	var names []string
+	count := map[string]int{}
+	for _, o := range t.owners {
+		if count[o] == 0 {
+			names = append(names, o)
+		}
+		count[o]++
+	}
+	parts := make([]string, len(names))
+	for i, o := range names {
+		parts[i] = fmt.Sprintf("%s %d", o, count[o])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Failed reports whether the condition of item i failed in err (a

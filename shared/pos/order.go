@@ -278,6 +278,13 @@ const maxAttempts = 8
 // checkout (a purchase checks out). The rules run on the new actions once
 // it committed. paymentType names the payment of an order a transaction
 // generated.
+//
+// The transaction holds 6 items (order, user check, ORDER_COMPLETED,
+// checkout and its action, the claim) and 3 a redemption of another award
+// (award, ledger entry, AWARD_REDEEMED), up to 5 for a virtual award
+// stored by this change (its initial entry) held through a segment (the
+// membership's check): 66 for MaxRedemptions in general, up to 106 in the
+// corner case the README lists as open, which ddb.Tx refuses.
 func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}

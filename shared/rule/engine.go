@@ -377,6 +377,14 @@ func (e *Engine) heldThrough(ctx context.Context, tenantID string, effects []Eff
 // and no grant of a perk held through a segment with an effect on that
 // segment. A rule whose effects fit in one group applies in one
 // transaction with the marker it always had.
+//
+// A group's transaction stays below DynamoDB's 100 items: the marker, the
+// owner check and the budget (3), one grant (award, two ledger entries,
+// its action, the user's and the membership's checks, the order: 7) and at
+// most MaxEffects-1 segment effects of 3 + k items each (k the CLUB and
+// LEVEL perks held through the segment, one action each), with the
+// request's claim: 11 + 9(3 + k) < 100 for k <= 6 (README, "Transactions
+// and DynamoDB's 100-item limit"); ddb.Tx refuses a larger one.
 func effectGroups(effects []Effect, held map[string]string) [][]Effect {
 	groups := [][]Effect{nil}
 	grant, segments := false, map[string]bool{}

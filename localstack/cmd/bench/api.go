@@ -44,6 +44,8 @@ var phases = []struct {
 	{opAwards, []string{opAwards}},
 	{opTxn, []string{opTxn}},
 	{"mix", mixOps},
+	{"order (3 redemptions)", orderOps},
+	{"refund mix", refundOps},
 }
 
 // routeOf names a request of the server's log by the operation it is, or
@@ -64,6 +66,14 @@ func routeOf(method, path string) string {
 		return opAwards
 	case method == "POST" && path == "/transactions":
 		return opTxn
+	case method == "POST" && strings.HasPrefix(path, "/users/") && strings.HasSuffix(path, "/orders"):
+		return opOrderCreate
+	case method == "POST" && strings.HasPrefix(path, "/users/") && strings.HasSuffix(path, "/transactions"):
+		return opOrderPay
+	case method == "PUT" && strings.HasPrefix(path, "/orders/"):
+		return opOrderComplete
+	case method == "PUT" && strings.HasPrefix(path, "/transactions/"):
+		return opRefund
 	}
 	return ""
 }
@@ -82,6 +92,12 @@ type fixture struct {
 	location string
 	perk     string
 	seq      atomic.Int64 // numbers the payments' short codes
+	// redeemPerks are the perks the order phase's orders redeem (the
+	// first is perk), set by setupOrders.
+	redeemPerks []string
+	// state keeps the orders and payments the order and refund phases
+	// pass on, by user.
+	state state
 }
 
 // call is one HTTP request of the driver.

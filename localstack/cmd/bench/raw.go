@@ -72,6 +72,12 @@ type raw struct {
 	fx       *fixture
 	mu       sync.Mutex
 	checkins map[int]string // the raw check-in id of each user checked in
+	// state keeps the raw orders and payments the order and refund
+	// phases pass on, by user.
+	state state
+	// refunds is set for the refund phase, whose card payment keeps what
+	// its refund needs.
+	refunds bool
 }
 
 // rawUser is the key part of a user's raw twin.
@@ -81,17 +87,26 @@ func rawUser(u benchUser) string { return "raw" + u.ID }
 // setup does for the users.
 func (r *raw) prepare(ctx context.Context) error {
 	for _, u := range r.fx.users {
-		t, now := r.e.tenant, stamp()
-		id := rawUser(u) + "-" + r.fx.perk
-		_, err := r.e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(r.e.tables.Loyalty), Item: item{
-			"pk": s(t + "#USER#" + rawUser(u)), "sk": s("AWARD#" + r.fx.perk), "id": s(id), "tenantId": s(t),
-			"userId": s(rawUser(u)), "perkId": s(r.fx.perk), "created": s(now), "updatedAt": s(now),
-			"gsi1pk": s(t + "#AWARDS"), "gsi1sk": s(now + "#" + id),
-			"available": n(100_000_000), "granted": n(100_000_000), "redeemed": n(0), "refunded": n(0), "refundable": n(0), "redemptions": n(0),
-		}})
-		if err != nil {
-			return fmt.Errorf("raw award: %w", err)
+		if err := r.putAward(ctx, u, r.fx.perk); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// putAward gives user u's raw twin an award of perk p with plenty of
+// points.
+func (r *raw) putAward(ctx context.Context, u benchUser, p string) error {
+	t, now := r.e.tenant, stamp()
+	id := rawUser(u) + "-" + p
+	_, err := r.e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(r.e.tables.Loyalty), Item: item{
+		"pk": s(t + "#USER#" + rawUser(u)), "sk": s("AWARD#" + p), "id": s(id), "tenantId": s(t),
+		"userId": s(rawUser(u)), "perkId": s(p), "created": s(now), "updatedAt": s(now),
+		"gsi1pk": s(t + "#AWARDS"), "gsi1sk": s(now + "#" + id),
+		"available": n(100_000_000), "granted": n(100_000_000), "redeemed": n(0), "refunded": n(0), "refundable": n(0), "redemptions": n(0),
+	}})
+	if err != nil {
+		return fmt.Errorf("raw award: %w", err)
 	}
 	return nil
 }
@@ -186,6 +201,9 @@ func (r *raw) action(u benchUser, typ string, atLocation bool, metadata item) ty
 
 // do runs the raw calls of operation op on user index i.
 func (r *raw) do(ctx context.Context, op string, i int) error {
+	if ok, err := r.rawOrder(ctx, op, i); ok {
+		return err
+	}
 	u := r.fx.users[i]
 	t := r.e.tenant
 	tb := r.e.tables
@@ -362,29 +380,35 @@ func each(ctx context.Context, fs ...func(context.Context) error) error {
 
 // awardUpdate is the conditional update of a user's raw award, with the
 // expression the loyalty store uses.
-func (r *raw) awardUpdate(u benchUser, cond, expr string, values item) types.TransactWriteItem {
-	t, now, id := r.e.tenant, stamp(), rawUser(u)+"-"+r.fx.perk
-	v := item{":id": s(id), ":t": s(t), ":u": s(rawUser(u)), ":p": s(r.fx.perk), ":now": s(now), ":gpk": s(t + "#AWARDS"),
+func (r *raw) awardUpdate(u benchUser, p, cond, expr string, values item) types.TransactWriteItem {
+	t, now, id := r.e.tenant, stamp(), rawUser(u)+"-"+p
+	v := item{":id": s(id), ":t": s(t), ":u": s(rawUser(u)), ":p": s(p), ":now": s(now), ":gpk": s(t + "#AWARDS"),
 		":gsk": s(now + "#" + id), ":zero": n(0)}
 	for k, x := range values {
 		v[k] = x
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(r.e.tables.Loyalty), Key: key(t+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk),
+		TableName: aws.String(r.e.tables.Loyalty), Key: key(t+"#USER#"+rawUser(u), "AWARD#"+p),
 		ConditionExpression: aws.String(cond), UpdateExpression: aws.String(expr), ExpressionAttributeValues: v,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}
 }
 
-// award reads user u's raw award: its points and its ledger entry count.
+// award reads user u's raw award of the mix's perk: its points and its
+// ledger entry count.
 func (r *raw) award(ctx context.Context, u benchUser, i int) (cur, seq int64, err error) {
-	a, err := r.get(ctx, r.e.tables.Loyalty, key(r.e.tenant+"#USER#"+rawUser(u), "AWARD#"+r.fx.perk), true)
+	cur, seq, err = r.awardOf(ctx, u, r.fx.perk)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("raw award of user %d: %w", i, err)
 	}
+	return cur, seq, nil
+}
+
+// pointsOf reads a raw award's points and ledger entry count.
+func pointsOf(a item) (cur, seq int64, err error) {
 	avail, ok := a["available"].(*types.AttributeValueMemberN)
 	if !ok {
-		return 0, 0, fmt.Errorf("raw award of user %d has no points (prepare makes it)", i)
+		return 0, 0, fmt.Errorf("the raw award has no points (prepare makes it)")
 	}
 	cur, _ = strconv.ParseInt(avail.Value, 10, 64)
 	if v, ok := a["seq"].(*types.AttributeValueMemberN); ok {
@@ -397,25 +421,35 @@ func (r *raw) award(ctx context.Context, u benchUser, i int) (cur, seq int64, er
 // to next points and one more entry, adding to the counters in add, as
 // the award domain writes it.
 func (r *raw) awardWrite(u benchUser, cur, seq, next int64, add string) types.TransactWriteItem {
+	return r.awardWriteOf(u, r.fx.perk, cur, seq, next, add)
+}
+
+// awardWriteOf is awardWrite of user u's raw award of perk p.
+func (r *raw) awardWriteOf(u benchUser, p string, cur, seq, next int64, add string) types.TransactWriteItem {
 	set := "SET id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), gsi1pk = :gpk, gsi1sk = :gsk, "
 	for _, c := range []string{"granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted"} {
 		if !strings.Contains(add, c+" ") {
 			set += c + " = if_not_exists(" + c + ", :zero), "
 		}
 	}
-	return r.awardUpdate(u, "available = :cur AND (attribute_not_exists(seq) OR seq = :seq)",
+	return r.awardUpdate(u, p, "available = :cur AND (attribute_not_exists(seq) OR seq = :seq)",
 		set+"available = :avail, seq = :next ADD "+add,
 		item{":cur": n(cur), ":seq": n(seq), ":avail": n(next), ":next": n(seq + 1), ":one": n(1)})
 }
 
 // entry is the Put of a ledger entry of user u's raw award.
 func (r *raw) entry(u benchUser, seq int64, typ string, points, after int64, actionID string) types.TransactWriteItem {
+	return r.entryOf(u, r.fx.perk, seq, typ, points, after, actionID)
+}
+
+// entryOf is entry of user u's raw award of perk p.
+func (r *raw) entryOf(u benchUser, p string, seq int64, typ string, points, after int64, actionID string) types.TransactWriteItem {
 	t, uid := r.e.tenant, rawUser(u)
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(r.e.tables.Loyalty),
-		Item: item{"pk": s(t + "#USER#" + uid), "sk": s(fmt.Sprintf("LEDGER#%s#%010d", r.fx.perk, seq)),
-			"id": s(fmt.Sprintf("%s-%s.%d", uid, r.fx.perk, seq)), "seq": n(seq), "type": s(typ), "points": n(points), "balanceAfter": n(after),
-			"cause": m(item{"actionId": s(actionID), "source": s("API")}), "created": s(stamp()), "tenantId": s(t), "userId": s(uid), "perkId": s(r.fx.perk)},
+		Item: item{"pk": s(t + "#USER#" + uid), "sk": s(fmt.Sprintf("LEDGER#%s#%010d", p, seq)),
+			"id": s(fmt.Sprintf("%s-%s.%d", uid, p, seq)), "seq": n(seq), "type": s(typ), "points": n(points), "balanceAfter": n(after),
+			"cause": m(item{"actionId": s(actionID), "source": s("API")}), "created": s(stamp()), "tenantId": s(t), "userId": s(uid), "perkId": s(p)},
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}
