@@ -168,6 +168,7 @@ var samples = []struct {
 	{"perks-update.json", "loyalty", 200},
 	{"enrichments-create.json", "loyalty", 201},
 	{"awards-grant.json", "loyalty", 200},
+	{"awards-grant-segment.json", "loyalty", 202},
 	{"awards-list.json", "loyalty", 200},
 	{"awards-user-point.json", "loyalty", 200},
 	{"awards-redeem.json", "loyalty", 200},

@@ -1,5 +1,6 @@
 // Command jobs is the Lambda function that runs the asynchronous jobs
-// (location import and export, award import, actions export): S3 invokes it with
+// (location import and export, award import, grant to a segment, actions
+// export): S3 invokes it with
 // ObjectCreated events of jobs/ objects in the files bucket, and its
 // failure queue (the OnFailure destination of those invocations) with SQS
 // events whose messages are Lambda destination records (see shared/job).
@@ -25,9 +26,11 @@ func main() {
 		log.Fatalf("jobs: %v", err)
 	}
 	actions, jobs := b.Actions(), files.Jobs(b, files.NewS3(b))
+	r := rewards.New(b, actions)
 	files.Register(jobs,
 		locationfiles.New(b, places.Locations(b), jobs, actions).Kinds(),
-		awardfiles.Imports(b, rewards.New(b, actions), jobs).Kinds(),
+		awardfiles.Imports(b, r, jobs).Kinds(),
+		awardfiles.SegmentGrants(r, jobs).Kinds(),
 		files.ActionLog(b, jobs).Kinds())
 	lambda.Start(jobs.HandleEvent)
 }

@@ -76,9 +76,9 @@ func TestLegacyGrantToSegment(t *testing.T) {
 	perk := h.Do("POST", "/perks", map[string]any{"title": "Promo", "template": "AD_HOC"}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
 	a, b := h.AdminUser(t, "A", "One"), h.AdminUser(t, "B", "Two")
 	h.Do("POST", "/segments/"+seg+"/members", map[string]any{"userIds": []string{a, b}}, h.Admin()).Expect(t, 200, "")
-	res := h.Do("POST", "/perks/"+perk+"/grant", map[string]any{"segmentId": seg, "points": 3}, h.Admin()).Expect(t, 200, "").Map(t)
-	if n := len(res["awards"].([]any)); n != 2 {
-		t.Errorf("segment grant = %v, want 2 awards", res)
+	op := h.Do("POST", "/perks/"+perk+"/grant", map[string]any{"segmentId": seg, "points": 3}, h.Admin()).Expect(t, 202, "").Map(t)
+	if res := h.WaitOperation(op["_id"].(string)); res["status"] != "DONE" || res["result"].(map[string]any)["granted"] != 2.0 {
+		t.Errorf("segment grant = %v, want 2 granted", res)
 	}
 	for _, u := range []string{a, b} {
 		if got := clubAwards(t, h, u, perk); len(got) != 1 || got[0]["points"].(map[string]any)["available"] != 3.0 {

@@ -16,17 +16,18 @@ import (
 const CurrentVersion = 8
 
 // MaxSegmentGrant is the most members a legacy grant to a segment
-// reaches in one call; larger segments are granted with the bulk award
-// import.
+// reaches (its operation reads them at once); larger segments are granted
+// with the bulk award import.
 const MaxSegmentGrant = 1000
 
 // Routes returns the award routes of the loyalty function. The routes that
 // change points take the Idempotency-Key header (web.Route.Idempotent).
+// The legacy grant (POST /perks/{perkId}/grant) is shared/segmentgrant's:
+// its grant to a segment runs as an operation.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/pointperks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
 		{Method: "POST", Path: "/perks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
-		{Method: "POST", Path: "/perks/{perkId}/grant", Handler: s.handleLegacyGrant, Idempotent: true},
 		{Method: "GET", Path: "/awards", Handler: s.handleList},
 		{Method: "GET", Path: "/users/{userId}/awards", Handler: s.handleUserAwards},
 		{Method: "GET", Path: "/users/{userId}/pointawards", Handler: s.handleUserPointAwards},
@@ -60,74 +61,13 @@ func (s *Service) handleGrant(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, a)
 }
 
-// LegacyGrantInput is the body of POST /perks/{perkId}/grant: exactly one
-// of userId and segmentId.
+// LegacyGrantInput is the body of POST /perks/{perkId}/grant (served by
+// shared/segmentgrant): exactly one of userId and segmentId.
 type LegacyGrantInput struct {
 	UserID     string `json:"userId"`
 	SegmentID  string `json:"segmentId"`
 	Points     *int   `json:"points"`
 	LocationID string `json:"locationId"`
-}
-
-// SegmentGrant is the answer of a legacy grant to a segment: the awards
-// granted, and the members that could not be granted (with the code).
-type SegmentGrant struct {
-	SegmentID string        `json:"segmentId"`
-	Awards    []LegacyAward `json:"awards"`
-	Skipped   []Skipped     `json:"skipped"`
-}
-
-// Skipped is a member a segment grant left out.
-type Skipped struct {
-	UserID  string `json:"userId"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// handleLegacyGrant serves POST /perks/{perkId}/grant (admin, older
-// schema): with userId, the user's award as a LegacyAward; with segmentId,
-// a grant to every current member of the segment (at most
-// MaxSegmentGrant), each its own transaction.
-func (s *Service) handleLegacyGrant(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in LegacyGrantInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	perkID := r.PathValue("perkId")
-	switch {
-	case in.UserID != "" && in.SegmentID != "":
-		web.Error(w, r, apierr.Invalid("segmentId", "send userId or segmentId, not both"))
-		return
-	case in.UserID == "" && in.SegmentID == "":
-		web.Error(w, r, apierr.Invalid("userId", "is required (or segmentId, to grant every member of a segment)"))
-		return
-	case in.UserID != "":
-		a, err := s.Grant(r.Context(), caller, perkID, GrantInput{UserID: in.UserID, Points: in.Points, LocationID: in.LocationID}, GrantOptions{Source: SourceAPI})
-		if err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		web.JSON(w, http.StatusOK, a.Legacy())
-		return
-	}
-	out, err := s.GrantSegment(r.Context(), caller, perkID, in, segmentGrantKey(r))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, out)
-}
-
-// segmentGrantKey is the request's Idempotency-Key ("" for none).
-func segmentGrantKey(r *http.Request) string {
-	key, _ := web.WholeHeader(r, "Idempotency-Key")
-	return key
 }
 
 // AwardList is the current body of GET /awards.

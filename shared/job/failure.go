@@ -23,14 +23,15 @@ import (
 // StoppedError is the error of an operation whose job stopped for good: the
 // invocations that ran it failed (a crash, a timeout) and Lambda gave up.
 // The internal cause is logged, never shown to clients.
-// Its advice never re-applies rows: starting the same file again with a
-// new nonce would apply the rows this run applied a second time (an award
-// import would grant them twice), so the operation is not retryable and
-// the message says to import only what the results do not show applied.
+// Its advice never re-applies rows: the result counts exactly the rows
+// applied and the results file (result.href) lists them, so the admin
+// imports a file of the other rows only; starting the same file again (with
+// a new nonce) would apply the applied rows a second time (an award import
+// would grant them twice), so the operation is not retryable.
 var StoppedError = operation.Error{
 	Code: string(apierr.Internal),
-	Message: "the job stopped unexpectedly after applying some rows (result counts them): do not start the same file again, " +
-		"its applied rows would apply twice; import a file of the rows not applied",
+	Message: "the job stopped unexpectedly after applying the rows that result counts and the results file lists: " +
+		"do not start the same file again (its applied rows would apply twice); import a file of only the rows not listed",
 }
 
 // DestinationRecord is the record Lambda sends to the destination of an
@@ -161,9 +162,9 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 		return err
 	}
 	// The counters are the last checkpoint's and those of the chunks an
-	// import committed past it: the rows they count were applied. The
-	// fences first stop any chunk of the crashed run still in flight.
-	res := l.Result
+	// import committed past it: the rows they count were applied, and the
+	// results file lists them. The fences first stop any chunk of the
+	// crashed run still in flight.
 	if err := s.Ops.Fence(ctx, l); err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
@@ -171,19 +172,10 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 		}
 		return err
 	}
-	err = s.Ops.Chunks(ctx, tenantID, id, l.Checkpoint.Offset, func(c operation.Chunk) error {
-		res.Total += c.Rows
-		res.Imported += c.Imported
-		res.Skipped += c.Skipped
-		res.Errors += c.Errors
-		return nil
+	err = s.failApplied(ctx, l, StoppedError, func(res operation.Result) string {
+		return fmt.Sprintf("failed: the job stopped unexpectedly after %d rows", res.Total)
 	})
 	if err != nil {
-		return err
-	}
-	res.EtaMs = 0
-	res.Message = fmt.Sprintf("failed: the job stopped unexpectedly after %d rows", res.Total)
-	if _, err := s.Ops.Fail(ctx, l, StoppedError, false, &res); err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
 			return nil

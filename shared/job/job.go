@@ -344,12 +344,15 @@ func (s *Service) RunOperation(ctx context.Context, tenantID, id string) error {
 	case errors.Is(err, ErrYield):
 		return s.yield(ctx, r)
 	case errors.As(err, &fe):
-		res := r.lease.Result
-		res.EtaMs = 0
-		if res.Message == "" {
-			res.Message = "failed: " + fe.Message
-		}
-		_, ferr := s.Ops.Fail(ctx, l, operation.Error{Code: string(fe.Code), Message: fe.Message}, false, &res)
+		// The rows applied before the failure stay applied: the result
+		// counts them (chunks past the checkpoint included) and the
+		// results file lists them.
+		ferr := s.failApplied(ctx, l, operation.Error{Code: string(fe.Code), Message: fe.Message}, func(res operation.Result) string {
+			if res.Total > 0 {
+				return fmt.Sprintf("failed after %d rows: %s", res.Total, fe.Message)
+			}
+			return "failed: " + fe.Message
+		})
 		if ferr != nil && !errors.Is(ferr, operation.ErrLeaseLost) {
 			return ferr
 		}

@@ -27,7 +27,7 @@ const heartbeatEvery = 200
 // sets the operation DONE. Run again after a crash, it writes the same file.
 func (s *Service) finish(ctx context.Context, r *Run) error {
 	l := r.lease
-	if err := s.assemble(ctx, l); err != nil {
+	if err := s.assemble(ctx, l, false); err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			return nil
 		}
@@ -60,7 +60,12 @@ func (s *Service) finish(ctx context.Context, r *Run) error {
 // than *io.PipeReader, which the SDK would send chunked without a
 // Content-Length (S3 answers 411 MissingContentLength). Real S3 and the
 // local gofakes3 (plain HTTP) both accept this request.
-func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
+//
+// With partial (a job that FAILED after applying rows), the file also
+// lists the chunks committed past the checkpoint: it holds the results of
+// exactly the rows applied, in input order, so that the admin can tell
+// them from the rows to import again.
+func (s *Service) assemble(ctx context.Context, l *operation.Lease, partial bool) error {
 	cp := l.Checkpoint
 	var head bytes.Buffer
 	w := csv.NewWriter(&head)
@@ -78,16 +83,22 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	for n := 1; n <= cp.Parts; n++ {
 		keys = append(keys, partKey(l.TenantID, l.ID, n, cp.PartRuns[n-1]))
 	}
-	var chunkBytes int64
+	var chunkBytes, pastBytes int64
 	err := s.Ops.Chunks(ctx, l.TenantID, l.ID, 0, func(c operation.Chunk) error {
 		keys = append(keys, chunkPartKey(l.TenantID, l.ID, c.From, c.Run))
 		chunkBytes += c.PartBytes
+		if c.From >= cp.Offset {
+			pastBytes += c.PartBytes
+		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if chunkBytes > cp.PartBytes {
+	size := cp.PartBytes
+	if partial {
+		size += pastBytes
+	} else if chunkBytes > cp.PartBytes {
 		return fmt.Errorf("results: the chunks' parts have %d bytes, more than the checkpoint's %d", chunkBytes, cp.PartBytes)
 	}
 	pr, pw := io.Pipe()
@@ -100,7 +111,7 @@ func (s *Service) assemble(ctx context.Context, l *operation.Lease) error {
 	_, err = s.S3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(s.Bucket), Key: aws.String(ResultsKey(l.TenantID, l.ID)),
 		Body:          struct{ io.Reader }{pr},
-		ContentLength: aws.Int64(int64(head.Len()) + cp.PartBytes),
+		ContentLength: aws.Int64(int64(head.Len()) + size),
 		ContentType:   aws.String("text/csv; charset=utf-8"),
 	}, s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware), func(o *s3.Options) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
@@ -183,9 +194,11 @@ func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte
 const DefaultInlineLimit = 2 << 20
 
 // Download serves the results file of a DONE operation of the tenant whose
-// namespace and name match: inline as text/csv up to the inline limit,
-// otherwise a redirect to a presigned S3 URL. Anything else (unknown id,
-// another tenant's or kind's operation, not finished yet) is NOT_FOUND.
+// namespace and name match, or of a FAILED one whose results file lists
+// the rows it applied (result.href set): inline as text/csv up to the
+// inline limit, otherwise a redirect to a presigned S3 URL. Anything else
+// (unknown id, another tenant's or kind's operation, not finished yet) is
+// NOT_FOUND.
 func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id, namespace, name string) error {
 	ctx := r.Context()
 	op, err := s.Ops.Get(ctx, tenantID, id)
@@ -195,7 +208,7 @@ func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id,
 	if op.Namespace != namespace || op.Name != name {
 		return operation.ErrNotFound
 	}
-	if op.Status != operation.Done {
+	if op.Status != operation.Done && (op.Status != operation.Failed || op.Result == nil || op.Result.Href == "") {
 		return apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
 	}
 	key := ResultsKey(tenantID, id)
@@ -236,4 +249,43 @@ func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id,
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.Copy(w, out.Body)
 	return nil
+}
+
+// ResultsHref is the API path of the results file of op's kind (GET
+// /<namespace>/<name>s/{fileId}: /awards/imports/..., /locations/exports/...),
+// or "" for a kind without one.
+func ResultsHref(op operation.Operation) string {
+	switch op.Name {
+	case "import", "export":
+		return "/" + op.Namespace + "/" + op.Name + "s/" + op.ID
+	}
+	return ""
+}
+
+// failApplied sets the operation of l FAILED with e after it applied
+// rows: its result counts the rows applied (the checkpoint's and those of
+// the chunks committed past it) and, for a kind with a results file, the
+// file lists exactly those rows (result.href). It returns
+// operation.ErrLeaseLost when another run took the operation over.
+func (s *Service) failApplied(ctx context.Context, l *operation.Lease, e operation.Error, message func(operation.Result) string) error {
+	res, err := s.Ops.Applied(ctx, l.TenantID, l.ID, l.Checkpoint, l.Result)
+	if err != nil {
+		return err
+	}
+	res.EtaMs = 0
+	res.Href = ""
+	if href := ResultsHref(l.Operation); href != "" && l.Checkpoint.Columns != nil {
+		if err := s.assemble(ctx, l, true); err != nil {
+			if errors.Is(err, operation.ErrLeaseLost) {
+				return err
+			}
+			// The counts still go out; the file is only logged missing.
+			s.log().Error("job: results of a failed operation not written", "operationId", l.ID, "err", err.Error())
+		} else {
+			res.Href = href
+		}
+	}
+	res.Message = message(res)
+	_, err = s.Ops.Fail(ctx, l, e, false, &res)
+	return err
 }

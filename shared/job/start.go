@@ -32,6 +32,11 @@ type StartRequest struct {
 	// Metadata holds the job's parameters; they also identify the request
 	// (with the endpoint and the input file) for the nonce check.
 	Metadata map[string]any
+	// Identity, when set, identifies the request for the nonce check
+	// instead of Metadata: metadata that records state as of the first
+	// call (such as a snapshot of what the job works on) must not make a
+	// repeat of the same request look like another one.
+	Identity map[string]any
 	// Input is the input file sent with the call, or nil.
 	Input []byte
 	// Upload asks for a presigned URL to upload the input to instead.
@@ -106,9 +111,13 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (operation.Operat
 }
 
 // fingerprint identifies a request: its endpoint (namespace and name), its
-// parameters, and its input file (by SHA-256) or the wish to upload one.
+// parameters (Identity, else Metadata), and its input file (by SHA-256) or the wish to upload one.
 func fingerprint(req StartRequest) (string, error) {
-	params, err := json.Marshal(req.Metadata) // map keys are sorted
+	id := req.Metadata
+	if req.Identity != nil {
+		id = req.Identity
+	}
+	params, err := json.Marshal(id) // map keys are sorted
 	if err != nil {
 		return "", fmt.Errorf("fingerprint: %w", err)
 	}

@@ -13,15 +13,16 @@ func (s *Service) Routes() []web.Route {
 	}
 }
 
-// handleGet serves GET /operations/{operationId}: an admin polls a job. An
-// operation of another tenant is 404.
+// handleGet serves GET /operations/{operationId}: an admin polls a job
+// (Progress: the counts of every row applied so far). An operation of
+// another tenant is 404.
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 	caller := web.CallerOf(r)
 	if err := caller.RequireAdmin(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	op, err := s.Get(r.Context(), caller.TenantID, r.PathValue("operationId"))
+	op, err := s.Progress(r.Context(), caller.TenantID, r.PathValue("operationId"))
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -87,6 +87,9 @@ type Result struct {
 	Skipped  int64 `json:"skipped"`
 	Imported int64 `json:"imported"`
 	Errors   int64 `json:"errors"`
+	// Granted counts the members a segment grant granted (the legacy
+	// POST /perks/{perkId}/grant with segmentId); absent on other jobs.
+	Granted *int64 `json:"granted,omitempty"`
 	// Href is the API path of the results file, once it exists.
 	Href string `json:"href,omitempty"`
 }

@@ -90,6 +90,46 @@ func (s *Service) Start(ctx context.Context, tenantID string, in StartInput) (St
 	return Started{Operation: op.view(), Repeat: true, InputStored: op.InputStored}, nil
 }
 
+// Progress is Get with the counts of an import that is not finished
+// brought up to what it applied: the rows of the chunks committed past
+// its checkpoint (the checkpoint is written now and then, and a run that
+// stopped leaves its last chunks past it) are added to the result, so
+// the counts never say less than the rows applied. A finished operation
+// is returned as stored (DONE covers every chunk; FAILED counted them when
+// it failed).
+func (s *Service) Progress(ctx context.Context, tenantID, id string) (Operation, error) {
+	r, err := s.current(ctx, tenantID, id)
+	if err != nil {
+		return Operation{}, err
+	}
+	op := r.view()
+	if op.Status.Final() || op.Result == nil {
+		return op, nil
+	}
+	res, err := s.Applied(ctx, tenantID, id, r.Checkpoint, *op.Result)
+	if err != nil {
+		return Operation{}, err
+	}
+	op.Result = &res
+	return op, nil
+}
+
+// Applied returns res (the result of checkpoint cp) plus the counts of the
+// chunks of the operation committed past cp: the rows applied.
+func (s *Service) Applied(ctx context.Context, tenantID, id string, cp Checkpoint, res Result) (Result, error) {
+	err := s.Chunks(ctx, tenantID, id, cp.Offset, func(c Chunk) error {
+		res.Total += c.Rows
+		res.Imported += c.Imported
+		res.Skipped += c.Skipped
+		res.Errors += c.Errors
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
 // MarkInputStored records that the job's input (or start object) is in the
 // files bucket.
 func (s *Service) MarkInputStored(ctx context.Context, tenantID, id string) error {
@@ -105,13 +145,22 @@ func (s *Service) MarkInputStored(ctx context.Context, tenantID, id string) erro
 // uploaded its input before the deadline is FAILED here (the jobs function
 // never sees it).
 func (s *Service) Get(ctx context.Context, tenantID, id string) (Operation, error) {
+	r, err := s.current(ctx, tenantID, id)
+	if err != nil {
+		return Operation{}, err
+	}
+	return r.view(), nil
+}
+
+// current reads an operation as Get returns it, as stored.
+func (s *Service) current(ctx context.Context, tenantID, id string) (record, error) {
 	if !ValidID(id) {
-		return Operation{}, ErrNotFound
+		return record{}, ErrNotFound
 	}
 	now := s.Clock.Now()
 	r, err := s.st().get(ctx, tenantID, id, now)
 	if err != nil {
-		return Operation{}, err
+		return record{}, err
 	}
 	if r.Status == Pending && !r.InputStored && r.InputDeadline > 0 && r.InputDeadline < now.UnixMilli() {
 		failed, err := s.st().update(ctx, tenantID, id,
@@ -125,17 +174,17 @@ func (s *Service) Get(ctx context.Context, tenantID, id string) (Operation, erro
 			})
 		switch {
 		case err == nil:
-			return failed.view(), nil
+			return failed, nil
 		case ddb.IsConditionFailed(err):
 			// The job started meanwhile: read it again.
 			if r, err = s.st().get(ctx, tenantID, id, now); err != nil {
-				return Operation{}, err
+				return record{}, err
 			}
 		default:
-			return Operation{}, fmt.Errorf("fail operation %s without input: %w", id, err)
+			return record{}, fmt.Errorf("fail operation %s without input: %w", id, err)
 		}
 	}
-	return r.view(), nil
+	return r, nil
 }
 
 func errorValue(e Error) types.AttributeValue {

@@ -476,6 +476,21 @@ func CrashOnceMidFile(jobs *job.Service) (at *int64) {
 func (h *Harness) CrashOutOfOrder(jobs *job.Service, id string, ev events.S3Event) {
 	t := h.T
 	t.Helper()
+	h.StopOutOfOrder(jobs, id, ev)
+	h.Clock.Advance(job.DefaultLease + time.Second)
+	DeliverAll(t, jobs, ev, 2)
+	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "DONE" {
+		t.Fatalf("after the resumed run = %v", op)
+	}
+}
+
+// StopOutOfOrder runs the first run of CrashOutOfOrder: it stops with a
+// chunk committed past the checkpoint (an earlier chunk held back never
+// commits), the operation RUNNING and the run's lease still held. It
+// resets jobs.Crash and jobs.WriteChunk.
+func (h *Harness) StopOutOfOrder(jobs *job.Service, id string, ev events.S3Event) {
+	t := h.T
+	t.Helper()
 	var (
 		mu      sync.Mutex
 		held    bool
@@ -530,11 +545,6 @@ func (h *Harness) CrashOutOfOrder(jobs *job.Service, id string, ev events.S3Even
 		t.Fatalf("after the crash = %v", op)
 	}
 	jobs.WriteChunk, jobs.Crash = nil, nil
-	h.Clock.Advance(job.DefaultLease + time.Second)
-	DeliverAll(t, jobs, ev, 2)
-	if op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t); op["status"] != "DONE" {
-		t.Fatalf("after the resumed run = %v", op)
-	}
 }
 
 // JobFault is a way the runs of a job can go wrong: Run drives the

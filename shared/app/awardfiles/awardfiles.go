@@ -2,6 +2,9 @@
 // job runner alone for the awardimports function, which starts imports and
 // serves their results (Starts), and on the loyalty domains for the jobs
 // function, which runs them (Imports, with files.Register of its Kinds).
+// It also builds the legacy grant (shared/segmentgrant), whose grant to a
+// segment is a job: its route is the loyalty function's, its kind the
+// jobs function's (SegmentGrants).
 package awardfiles
 
 import (
@@ -9,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/app/rewards"
 	"github.com/loyalty-platform/platform/shared/awardcsv"
 	"github.com/loyalty-platform/platform/shared/job"
+	"github.com/loyalty-platform/platform/shared/segmentgrant"
 )
 
 // Starts builds the award import's routes on jobs: starting an import and
@@ -24,4 +28,11 @@ func Imports(b *app.Base, r *rewards.Rewards, jobs *job.Service) *awardcsv.Servi
 		Awards: r.Awards, Perks: r.Perks, Users: rewards.PersonsOf(b.Profiles()), Jobs: jobs, Clock: b.Clock,
 		TenantTitle: b.TenantTitle,
 	}
+}
+
+// SegmentGrants builds the legacy grant on the loyalty domains r and
+// jobs: the loyalty function serves its route (and starts its jobs), the
+// jobs function runs them (files.Register of its Kinds).
+func SegmentGrants(r *rewards.Rewards, jobs *job.Service) *segmentgrant.Service {
+	return &segmentgrant.Service{Awards: r.Awards, Jobs: jobs}
 }

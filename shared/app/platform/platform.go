@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -38,6 +39,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/pos"
 	"github.com/loyalty-platform/platform/shared/rule"
+	"github.com/loyalty-platform/platform/shared/segmentgrant"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	"github.com/loyalty-platform/platform/shared/user"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -69,9 +71,11 @@ type Deps struct {
 	Awards       *award.Service
 	Audiences    *audience.Service
 	AwardJobs    *awardcsv.Service
-	ActionLog    *actionlog.Service
-	Rules        *rule.Engine
-	POS          *pos.Service
+	// SegmentGrants is the legacy grant, whose grant to a segment is a job.
+	SegmentGrants *segmentgrant.Service
+	ActionLog     *actionlog.Service
+	Rules         *rule.Engine
+	POS           *pos.Service
 }
 
 // New builds the whole platform from cfg with the real clock and the
@@ -112,8 +116,9 @@ func (d *Deps) Wire() {
 	d.Rewards = rewards.New(b, d.Actions)
 	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
 	d.AwardJobs = awardfiles.Imports(b, d.Rewards, d.Jobs)
+	d.SegmentGrants = awardfiles.SegmentGrants(d.Rewards, d.Jobs)
 	d.ActionLog = files.ActionLog(b, d.Jobs)
-	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.ActionLog.Kinds())
+	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.SegmentGrants.Kinds(), d.ActionLog.Kinds())
 	d.Rules = d.Rewards.Rules
 	d.POS = d.Rewards.POS(b, d.Checkins, d.Actions)
 	d.Users = identity.Users(b)
@@ -134,7 +139,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"locations":     d.Locations.Routes(),
 		"locationfiles": d.LocationJobs.Routes(),
 		"operations":    append(d.Operations.Routes(), d.Docs.Routes()...),
-		"loyalty":       d.Rewards.LoyaltyRoutes(),
+		"loyalty":       slices.Concat(d.Rewards.LoyaltyRoutes(), d.SegmentGrants.Routes()),
 		"awardimports":  d.AwardJobs.Routes(),
 		"audiences":     d.Rewards.AudienceRoutes(),
 		"actions":       d.ActionLog.Routes(),
