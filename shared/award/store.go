@@ -40,7 +40,7 @@ import (
 
 const skAwardPrefix = "AWARD#"
 
-func userPK(t, uid string) string  { return t + "#USER#" + uid }
+func userPK(t, uid string) string { return t + "#USER#" + uid }
 
 // dueShards is how many keys of the expiry index a tenant's awards spread
 // over.
@@ -52,9 +52,9 @@ func duePK(t, uid string) string {
 	return fmt.Sprintf("%s#LOTDUE#%d", t, h.Sum32()%dueShards)
 }
 func dueSK(at, uid, perkID string) string { return at + "#" + uid + "#" + perkID }
-func awardSK(perkID string) string { return skAwardPrefix + perkID }
-func tenantPK(t string) string     { return t + "#AWARDS" }
-func indexSK(ts, id string) string { return ts + "#" + id }
+func awardSK(perkID string) string        { return skAwardPrefix + perkID }
+func tenantPK(t string) string            { return t + "#AWARDS" }
+func indexSK(ts, id string) string        { return ts + "#" + id }
 func num(n int) *types.AttributeValueMemberN {
 	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
 }
@@ -95,8 +95,8 @@ type record struct {
 	Lots       []lot  `dynamodbav:"lots"`
 	Drawn      []draw `dynamodbav:"drawn"`
 	ActivityAt string `dynamodbav:"activityAt,omitempty"`
-	Created   string `dynamodbav:"created"`
-	UpdatedAt string `dynamodbav:"updatedAt"`
+	Created    string `dynamodbav:"created"`
+	UpdatedAt  string `dynamodbav:"updatedAt"`
 }
 
 // store is the award domain's access to DynamoDB.

@@ -106,8 +106,8 @@ type Entry struct {
 	// Renews is, under an AFTER_ACTIVITY policy, the new expiry of the
 	// award's lots that expire with its activity (an earn or a burn
 	// moves it).
-	Renews string `json:"renews,omitempty" dynamodbav:"renews,omitempty"`
-	Cause  Cause  `json:"cause" dynamodbav:"cause"`
+	Renews  string `json:"renews,omitempty" dynamodbav:"renews,omitempty"`
+	Cause   Cause  `json:"cause" dynamodbav:"cause"`
 	Created string `json:"created" dynamodbav:"created"`
 }
 
