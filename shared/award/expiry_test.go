@@ -293,3 +293,42 @@ func TestExpiryValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestAsOfCountsNoExpiredLot checks that the awards as of a date do not
+// count a lot that had expired then, though no EXPIRY entry was written
+// until later.
+func TestAsOfCountsNoExpiredLot(t *testing.T) {
+	h := ts.New(t)
+	uid := h.AdminUser(t, "As", "Of")
+	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P10D"})
+	grantAt(t, h, perk, uid, 30, "")
+	h.Clock.Advance(5 * day)
+	grantAt(t, h, perk, uid, 4, "")
+	mid := h.Clock.Now()
+	h.Clock.Advance(7 * day) // the first lot expired 1-2 days ago; no run yet
+	after := h.Clock.Now()
+	h.Clock.Advance(10 * day)
+	runExpiry(t, h)
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int
+	}{
+		{"BothLots", mid, 34},
+		{"FirstLotExpired", after, 4},
+		{"BothExpired", h.Clock.Now(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list := pointAwards(t, h, uid, "?asOf="+tc.at.Format(time.RFC3339Nano), h.Admin())
+			for _, a := range list {
+				if m := a.(map[string]any); m["perkId"] == perk {
+					if got := available(t, m); got != tc.want {
+						t.Errorf("as of %s: %d points, want %d", tc.at.Format(time.RFC3339), got, tc.want)
+					}
+					return
+				}
+			}
+			t.Errorf("as of %s: no award of the perk", tc.at.Format(time.RFC3339))
+		})
+	}
+}
