@@ -169,7 +169,7 @@ func TestLotOrder(t *testing.T) {
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	awardID := uid + "-" + perk
 	now := h.Clock.Now()
-	grantAt(t, h, perk, uid, 10, "")                                             // expires in 12 months
+	grantAt(t, h, perk, uid, 10, "")                                          // expires in 12 months
 	grantAt(t, h, perk, uid, 10, now.AddDate(0, -11, 0).Format(time.RFC3339)) // expires in about a month
 	h.Do("POST", "/users/"+uid+"/pointawards/"+awardID+"/redeem", map[string]any{"valueToRedeem": 12}, h.Admin()).Expect(t, 200, "")
 	page := h.Do("GET", "/users/"+uid+"/pointawards/"+awardID+"/ledger", nil, h.Admin()).Expect(t, 200, "").Map(t)
