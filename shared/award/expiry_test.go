@@ -6,25 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
 const day = 24 * time.Hour
 
-// runExpiry runs the expiry function's handler (the daily schedule) and
-// returns the points part of its report.
+// runExpiry runs the daily points expiry for the harness's tenant (the
+// whole run would reach other tests' tenants with this test's clock; the
+// events test runs the schedule's handler) and returns its report.
 func runExpiry(t *testing.T, h *ts.Harness) map[string]int {
 	t.Helper()
-	handler, err := h.Deps.ScheduleHandler("expiry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := handler(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event"})
+	rep, err := h.Deps.Awards.ExpireTenantLots(context.Background(), h.Tenant.ID)
 	if err != nil {
 		t.Fatalf("expiry run: %v", err)
 	}
-	return map[string]int{"awards": rep.Points.Awards, "expired": rep.Points.Expired, "reminded": rep.Points.Reminded}
+	return map[string]int{"awards": rep.Awards, "expired": rep.Expired, "reminded": rep.Reminded}
 }
 
 // expiringPerk creates a perk with an expiry policy.
