@@ -26,6 +26,21 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 	}
 	out := record{ID: rec.ID, TenantID: rec.TenantID, UserID: rec.UserID, PerkID: rec.PerkID, Created: rec.Created}
 	found := false
+	// The lots as the entries leave them, so that lots that expired by t
+	// without an EXPIRY entry yet do not count (as reads at t did not).
+	lots := replay{}
+	done := func() (record, bool, error) {
+		at := t.UTC().Format(timeFormat)
+		n := lots.expiredBy(at)
+		out.Available -= n
+		out.Expired += n
+		for id, l := range lots {
+			if l.expiresAt == "" || l.expiresAt > at {
+				out.Lots = append(out.Lots, lot{ID: id, Remaining: l.remaining, ExpiresAt: l.expiresAt})
+			}
+		}
+		return out, found, nil
+	}
 	in := ledger.Oldest(s.Table, tenantID, rec.UserID, rec.PerkID)
 	stamp := t.UTC().Format(timeFormat)
 	var start ddb.Item
@@ -42,8 +57,9 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 			// Entries are numbered in commit order; their stamps follow
 			// it (to the clocks of the functions that wrote them).
 			if e.Created > stamp {
-				return out, found, nil
+				return done()
 			}
+			lots.apply(e)
 			found = true
 			out.Available, out.Seq, out.UpdatedAt = e.BalanceAfter, e.Seq, e.Created
 			switch e.Type {
@@ -62,11 +78,61 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 				out.Reversed -= e.Points
 			case ledger.Adjust:
 				out.Adjusted += e.Points
+			case ledger.Expiry:
+				out.Expired -= e.Points
 			}
 		}
 		if next == nil {
-			return out, found, nil
+			return done()
 		}
 		start = next
 	}
+}
+
+// replay follows an award's lots through its entries: what each holds and
+// when it expires.
+type replay map[string]*replayLot
+
+type replayLot struct {
+	remaining int
+	expiresAt string
+	activity  bool
+}
+
+// apply applies entry e's movements of lots.
+func (r replay) apply(e ledger.Entry) {
+	sign := 1
+	if e.Points < 0 {
+		sign = -1
+	}
+	for _, l := range e.Lots {
+		cur := r[l.LotID]
+		if cur == nil {
+			cur = &replayLot{}
+			r[l.LotID] = cur
+		}
+		cur.remaining += sign * l.Points
+		cur.expiresAt, cur.activity = l.ExpiresAt, l.Activity
+		if cur.remaining <= 0 {
+			delete(r, l.LotID)
+		}
+	}
+	if e.Renews != "" {
+		for _, l := range r {
+			if l.activity {
+				l.expiresAt = e.Renews
+			}
+		}
+	}
+}
+
+// expiredBy returns the points of the lots expired at stamp now.
+func (r replay) expiredBy(now string) int {
+	n := 0
+	for _, l := range r {
+		if l.expiresAt != "" && l.expiresAt <= now {
+			n += l.remaining
+		}
+	}
+	return n
 }

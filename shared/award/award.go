@@ -81,13 +81,18 @@ type Points struct {
 	// Redemptions counts the redemptions (in units). Available is always
 	// (points.initial for a global, CLUB or LEVEL perk's award) +
 	// totalGranted - totalRedeemed + totalRefunded - totalReversed +
-	// totalAdjusted.
+	// totalAdjusted - totalExpired.
 	TotalGranted  int `json:"totalGranted"`
 	TotalRedeemed int `json:"totalRedeemed"`
 	TotalRefunded int `json:"totalRefunded"`
 	TotalReversed int `json:"totalReversed"`
 	TotalAdjusted int `json:"totalAdjusted"`
-	Redemptions   int `json:"redemptions"`
+	// TotalExpired is the points of the award's lots that expired.
+	TotalExpired int `json:"totalExpired"`
+	Redemptions  int `json:"redemptions"`
+	// Expiring is the award's next expiries (at most 3): the points that
+	// expire at each instant, soonest first (empty when none expire).
+	Expiring []Expiring `json:"expiring"`
 }
 
 // Award is an award as the current API returns it (spec: Award): the

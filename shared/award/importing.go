@@ -3,6 +3,7 @@ package award
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +20,9 @@ type ImportGrant struct {
 	User   Person
 	Perk   perk.Perk
 	Points int
+	// EarnedAt is when the points were earned (zero: now): a merchant
+	// migrating from another platform brings lots with their real dates.
+	EarnedAt time.Time
 }
 
 // ImportWrite is how one ImportGrant applies: the items it adds to the
@@ -58,55 +62,46 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 	if err != nil {
 		return nil, err
 	}
+	var zone *time.Location
 	out := make([]ImportWrite, len(grants))
 	for i, g := range grants {
 		p, uid := g.Perk, g.User.ID
-		cur, found := current[awardKeyString(uid, p.ID)]
-		base := 0
-		switch {
-		case found:
-			base = cur.Available
-		case p.IsGlobal || p.HeldThroughSegment():
-			base = p.Points.InitialOr()
+		rec, found := current[awardKeyString(uid, p.ID)]
+		if !found {
+			rec = record{ID: ID(uid, p.ID), TenantID: tenantID, UserID: uid, PerkID: p.ID, Created: stamp(now)}
 		}
-		next := base + g.Points
-		if limit := ceiling(p.Points.Max); next > limit {
-			next = max(limit, base)
+		rec.reconcile()
+		pend := &pending{found: found, exists: found, as: rec, cur: rec.clone(), tenant: tenantID, uid: uid, perk: p.ID}
+		o := op{kind: opGrant, points: g.Points, virtual: p.IsGlobal || p.HeldThroughSegment(), initial: p.Points.InitialOr(), max: p.Points.Max,
+			now: now, earnedAt: g.EarnedAt, policy: p.Points.Expiry}
+		if o.policy.Expires() && zone == nil && s.Tenants != nil {
+			if zone, err = s.Tenants.Zone(ctx, tenantID); err != nil {
+				return nil, fmt.Errorf("time zone of tenant %s: %w", tenantID, err)
+			}
 		}
-		delta := next - base
-		// The ledger entries: a virtual award's initial points when this
-		// grant stores it, and the grant's EARN.
-		var entries []ledger.Entry
-		if !found && (p.IsGlobal || p.HeldThroughSegment()) && base != 0 {
-			entries = append(entries, ledger.Entry{Type: ledger.Earn, Points: base, BalanceAfter: base, Cause: ledger.Cause{Source: SourceInitial}})
+		o.zone = zone
+		res, err := pend.apply(o)
+		if err != nil {
+			return nil, fmt.Errorf("import grant of %s to %s: %w", p.ID, uid, err)
 		}
-		cause := ledger.Cause{Source: SourceImport, OperationID: opt.OperationID}
-		if delta != 0 {
-			entries = append(entries, ledger.Entry{Type: ledger.Earn, Points: delta, BalanceAfter: next, Cause: cause})
+		pend.cur.Seq = pend.as.Seq + pend.entries
+		award, err := s.awardWrite(pend, now)
+		if err != nil {
+			return nil, err
 		}
-		seq := cur.Seq + len(entries)
-		c := change{set: "available = :avail, seq = :seq", add: "granted :delta", values: map[string]types.AttributeValue{":avail": num(next), ":delta": num(delta), ":seq": num(seq)}}
-		switch {
-		case !found:
-			c.condition = "attribute_not_exists(pk)"
-		case cur.Seq == 0:
-			// Stored before the ledger, or by changes that moved no
-			// points (seq 0).
-			c.condition = "(attribute_not_exists(seq) OR seq = :cseq) AND available = :cur"
-			c.values[":cseq"], c.values[":cur"] = num(0), num(base)
-		default:
-			c.condition = "seq = :cseq AND available = :cur"
-			c.values[":cseq"], c.values[":cur"] = num(cur.Seq), num(base)
-		}
-		w := ImportWrite{Key: awardKeyString(uid, p.ID), AwardID: ID(uid, p.ID), Granted: delta, Available: next, MemberAt: -1}
-		w.Items = append(w.Items, st.item(tenantID, uid, p.ID, stamp(now), c))
+		w := ImportWrite{Key: awardKeyString(uid, p.ID), AwardID: ID(uid, p.ID), Granted: res.granted, Available: res.available, MemberAt: -1}
+		w.Items = append(w.Items, award)
 		if p.HeldThroughSegment() {
 			w.MemberAt = len(w.Items)
 			w.Items = append(w.Items, s.Memberships.MemberCheck(tenantID, p.SegmentID, uid, now))
 		}
+		sub := Subject{TenantID: tenantID, TenantTitle: tenantTitle, Perk: p, Person: g.User}
+		// The ledger entries: the EXPIRY of lots that expired and a
+		// virtual award's initial points (before), the grant's EARN, and
+		// the EXPIRY of a lot earned long enough ago to have expired.
+		cause := ledger.Cause{Source: SourceImport, OperationID: opt.OperationID}
 		if !opt.Silent {
-			sub := Subject{TenantID: tenantID, TenantTitle: tenantTitle, Perk: p, Person: g.User}
-			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": delta, "pointsAvailable": next, "source": SourceImport}
+			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": res.granted, "pointsAvailable": res.available, "source": SourceImport}
 			if opt.OperationID != "" {
 				meta["operationId"] = opt.OperationID
 			}
@@ -116,12 +111,34 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 				return nil, err
 			}
 			w.Items = append(w.Items, it)
-			if delta != 0 {
-				entries[len(entries)-1].Cause.ActionID = a.ID
+			cause.ActionID = a.ID
+		}
+		entries := slices.Clone(res.pre)
+		if res.moved != 0 {
+			entries = append(entries, ledger.Entry{Seq: res.seq, Type: ledger.Earn, Points: res.moved, BalanceAfter: res.after, Lots: res.lots, Renews: res.renews, Cause: cause})
+		}
+		entries = append(entries, res.post...)
+		if res.expired > 0 {
+			var lots []ledger.LotPoints
+			for _, e := range entries {
+				if e.Type == ledger.Expiry {
+					lots = append(lots, e.Lots...)
+				}
+			}
+			a := s.act(sub, ActionPointsExpired, now, map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": res.expired, "lots": lotsMeta(lots), "pointsAvailable": res.available})
+			it, err := s.Actions.TransactItem(a)
+			if err != nil {
+				return nil, err
+			}
+			w.Items = append(w.Items, it)
+			for j := range entries {
+				if entries[j].Type == ledger.Expiry {
+					entries[j].Cause.ActionID = a.ID
+				}
 			}
 		}
-		for j, e := range entries {
-			e.Seq, e.Created = cur.Seq+j+1, stamp(now)
+		for _, e := range entries {
+			e.Created = stamp(now)
 			it, err := ledger.Item(s.Table, tenantID, uid, p.ID, e)
 			if err != nil {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/ledger"
@@ -16,6 +17,19 @@ import (
 type LedgerPage struct {
 	Items []ledger.Entry `json:"items"`
 	Page  web.Page       `json:"page"`
+	// Lots are the award's lots that hold points now, in the order burns
+	// take them (the first to expire first; those that never expire
+	// last), on every page.
+	Lots []Lot `json:"lots"`
+}
+
+// Lot is a lot of an award as the ledger answer shows it.
+type Lot struct {
+	LotID     string `json:"lotId"`
+	Points    int    `json:"points"`
+	Remaining int    `json:"remaining"`
+	EarnedAt  string `json:"earnedAt"`
+	ExpiresAt string `json:"expiresAt,omitempty"`
 }
 
 // Ledger returns a page of an award's ledger entries, newest first (GET
@@ -47,7 +61,20 @@ func (s *Service) Ledger(ctx context.Context, caller web.Caller, userID, awardID
 	if err != nil {
 		return LedgerPage{}, fmt.Errorf("ledger of %s: %w", awardID, err)
 	}
-	out := LedgerPage{Items: make([]ledger.Entry, 0, len(items))}
+	out := LedgerPage{Items: make([]ledger.Entry, 0, len(items)), Lots: []Lot{}}
+	rec, found, err := s.st().get(ctx, caller.TenantID, uid, perkID)
+	if err != nil {
+		return LedgerPage{}, fmt.Errorf("ledger of %s: %w", awardID, err)
+	}
+	if found {
+		rec.reconcile()
+		rec = rec.at(s.Clock.Now())
+		lots := slices.Clone(rec.Lots)
+		slices.SortFunc(lots, spendOrder)
+		for _, l := range lots {
+			out.Lots = append(out.Lots, Lot{LotID: l.ID, Points: l.Points, Remaining: l.Remaining, EarnedAt: l.EarnedAt, ExpiresAt: l.ExpiresAt})
+		}
+	}
 	for _, it := range items {
 		e, err := ledger.Decode(it)
 		if err != nil {

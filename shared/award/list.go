@@ -104,6 +104,7 @@ func (s *Service) tenantList(ctx context.Context, tenantID string, q ListQuery) 
 	}
 	in := s.tenantQuery(tenantID, q.Filter.Updated)
 	var presented []Award
+	now := s.Clock.Now()
 	keep := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		var out []ddb.Item
 		for _, it := range items {
@@ -115,7 +116,7 @@ func (s *Service) tenantList(ctx context.Context, tenantID string, q ListQuery) 
 			if !ok {
 				continue
 			}
-			a := view(p, rec, overlayOf(ov, p.ID))
+			a := view(p, rec.at(now), overlayOf(ov, p.ID))
 			if !q.Filter.keeps(a) {
 				continue
 			}

@@ -87,7 +87,8 @@ func (s *Service) AddGrant(ctx context.Context, tx *ddb.Tx, sub Subject, points 
 	if !p.Enabled {
 		return GrantWrite{}, ErrPerkDisabled
 	}
-	o := op{kind: opGrant, points: points, virtual: p.IsGlobal || p.HeldThroughSegment(), initial: p.Points.InitialOr(), max: p.Points.Max}
+	o := op{kind: opGrant, points: points, virtual: p.IsGlobal || p.HeldThroughSegment(), initial: p.Points.InitialOr(), max: p.Points.Max, earnedAt: opt.EarnedAt}
+	o.orderID, _ = opt.Meta["orderId"].(string)
 	at, out, pend, err := s.change(ctx, tx, sub, o, now)
 	if err != nil {
 		return GrantWrite{}, err
@@ -305,7 +306,8 @@ func (s *Service) AddReverse(ctx context.Context, tx *ddb.Tx, sub Subject, point
 			return w, nil
 		}
 	}
-	at, out, pend, err := s.change(ctx, tx, sub, op{kind: opReverse, points: points}, now)
+	orderID, _ := meta["orderId"].(string)
+	at, out, pend, err := s.change(ctx, tx, sub, op{kind: opReverse, points: points, orderID: orderID}, now)
 	if err != nil {
 		return ReverseWrite{}, err
 	}

@@ -324,6 +324,29 @@ type GrantInput struct {
 	// Points defaults to the perk's points.initial.
 	Points     *int   `json:"points"`
 	LocationID string `json:"locationId"`
+	// EarnedAt is when the points were earned (RFC 3339; absent: now), at
+	// most now and at least 10 years back: a merchant migrating from
+	// another platform brings lots with their real dates, and a lot
+	// already past its expiry is granted and expires at once.
+	EarnedAt *string `json:"earnedAt"`
+}
+
+// maxEarnedAge is how far back a grant's earnedAt may go.
+const maxEarnedAge = 10 * 366 * 24 * time.Hour
+
+// ParseEarnedAt reads a grant's earnedAt (RFC 3339) at now; field names
+// it in the error.
+func ParseEarnedAt(field, v string, now time.Time) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	switch {
+	case err != nil:
+		return time.Time{}, apierr.Invalid(field, "must be an RFC 3339 date-time such as 2026-03-14T12:00:00Z")
+	case t.After(now):
+		return time.Time{}, apierr.Invalid(field, "must not be in the future")
+	case t.Before(now.Add(-maxEarnedAge)):
+		return time.Time{}, apierr.Invalid(field, "must be at most 10 years back")
+	}
+	return t.UTC(), nil
 }
 
 // Validate checks a grant body.
@@ -353,6 +376,8 @@ type GrantOptions struct {
 	Silent bool
 	// Meta is added to the action's metadata (a rule's ids, an order).
 	Meta map[string]any
+	// EarnedAt is when the points were earned (zero: now).
+	EarnedAt time.Time
 }
 
 // Grant grants points of a perk to a user (POST /pointperks/{perkId}/awards
@@ -373,6 +398,13 @@ func (s *Service) Grant(ctx context.Context, caller web.Caller, perkID string, i
 	}
 	if err := in.Validate(); err != nil {
 		return Award{}, err
+	}
+	if in.EarnedAt != nil {
+		t, err := ParseEarnedAt("earnedAt", *in.EarnedAt, s.Clock.Now())
+		if err != nil {
+			return Award{}, err
+		}
+		opt.EarnedAt = t
 	}
 	sub, err := s.load(ctx, caller, perkID, in.UserID, in.LocationID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,11 @@ import (
 //
 //	pk = <t>#USER#<userId>   sk = AWARD#<perkId>   a user's award of a perk
 //	gsi1: gsi1pk = <t>#AWARDS   gsi1sk = <updatedAt>#<awardId>   the tenant's awards by last change
+//	gsi2: gsi2pk = <t>#LOTDUE#<shard 0-7>   gsi2sk = <dueAt>#<userId>#<perkId>
+//	      awards whose lots expire, by when the expiry run next has work on
+//	      them (sparse, keys only; the shard, of the user id, spreads the
+//	      writes of a tenant's awards over eight keys)
+//	pk = EXPIRY#LOTS   sk = <t>   the tenants whose perks ever had an expiry policy
 //
 // One item per (user, perk) is what makes "one award per user and perk"
 // hold under any concurrency; a user's awards are one Query. Only awards
@@ -34,10 +40,21 @@ import (
 
 const skAwardPrefix = "AWARD#"
 
-func userPK(t, uid string) string  { return t + "#USER#" + uid }
-func awardSK(perkID string) string { return skAwardPrefix + perkID }
-func tenantPK(t string) string     { return t + "#AWARDS" }
-func indexSK(ts, id string) string { return ts + "#" + id }
+func userPK(t, uid string) string { return t + "#USER#" + uid }
+
+// dueShards is how many keys of the expiry index a tenant's awards spread
+// over.
+const dueShards = 8
+
+func duePK(t, uid string) string {
+	h := fnv.New32a()
+	h.Write([]byte(uid))
+	return fmt.Sprintf("%s#LOTDUE#%d", t, h.Sum32()%dueShards)
+}
+func dueSK(at, uid, perkID string) string { return at + "#" + uid + "#" + perkID }
+func awardSK(perkID string) string        { return skAwardPrefix + perkID }
+func tenantPK(t string) string            { return t + "#AWARDS" }
+func indexSK(ts, id string) string        { return ts + "#" + id }
 func num(n int) *types.AttributeValueMemberN {
 	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
 }
@@ -67,11 +84,19 @@ type record struct {
 	// earn); Adjusted the net of the admin's settings of available.
 	Reversed int `dynamodbav:"reversed"`
 	Adjusted int `dynamodbav:"adjusted"`
+	// Expired counts the points of lots that expired.
+	Expired int `dynamodbav:"expired"`
 	// Seq counts the award's ledger entries (0: none yet, or an award
 	// stored before the ledger).
-	Seq       int    `dynamodbav:"seq"`
-	Created   string `dynamodbav:"created"`
-	UpdatedAt string `dynamodbav:"updatedAt"`
+	Seq int `dynamodbav:"seq"`
+	// Lots are the award's lots that hold points; Drawn what its burns not
+	// yet refunded took from each lot; ActivityAt its last earn or burn
+	// under an AFTER_ACTIVITY policy (see lots.go).
+	Lots       []lot  `dynamodbav:"lots"`
+	Drawn      []draw `dynamodbav:"drawn"`
+	ActivityAt string `dynamodbav:"activityAt,omitempty"`
+	Created    string `dynamodbav:"created"`
+	UpdatedAt  string `dynamodbav:"updatedAt"`
 }
 
 // store is the award domain's access to DynamoDB.
@@ -147,6 +172,7 @@ func (s *store) segmentMarker(t, key, perkID, segmentID, uid string, now time.Ti
 type change struct {
 	set       string
 	add       string
+	remove    string
 	condition string
 	values    map[string]types.AttributeValue
 }
@@ -160,7 +186,7 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	set := "id = :id, tenantId = :t, userId = :u, perkId = :p, updatedAt = :now, created = if_not_exists(created, :now), " +
 		"gsi1pk = :gpk, gsi1sk = :gsk"
 	zero := strings.Contains(c.set, ":zero") || strings.Contains(c.add, ":zero") || strings.Contains(c.condition, ":zero")
-	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted", "seq"} {
+	for _, counter := range []string{"available", "granted", "redeemed", "refunded", "refundable", "redemptions", "reversed", "adjusted", "expired", "seq"} {
 		if !mentions(c.set, counter) && !mentions(c.add, counter) {
 			set += ", " + counter + " = if_not_exists(" + counter + ", :zero)"
 			zero = true
@@ -172,6 +198,9 @@ func (s *store) item(t, uid, perkID string, now string, c change) types.Transact
 	expr := "SET " + set
 	if c.add != "" {
 		expr += " ADD " + c.add
+	}
+	if c.remove != "" {
+		expr += " REMOVE " + c.remove
 	}
 	values := map[string]types.AttributeValue{
 		":id": str(id), ":t": str(t), ":u": str(uid), ":p": str(perkID), ":now": str(now),

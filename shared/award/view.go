@@ -29,7 +29,8 @@ func view(p perk.Perk, rec record, ov *Overlay) Award {
 		PerkID: p.ID, Definition: p.Definition, Enabled: p.Enabled, UpdatedAt: rec.UpdatedAt,
 		Points: Points{
 			Available: rec.Available, Points: p.Points, TotalGranted: rec.Granted, TotalRedeemed: rec.Redeemed,
-			TotalRefunded: rec.Refunded, TotalReversed: rec.Reversed, TotalAdjusted: rec.Adjusted, Redemptions: rec.Redemptions,
+			TotalRefunded: rec.Refunded, TotalReversed: rec.Reversed, TotalAdjusted: rec.Adjusted, TotalExpired: rec.Expired,
+			Redemptions: rec.Redemptions, Expiring: rec.expiring(3),
 		},
 	}
 	if a.LocationIDs == nil {
@@ -96,7 +97,7 @@ func (s *Service) present(ctx context.Context, tenantID string, p perk.Perk, rec
 			return Award{}, err
 		}
 	}
-	return view(p, rec, overlayOf(ov, p.ID)), nil
+	return view(p, rec.at(s.Clock.Now()), overlayOf(ov, p.ID)), nil
 }
 
 // current reads a user's award of perk p as it is now (stored, or virtual
@@ -183,6 +184,7 @@ func (s *Service) holdings(ctx context.Context, tenantID, userID string, f Filte
 	if err != nil {
 		return nil, fmt.Errorf("awards of %s: %w", userID, err)
 	}
+	now := s.Clock.Now()
 	stored := make(map[string]record, len(recs))
 	for _, r := range recs {
 		stored[r.PerkID] = r
@@ -215,6 +217,8 @@ func (s *Service) holdings(ctx context.Context, tenantID, userID string, f Filte
 				continue
 			}
 			rec = then
+		} else {
+			rec = rec.at(now)
 		}
 		a := view(p, rec, overlayOf(ov, p.ID))
 		if !a.Enabled && !f.IncludeDisabled {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/ddb"
@@ -44,7 +46,7 @@ type pending struct {
 	// exists tells whether the award exists once the changes so far
 	// applied (a virtual award is stored by its first change).
 	exists bool
-	// ops counts the changes; entries the ledger entries they wrote.
+	// ops counts the changes; entries the ledger entries they numbered.
 	ops, entries int
 	tenant       string
 	uid, perk    string
@@ -68,6 +70,15 @@ type op struct {
 	floor   int
 	max     *int
 	maxR    int
+	// now is when the change happens; earnedAt when a grant's points were
+	// earned (zero: now); policy and zone decide the expiry of the lots
+	// the change earns; orderID is the order a grant earned for or a
+	// reversal takes back from (its lots first).
+	now      time.Time
+	earnedAt time.Time
+	policy   *perk.Expiry
+	zone     *time.Location
+	orderID  string
 }
 
 type opKind int
@@ -78,6 +89,9 @@ const (
 	opRefund
 	opReverse
 	opSet
+	// opExpire only writes off expired lots and records reminders (the
+	// expiry run).
+	opExpire
 )
 
 // entryType is the ledger entry type of each kind of change.
@@ -88,25 +102,61 @@ var entryType = map[opKind]string{
 // outcome is what applying an op did.
 type outcome struct {
 	// granted is what a grant added (after the perk's max); taken what a
-	// reversal took back; moved the signed change of available (0: no
-	// movement, no entry); available what the award holds after.
+	// reversal took back; moved the signed change of available by the
+	// change itself (0: no movement, no entry of its own); available what
+	// the award holds after the whole change.
 	granted, taken, moved, available int
 	// units is how many redemptions a redemption counted.
 	units int
-	// initial is the EARN entry of a virtual award's initial points that
-	// the change stores (0: none).
-	initial int
+	// seq, after, lots and renews are the change's own entry's number,
+	// balance after, lots and AFTER_ACTIVITY renewal.
+	seq, after int
+	lots       []ledger.LotPoints
+	renews     string
+	// pre and post are the entries written around the change's own: the
+	// EXPIRY of lots that expired before it and a virtual award's initial
+	// points (pre), the EXPIRY of points earned or given back to lots
+	// already expired (post). expired is the points they expired.
+	pre, post []ledger.Entry
+	expired   int
 }
 
 // apply applies o to p.cur as the award's rules say, or returns the
-// error that refuses it.
+// error that refuses it (and changes nothing). Lots that expired before
+// o.now are written off first.
 func (p *pending) apply(o op) (outcome, error) {
-	r := &p.cur
+	r := p.cur.clone()
 	exists := p.exists
-	avail := r.Available
+	entries := p.entries
+	reserve := func() int { entries++; return p.as.Seq + entries }
+	now := stamp(o.now)
 	var out outcome
-	if !exists && o.virtual {
-		avail = o.initial
+	if exists {
+		if n, from := r.expire(now); n > 0 {
+			out.pre = append(out.pre, ledger.Entry{Seq: reserve(), Type: ledger.Expiry, Points: -n, BalanceAfter: r.Available, Lots: from, Cause: ledger.Cause{Source: SourceExpiry}})
+			out.expired += n
+		}
+	} else if o.virtual && o.initial > 0 {
+		// A virtual award's initial points are a lot earned when the
+		// award is stored (its first change).
+		seq := reserve()
+		l := lotFor(&r, seq, o.initial, o.now, o.policy, o.zone, "")
+		r.addLot(l)
+		r.Available = o.initial
+		e := ledger.Entry{Seq: seq, Type: ledger.Earn, Points: o.initial, BalanceAfter: o.initial,
+			Lots: []ledger.LotPoints{{LotID: l.ID, Points: o.initial, ExpiresAt: l.ExpiresAt, Activity: l.Activity}}, Cause: ledger.Cause{Source: SourceInitial}}
+		out.pre = append(out.pre, e)
+	}
+	avail := r.Available
+	lotsByID := map[string]lot{}
+	for _, l := range r.Lots {
+		lotsByID[l.ID] = l
+	}
+	activity := func(at time.Time) {
+		if exp, ok := o.policy.ActivityExpiry(at, zoneOr(o.zone)); ok {
+			r.renew(stamp(at), stamp(exp))
+			out.renews = stamp(exp)
+		}
 	}
 	switch o.kind {
 	case opGrant:
@@ -116,8 +166,19 @@ func (p *pending) apply(o op) (outcome, error) {
 		}
 		out.granted = next - avail
 		r.Granted += out.granted
-		out.moved = next - avail
+		out.moved = out.granted
 		r.Available = next
+		if out.granted > 0 {
+			out.seq = reserve()
+			earned := o.now
+			if !o.earnedAt.IsZero() {
+				earned = o.earnedAt
+			}
+			activity(earned)
+			l := lotFor(&r, out.seq, out.granted, earned, o.policy, o.zone, o.orderID)
+			id := r.addLot(l)
+			out.lots = []ledger.LotPoints{{LotID: id, Points: out.granted, ExpiresAt: l.ExpiresAt, Activity: l.Activity}}
+		}
 	case opRedeem:
 		switch {
 		case !exists && !o.virtual:
@@ -127,11 +188,15 @@ func (p *pending) apply(o op) (outcome, error) {
 		case avail < o.floor+o.points:
 			return out, ErrInsufficient
 		}
+		out.lots = r.take(o.points, "")
+		r.drew(out.lots, lotsByID)
 		r.Available = avail - o.points
 		r.Refundable += o.points
 		r.Redeemed += o.points
 		r.Redemptions += o.units
 		out.moved, out.units = -o.points, o.units
+		out.seq = reserve()
+		activity(o.now)
 	case opRefund:
 		switch {
 		case !exists:
@@ -139,19 +204,28 @@ func (p *pending) apply(o op) (outcome, error) {
 		case r.Refundable < o.points:
 			return out, ErrRefundTooLarge
 		}
+		renewal := ""
+		if exp, ok := o.policy.ActivityExpiry(timeOr(r.ActivityAt, o.now), zoneOr(o.zone)); ok {
+			renewal = stamp(exp)
+		}
+		out.lots = r.giveBack(o.points, renewal)
 		r.Available = avail + o.points
 		r.Refundable -= o.points
 		r.Refunded += o.points
 		out.moved = o.points
+		out.seq = reserve()
 	case opReverse:
 		if !exists || avail <= 0 || o.points <= 0 {
 			out.available = avail
+			p.cur, p.exists, p.entries = r, exists, entries
 			return out, nil
 		}
 		out.taken = min(o.points, avail)
+		out.lots = r.take(out.taken, o.orderID)
 		r.Available = avail - out.taken
 		r.Reversed += out.taken
 		out.moved = -out.taken
+		out.seq = reserve()
 	case opSet:
 		if !exists && !o.virtual {
 			return out, ErrNotFound
@@ -159,13 +233,51 @@ func (p *pending) apply(o op) (outcome, error) {
 		out.moved = o.points - avail
 		r.Adjusted += out.moved
 		r.Available = o.points
+		switch {
+		case out.moved > 0:
+			out.seq = reserve()
+			l := lotFor(&r, out.seq, out.moved, o.now, o.policy, o.zone, "")
+			id := r.addLot(l)
+			out.lots = []ledger.LotPoints{{LotID: id, Points: out.moved, ExpiresAt: l.ExpiresAt, Activity: l.Activity}}
+		case out.moved < 0:
+			out.seq = reserve()
+			out.lots = r.take(-out.moved, "")
+		}
+	case opExpire:
+		if !exists {
+			return out, ErrNotFound
+		}
 	}
-	if !exists && o.virtual && o.initial != 0 {
-		out.initial = o.initial
+	out.after = r.Available
+	if out.moved != 0 {
+		// Points earned or given back to lots already expired (an earn
+		// dated in the past, a refund to an expired lot) expire at once.
+		if n, from := r.expire(now); n > 0 {
+			out.post = append(out.post, ledger.Entry{Seq: reserve(), Type: ledger.Expiry, Points: -n, BalanceAfter: r.Available, Lots: from, Cause: ledger.Cause{Source: SourceExpiry}})
+			out.expired += n
+		}
 	}
-	p.exists = true
+	p.cur, p.exists, p.entries = r, true, entries
 	out.available = r.Available
 	return out, nil
+}
+
+// SourceExpiry is the source of EXPIRY entries.
+const SourceExpiry = "EXPIRY"
+
+func zoneOr(z *time.Location) *time.Location {
+	if z == nil {
+		return time.UTC
+	}
+	return z
+}
+
+// timeOr parses stamp s, or returns t when s is empty or not a stamp.
+func timeOr(s string, t time.Time) time.Time {
+	if v, err := time.Parse(timeFormat, s); err == nil {
+		return v
+	}
+	return t
 }
 
 // ceiling is the most points an award may hold: the perk's points.max,
@@ -184,10 +296,12 @@ func (s *Service) awardItemKey(t, uid, perkID string) string {
 
 // change applies o to the user's award of sub.Perk in tx: it reads the
 // award unless tx changes it already, applies o and writes the award's
-// result (replacing an earlier write of it in tx), with the ledger entry
-// of a virtual award's initial points when this change stores it. It
-// returns the award's index in tx, what o did and the award's pending
-// state, for the change's own entry (entry).
+// result (replacing an earlier write of it in tx), with the ledger
+// entries the change writes beside its own (the EXPIRY of lots that
+// expired, with its POINTS_EXPIRED action, and a virtual award's initial
+// points when this change stores it). It returns the award's index in
+// tx, what o did and the award's pending state, for the change's own
+// entry (movement).
 func (s *Service) change(ctx context.Context, tx *ddb.Tx, sub Subject, o op, now time.Time) (int, outcome, *pending, error) {
 	t, uid, perkID := sub.TenantID, sub.Person.ID, sub.Perk.ID
 	key := s.awardItemKey(t, uid, perkID)
@@ -204,34 +318,89 @@ func (s *Service) change(ctx context.Context, tx *ddb.Tx, sub Subject, o op, now
 		if !found {
 			rec = record{ID: ID(uid, perkID), TenantID: t, UserID: uid, PerkID: perkID, Created: stamp(now)}
 		}
-		p = &pending{found: found, exists: found, as: rec, cur: rec, tenant: t, uid: uid, perk: perkID}
+		rec.reconcile()
+		p = &pending{found: found, exists: found, as: rec, cur: rec.clone(), tenant: t, uid: uid, perk: perkID}
+	}
+	o.now, o.policy = now, sub.Perk.Points.Expiry
+	if o.policy.Expires() && s.Tenants != nil {
+		zone, err := s.Tenants.Zone(ctx, t)
+		if err != nil {
+			return -1, outcome{}, nil, fmt.Errorf("time zone of tenant %s: %w", t, err)
+		}
+		o.zone = zone
 	}
 	out, err := p.apply(o)
 	if err != nil {
 		return -1, outcome{}, nil, err
 	}
 	p.ops++
-	if out.initial != 0 {
-		e := ledger.Entry{Type: ledger.Earn, Points: out.initial, BalanceAfter: out.initial, Cause: ledger.Cause{Source: SourceInitial}}
-		if err := s.entry(tx, p, e, now); err != nil {
-			return -1, outcome{}, nil, err
-		}
+	if err := s.sideEntries(tx, sub, p, out, now); err != nil {
+		return -1, outcome{}, nil, err
 	}
-	if out.moved != 0 {
-		// The change's own entry comes next (entry): the award's count
-		// includes it.
-		p.cur.Seq = p.as.Seq + p.entries + 1
-	} else {
-		p.cur.Seq = p.as.Seq + p.entries
-	}
+	p.cur.Seq = p.as.Seq + p.entries
 	at, err := s.writeAward(tx, p, now)
 	return at, out, p, err
 }
 
-// entry adds to tx the next ledger entry of award p.
+// ActionPointsExpired: points of an award's lots expired (metadata:
+// awardId, perkId, points, lots [{lotId, points, expiresAt}],
+// pointsAvailable after).
+const ActionPointsExpired = "POINTS_EXPIRED"
+
+// ActionPointsExpiring: points of an award expire soon (metadata:
+// awardId, perkId, points, expiring [{points, expiresAt}],
+// pointsAvailable), recorded by the expiry run once per lot and expiry,
+// reminder days before (tenant setting pointsExpiringDays, default 30).
+const ActionPointsExpiring = "POINTS_EXPIRING"
+
+// sideEntries adds the entries a change writes beside its own: the EXPIRY
+// of lots that expired (with the POINTS_EXPIRED action they cause) and a
+// virtual award's initial points.
+func (s *Service) sideEntries(tx *ddb.Tx, sub Subject, p *pending, out outcome, now time.Time) error {
+	if len(out.pre)+len(out.post) == 0 {
+		return nil
+	}
+	actionID := ""
+	if out.expired > 0 {
+		var lots []ledger.LotPoints
+		for _, e := range append(slices.Clone(out.pre), out.post...) {
+			if e.Type == ledger.Expiry {
+				lots = append(lots, e.Lots...)
+			}
+		}
+		meta := map[string]any{"awardId": ID(p.uid, p.perk), "perkId": p.perk, "points": out.expired, "lots": lotsMeta(lots), "pointsAvailable": out.available}
+		a, err := s.record(tx, sub, ActionPointsExpired, now, meta)
+		if err != nil {
+			return err
+		}
+		actionID = a.ID
+	}
+	for _, e := range append(slices.Clone(out.pre), out.post...) {
+		if e.Type == ledger.Expiry {
+			e.Cause.ActionID = actionID
+		}
+		if err := s.entry(tx, p, e, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lotsMeta is lots as action metadata.
+func lotsMeta(lots []ledger.LotPoints) []any {
+	out := make([]any, 0, len(lots))
+	for _, l := range lots {
+		m := map[string]any{"lotId": l.LotID, "points": l.Points}
+		if l.ExpiresAt != "" {
+			m["expiresAt"] = l.ExpiresAt
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// entry adds ledger entry e (numbered by apply) of award p to tx.
 func (s *Service) entry(tx *ddb.Tx, p *pending, e ledger.Entry, now time.Time) error {
-	p.entries++
-	e.Seq = p.as.Seq + p.entries
 	e.Created = stamp(now)
 	it, err := ledger.Item(s.Table, p.tenant, p.uid, p.perk, e)
 	if err != nil {
@@ -242,30 +411,65 @@ func (s *Service) entry(tx *ddb.Tx, p *pending, e ledger.Entry, now time.Time) e
 }
 
 // movement adds the ledger entry of a change that moved points (nothing
-// for one that did not): its type, the signed points, the balance after
-// and its cause (the change's action and metadata).
+// for one that did not): its type, the signed points, the balance after,
+// the lots it moved and its cause (the change's action and metadata).
 func (s *Service) movement(tx *ddb.Tx, p *pending, kind opKind, out outcome, actionID string, meta map[string]any, now time.Time) error {
 	if out.moved == 0 {
 		return nil
 	}
-	e := ledger.Entry{Type: entryType[kind], Points: out.moved, BalanceAfter: out.available, Cause: ledger.CauseOf(actionID, meta)}
+	e := ledger.Entry{Seq: out.seq, Type: entryType[kind], Points: out.moved, BalanceAfter: out.after, Lots: out.lots, Renews: out.renews, Cause: ledger.CauseOf(actionID, meta)}
 	if kind == opRedeem && out.units > 1 {
 		e.Units = out.units
 	}
 	return s.entry(tx, p, e, now)
 }
 
+// reminderBefore is how long before its expiry the expiry run records
+// POINTS_EXPIRING for a lot.
+const reminderBefore = 30 * 24 * time.Hour
+
 // writeAward puts the write of award p's current state in tx: its
-// counters, conditional on the award being as read (its entry count, or
-// its absence).
+// counters and lots, conditional on the award being as read (its entry
+// count, or its absence), and its key in the expiry run's index (when its
+// lots expire).
 func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error) {
+	item, err := s.awardWrite(p, now)
+	if err != nil {
+		return -1, err
+	}
+	return tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
+		return item, p, nil
+	})
+}
+
+// awardWrite returns the write of award p's current state (see writeAward).
+func (s *Service) awardWrite(p *pending, now time.Time) (types.TransactWriteItem, error) {
+	lots, err := attributevalue.Marshal(append([]lot{}, p.cur.Lots...))
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("encode lots of %s: %w", p.cur.ID, err)
+	}
+	drawn, err := attributevalue.Marshal(append([]draw{}, p.cur.Drawn...))
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("encode draws of %s: %w", p.cur.ID, err)
+	}
 	c := change{
-		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n, reversed = :rv, adjusted = :ad, seq = :seq",
+		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n, reversed = :rv, adjusted = :ad, expired = :ex, seq = :seq, lots = :lots, drawn = :drawn",
 		values: map[string]types.AttributeValue{
 			":a": num(p.cur.Available), ":g": num(p.cur.Granted), ":r": num(p.cur.Redeemed),
 			":rf": num(p.cur.Refunded), ":rb": num(p.cur.Refundable), ":n": num(p.cur.Redemptions),
-			":rv": num(p.cur.Reversed), ":ad": num(p.cur.Adjusted), ":seq": num(p.cur.Seq),
+			":rv": num(p.cur.Reversed), ":ad": num(p.cur.Adjusted), ":ex": num(p.cur.Expired), ":seq": num(p.cur.Seq),
+			":lots": lots, ":drawn": drawn,
 		},
+	}
+	if p.cur.ActivityAt != "" {
+		c.set += ", activityAt = :act"
+		c.values[":act"] = str(p.cur.ActivityAt)
+	}
+	if due := p.cur.dueAt(reminderBefore); due != "" {
+		c.set += ", gsi2pk = :dpk, gsi2sk = :dsk"
+		c.values[":dpk"], c.values[":dsk"] = str(duePK(p.tenant, p.uid)), str(dueSK(due, p.uid, p.perk))
+	} else {
+		c.remove = "gsi2pk, gsi2sk"
 	}
 	switch {
 	case !p.found:
@@ -283,10 +487,7 @@ func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error)
 		c.condition = "seq = :cseq AND available = :ca"
 		c.values[":cseq"], c.values[":ca"] = num(p.as.Seq), num(p.as.Available)
 	}
-	item := s.st().item(p.tenant, p.uid, p.perk, stamp(now), c)
-	return tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
-		return item, p, nil
-	})
+	return s.st().item(p.tenant, p.uid, p.perk, stamp(now), c), nil
 }
 
 // isChanged reports whether err is ErrChanged.

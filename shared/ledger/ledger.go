@@ -33,10 +33,25 @@ const (
 	// Adjust: an admin set the balance (PUT /pointawards/{awardId}); the
 	// entry holds the difference.
 	Adjust = "ADJUST"
+	// Expiry: points of lots that expired taken off (by the daily expiry
+	// run, or by the first change of the award after they expired).
+	Expiry = "EXPIRY"
 )
 
 // Types lists the entry types, for validation of filters and documents.
-var Types = []string{Earn, Burn, Refund, Reversal, Adjust}
+var Types = []string{Earn, Burn, Refund, Reversal, Adjust, Expiry}
+
+// LotPoints is what an entry moved in one lot: the lot's id (the id of the
+// entry that earned it), the points, and the lot's expiry as the entry
+// left it ("": never).
+type LotPoints struct {
+	LotID     string `json:"lotId" dynamodbav:"lot"`
+	Points    int    `json:"points" dynamodbav:"points"`
+	ExpiresAt string `json:"expiresAt,omitempty" dynamodbav:"expiresAt,omitempty"`
+	// Activity tells that the lot expires with the award's activity
+	// (AFTER_ACTIVITY; see Entry.Renews).
+	Activity bool `json:"activity,omitempty" dynamodbav:"activity,omitempty"`
+}
 
 // Cause is what made a movement: the action recorded with it and, when
 // known, the order, transaction, rule, import operation and row, and the
@@ -77,13 +92,21 @@ type Entry struct {
 	Seq  int    `json:"seq" dynamodbav:"seq"`
 	Type string `json:"type" dynamodbav:"type"`
 	// Points is the change, signed: positive for EARN and REFUND,
-	// negative for BURN and REVERSAL, either for ADJUST.
+	// negative for BURN, REVERSAL and EXPIRY, either for ADJUST.
 	Points int `json:"points" dynamodbav:"points"`
 	// BalanceAfter is the award's available points after the entry.
 	BalanceAfter int `json:"balanceAfter" dynamodbav:"balanceAfter"`
 	// Units is how many redemptions a BURN counts (an order line's
 	// quantity) when more than one.
-	Units   int    `json:"units,omitempty" dynamodbav:"units,omitempty"`
+	Units int `json:"units,omitempty" dynamodbav:"units,omitempty"`
+	// Lots is what the entry moved in each lot: the lot an EARN made (or
+	// joined), the lots a BURN, REVERSAL, EXPIRY or decreasing ADJUST took
+	// from, the lots a REFUND gave back to.
+	Lots []LotPoints `json:"lots,omitempty" dynamodbav:"lots,omitempty"`
+	// Renews is, under an AFTER_ACTIVITY policy, the new expiry of the
+	// award's lots that expire with its activity (an earn or a burn
+	// moves it).
+	Renews  string `json:"renews,omitempty" dynamodbav:"renews,omitempty"`
 	Cause   Cause  `json:"cause" dynamodbav:"cause"`
 	Created string `json:"created" dynamodbav:"created"`
 }

@@ -18,11 +18,13 @@ package ledger_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,12 +120,14 @@ const (
 	kRetry     // the request of step Ref again, with its Idempotency-Key
 	kReuse     // step Ref's Idempotency-Key with another body
 	kTxnRepeat // step Ref's transaction again (same shortCode; Alt: another body)
+	kAdvance   // the clock moves N days on
+	kExpire    // the daily points expiry runs for the tenant
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
-	kReuse: "key-reuse", kTxnRepeat: "txn-repeat",
+	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -146,6 +150,9 @@ type step struct {
 	Reds []red
 	Code string
 	Alt  bool
+	// Back is how many days before now a grant's points were earned
+	// (earnedAt; 0: absent).
+	Back int
 }
 
 func (s step) String() string {
@@ -154,6 +161,11 @@ func (s step) String() string {
 	switch s.Kind {
 	case kGrant, kCreditPoints, kRedeem, kRefund, kSet:
 		fmt.Fprintf(&b, " u%d p%d n=%d", s.User, s.Perk, s.N)
+		if s.Back > 0 {
+			fmt.Fprintf(&b, " earned %d days ago", s.Back)
+		}
+	case kAdvance:
+		fmt.Fprintf(&b, " %d days", s.N)
 	case kCreditBalance:
 		fmt.Fprintf(&b, " u%d amount=%s", s.User, pence(s.N))
 	case kOrder:
@@ -206,12 +218,21 @@ type perkDef struct {
 	max    int // -1: none
 	maxR   int // 0: none
 	redeem int // an order redemption's default value
+	// expires tells that the perk's lots expire lotDays days after the
+	// day they were earned (AFTER_EARN P<lotDays>D).
+	expires bool
 }
+
+// lotDays is the Expiring perk's AFTER_EARN duration in days: a lot
+// earned on day d is spendable through day d+lotDays and expires at the
+// start of day d+lotDays+1 (the tenant's midnight).
+const lotDays = 10
 
 var perkDefs = []perkDef{
 	{title: "Capped", points: map[string]any{"max": 60}, max: 60, redeem: 1},
 	{title: "Floored", points: map[string]any{"min": 5, "redemption": 2}, min: 5, max: -1, redeem: 2},
 	{title: "Limited", points: map[string]any{"maxTotalRedemptions": 6}, max: -1, maxR: 6, redeem: 1},
+	{title: "Expiring", points: map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": fmt.Sprintf("P%dD", lotDays)}}, max: -1, redeem: 1, expires: true},
 }
 
 const users = 3
@@ -221,14 +242,50 @@ type entry struct {
 	pts int
 }
 
+// mLot is a lot: id is the seq of the entry that earned it; earned is
+// the day it was earned and at the run's step that first sent it (the
+// order of earnedAt); expires whether it ever expires.
+type mLot struct {
+	id, remaining int
+	day, at       int
+	expires       bool
+}
+
+func (l mLot) expiredOn(day int) bool { return l.expires && day >= l.day+lotDays+1 }
+
+// spendsBefore is the order burns take lots in (lots.go spendOrder).
+func (l mLot) spendsBefore(o mLot) bool {
+	if l.expires != o.expires {
+		return l.expires
+	}
+	if l.expires && l.day != o.day {
+		return l.day < o.day
+	}
+	if l.day != o.day || l.at != o.at {
+		return l.day < o.day || l.day == o.day && l.at < o.at
+	}
+	return fmt.Sprint(l.id) < fmt.Sprint(o.id)
+}
+
+// mDraw is what burns not yet refunded took from a lot.
+type mDraw struct {
+	lot    mLot
+	points int
+}
+
 type mAward struct {
 	exists                                                                   bool
 	avail, granted, redeemed, refunded, reversed, adjusted, redemptions, rfd int
+	expired                                                                  int
 	entries                                                                  []entry
+	lots                                                                     []mLot
+	drawn                                                                    []mDraw
 }
 
 func (a mAward) clone() mAward {
 	a.entries = append([]entry(nil), a.entries...)
+	a.lots = append([]mLot(nil), a.lots...)
+	a.drawn = append([]mDraw(nil), a.drawn...)
 	return a
 }
 
@@ -238,9 +295,61 @@ func (a *mAward) move(typ string, pts int) {
 	}
 }
 
+// expire writes off the lots expired on day (an EXPIRY entry).
+func (a *mAward) expire(day int) {
+	n := 0
+	kept := a.lots[:0]
+	for _, l := range a.lots {
+		if l.expiredOn(day) {
+			n += l.remaining
+			continue
+		}
+		kept = append(kept, l)
+	}
+	a.lots = kept
+	a.avail -= n
+	a.expired += n
+	a.move("EXPIRY", -n)
+}
+
+// view is the award as a read on day sees it (expired lots not counted).
+func (a mAward) view(day int) mAward {
+	v := a.clone()
+	v.expire(day)
+	return v
+}
+
+// take takes v points from the lots in spend order.
+func (a *mAward) take(v int) []mDraw {
+	var from []mDraw
+	for v > 0 {
+		best := -1
+		for i, l := range a.lots {
+			if best < 0 || l.spendsBefore(a.lots[best]) {
+				best = i
+			}
+		}
+		l := &a.lots[best]
+		t := min(v, l.remaining)
+		l.remaining -= t
+		v -= t
+		from = append(from, mDraw{*l, t})
+		if l.remaining == 0 {
+			a.lots = append(a.lots[:best], a.lots[best+1:]...)
+		}
+	}
+	return from
+}
+
+// now is when a change happens: the day and the run's step.
+type now struct{ day, at int }
+
 // grant is work.go's opGrant: the result clamped to max (never below
-// what the award holds).
-func (a *mAward) grant(d perkDef, pts int) {
+// what the award holds), a lot earned on day earned.
+func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
+	if a.exists {
+		a.expire(t.day)
+	}
 	next := a.avail + pts
 	if d.max >= 0 && next > d.max {
 		next = max(d.max, a.avail)
@@ -250,49 +359,99 @@ func (a *mAward) grant(d perkDef, pts int) {
 	a.avail = next
 	a.exists = true
 	a.move("EARN", g)
+	if g > 0 {
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: g, day: earned.day, at: earned.at, expires: d.expires})
+		a.expire(t.day)
+	}
 }
 
-func (a *mAward) redeem(d perkDef, v, units int) string {
-	switch {
-	case !a.exists:
+func (a *mAward) redeem(d perkDef, v, units int, t now) string {
+	if !a.exists {
 		return "NOT_FOUND"
-	case d.maxR > 0 && a.redemptions+units > d.maxR:
+	}
+	b := a.clone()
+	b.expire(t.day)
+	switch {
+	case d.maxR > 0 && b.redemptions+units > d.maxR:
 		return "REDEMPTION_LIMIT_REACHED"
-	case a.avail < d.min+v:
+	case b.avail < d.min+v:
 		return "INSUFFICIENT_POINTS"
 	}
-	a.avail -= v
-	a.rfd += v
-	a.redeemed += v
-	a.redemptions += units
-	a.move("BURN", -v)
+	for _, f := range b.take(v) {
+		for i, x := range b.drawn {
+			if x.lot.id == f.lot.id {
+				f.points += x.points
+				b.drawn = append(b.drawn[:i], b.drawn[i+1:]...)
+				break
+			}
+		}
+		b.drawn = append(b.drawn, f)
+	}
+	b.avail -= v
+	b.rfd += v
+	b.redeemed += v
+	b.redemptions += units
+	b.move("BURN", -v)
+	*a = b
 	return ""
 }
 
-func (a *mAward) refund(v int) string {
+func (a *mAward) refund(v int, t now) string {
 	switch {
 	case !a.exists:
 		return "NOT_FOUND"
 	case a.rfd < v:
 		return "REFUND_EXCEEDS_REDEEMED"
 	}
+	a.expire(t.day)
+	left := v
+	for left > 0 {
+		d := &a.drawn[len(a.drawn)-1]
+		x := min(left, d.points)
+		d.points -= x
+		left -= x
+		found := false
+		for i := range a.lots {
+			if a.lots[i].id == d.lot.id {
+				a.lots[i].remaining += x
+				found = true
+			}
+		}
+		if !found {
+			l := d.lot
+			l.remaining = x
+			a.lots = append(a.lots, l)
+		}
+		if d.points == 0 {
+			a.drawn = a.drawn[:len(a.drawn)-1]
+		}
+	}
 	a.avail += v
 	a.rfd -= v
 	a.refunded += v
 	a.move("REFUND", v)
+	a.expire(t.day)
 	return ""
 }
 
-func (a *mAward) set(d perkDef, v int) string {
+func (a *mAward) set(d perkDef, v int, t now) string {
 	switch {
 	case d.max >= 0 && v > d.max:
 		return "VALIDATION_FAILED"
 	case !a.exists:
 		return "NOT_FOUND"
 	}
-	a.adjusted += v - a.avail
-	a.move("ADJUST", v-a.avail)
+	a.expire(t.day)
+	diff := v - a.avail
+	a.adjusted += diff
+	a.move("ADJUST", diff)
 	a.avail = v
+	switch {
+	case diff > 0:
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: diff, day: t.day, at: t.at, expires: d.expires})
+	case diff < 0:
+		a.take(-diff)
+	}
 	return ""
 }
 
@@ -325,6 +484,8 @@ type codeUse struct {
 }
 
 type model struct {
+	// day is the model's day: days since the run began (see align).
+	day    int
 	users  []*mUser
 	orders map[int]*mOrder // by the ID of the step that created it
 	txns   map[int]*mTxn
@@ -343,7 +504,7 @@ func newModel() *model {
 
 // completeOrder burns o's redemptions on copies of the awards, in order;
 // the first refusal is the answer and nothing changes.
-func (m *model) completeOrder(o *mOrder) string {
+func (m *model) completeOrder(o *mOrder, t now) string {
 	u := m.users[o.user]
 	next := make([]mAward, len(u.awards))
 	for i, a := range u.awards {
@@ -351,7 +512,7 @@ func (m *model) completeOrder(o *mOrder) string {
 	}
 	for _, r := range o.reds {
 		d := perkDefs[r.Perk]
-		if code := next[r.Perk].redeem(d, redPoints(r), max(r.Qty, 1)); code != "" {
+		if code := next[r.Perk].redeem(d, redPoints(r), max(r.Qty, 1), t); code != "" {
 			return code
 		}
 	}
@@ -390,6 +551,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
+	{kAdvance, 3}, {kExpire, 3},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -408,7 +570,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -426,6 +588,12 @@ func (g *gen) make(id int, k kind, m *model) (step, bool) {
 		if k == kCreditPoints {
 			s.N++ // a credit is 1 or more
 		}
+		if k == kGrant && g.chance(0.3) {
+			s.Back = 1 + g.pick(14)
+		}
+	case kAdvance:
+		s.N = 1 + g.pick(3)
+	case kExpire:
 	case kCreditBalance:
 		s.N = 1 + g.pick(2500)
 		if g.chance(0.3) {
@@ -558,6 +726,7 @@ type sent struct {
 	body         []byte
 	key          string
 	user         int
+	day          int // the model's day of the request (keys are kept 7 days)
 	status       int
 	resp         []byte
 	// redo re-runs the step's logic (a retry of a request whose answer
@@ -579,7 +748,34 @@ type runner struct {
 	sent  map[int]*sent
 	steps map[int]step
 	n     int // steps run
+	// earned is when the points of a grant with earnedAt were earned, by
+	// the grant's step ID (the body keeps its date on a retry).
+	earned map[int]now
 }
+
+// now is the model's time of the step being run.
+func (r *runner) now() now { return now{day: r.m.day, at: r.n} }
+
+// align moves the harness clock on to the tenant's next 01:30 (Europe/
+// London) at the start of a run; advance moves it days whole days on. The
+// days of lots and of the model then agree for the next 21 hours of real
+// time (a DST change moves the local time by an hour), and the clock
+// stays the real time plus one offset, so that earnedAt values order as
+// the steps that sent them.
+func (r *runner) align() {
+	london, err := time.LoadLocation("Europe/London")
+	if err != nil {
+		panic(err)
+	}
+	cur := r.h.Clock.Now().In(london)
+	target := time.Date(cur.Year(), cur.Month(), cur.Day(), 1, 30, 0, 0, london)
+	if !target.After(cur) {
+		target = time.Date(cur.Year(), cur.Month(), cur.Day()+1, 1, 30, 0, 0, london)
+	}
+	r.h.Clock.Advance(target.Sub(cur))
+}
+
+func (r *runner) advance(days int) { r.h.Clock.Advance(time.Duration(days) * 24 * time.Hour) }
 
 func newRunner(t testing.TB) (r *runner, err error) {
 	q := &quiet{TB: t}
@@ -592,7 +788,8 @@ func newRunner(t testing.TB) (r *runner, err error) {
 		}
 	}()
 	h := ts.New(q)
-	r = &runner{q: q, h: h, m: newModel(), sent: map[int]*sent{}, steps: map[int]step{}}
+	r = &runner{q: q, h: h, m: newModel(), sent: map[int]*sent{}, steps: map[int]step{}, earned: map[int]now{}}
+	r.align()
 	for i := range users {
 		r.uids = append(r.uids, h.AdminUser(q, fmt.Sprintf("Model%d", i), "User"))
 	}
@@ -832,12 +1029,32 @@ func (r *runner) awardID(u, p int) string { return r.uids[u] + "-" + r.pids[p] }
 // moves on; it returns the users whose state to check.
 func (r *runner) exec(s step) ([]int, error) {
 	switch s.Kind {
+	case kAdvance:
+		r.advance(s.N)
+		r.m.day += s.N
+		return nil, nil
+	case kExpire:
+		if _, err := r.h.Deps.Awards.ExpireTenantLots(context.Background(), r.h.Tenant.ID); err != nil {
+			return nil, fmt.Errorf("expiry run: %w", err)
+		}
+		var all []int
+		for u, mu := range r.m.users {
+			for p := range mu.awards {
+				if mu.awards[p].exists {
+					mu.awards[p].expire(r.m.day)
+				}
+			}
+			all = append(all, u)
+		}
+		return all, nil
 	case kRetry:
 		prev, ok := r.sent[s.Ref]
 		if !ok {
 			return nil, nil // the step it repeats was not run
 		}
-		if !prev.kept() {
+		if !prev.kept() || r.m.day-prev.day >= 7 {
+			// Not kept, or kept longer ago than keys live (7 days): it
+			// runs again.
 			return []int{prev.user}, prev.redo(prev.key)
 		}
 		resp := r.send(prev.method, prev.path, prev.body, prev.key)
@@ -850,7 +1067,7 @@ func (r *runner) exec(s step) ([]int, error) {
 		return []int{prev.user}, nil
 	case kReuse:
 		prev, ok := r.sent[s.Ref]
-		if !ok || !prev.kept() {
+		if !ok || !prev.kept() || r.m.day-prev.day >= 7 {
 			return nil, nil
 		}
 		alt := r.steps[s.Ref]
@@ -882,7 +1099,7 @@ func (r *runner) exec(s step) ([]int, error) {
 	if !ok {
 		return nil, nil // it names an order or transaction that was not made
 	}
-	rec := &sent{method: method, path: path, body: body, key: s.Key, user: s.User}
+	rec := &sent{method: method, path: path, body: body, key: s.Key, user: s.User, day: r.m.day}
 	rec.redo = func(key string) error {
 		resp := r.send(method, path, body, key)
 		rec.status, rec.resp = resp.Status, resp.Body
@@ -911,7 +1128,14 @@ func (r *runner) request(s step) (method, path string, body []byte, ok bool) {
 	uid := r.uids[s.User]
 	switch s.Kind {
 	case kGrant:
-		return "POST", "/pointperks/" + r.pids[s.Perk] + "/awards", marshal(map[string]any{"userId": uid, "points": s.N}), true
+		b := map[string]any{"userId": uid, "points": s.N}
+		if s.Back > 0 {
+			b["earnedAt"] = r.h.Clock.Now().AddDate(0, 0, -s.Back).Format(time.RFC3339Nano)
+			if _, ok := r.earned[s.ID]; !ok {
+				r.earned[s.ID] = now{day: r.m.day - s.Back, at: r.n}
+			}
+		}
+		return "POST", "/pointperks/" + r.pids[s.Perk] + "/awards", marshal(b), true
 	case kCreditPoints:
 		return "POST", "/users/" + uid + "/credits", marshal(map[string]any{"type": "POINTS", "amount": s.N, "perkId": r.pids[s.Perk]}), true
 	case kCreditBalance:
@@ -984,15 +1208,20 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if code != "" {
 			return nil
 		}
-		return sameAward(view(decode(resp.Body)), *a, r.pids[s.Perk])
+		return sameAward(view(decode(resp.Body)), a.view(m.day), r.pids[s.Perk])
 	}
+	t := r.now()
 	self := func(m map[string]any) map[string]any { return m }
 	switch s.Kind {
 	case kGrant:
-		a.grant(d, s.N)
+		earned := t
+		if s.Back > 0 {
+			earned = r.earned[s.ID]
+		}
+		a.grant(d, s.N, t, earned)
 		return awardAnswer("", self)
 	case kCreditPoints:
-		a.grant(d, s.N)
+		a.grant(d, s.N, t, t)
 		return awardAnswer("", func(m map[string]any) map[string]any { v, _ := m["award"].(map[string]any); return v })
 	case kCreditBalance:
 		next := u.balance + s.N
@@ -1008,11 +1237,11 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		}
 		return nil
 	case kRedeem:
-		return awardAnswer(a.redeem(d, s.N, 1), self)
+		return awardAnswer(a.redeem(d, s.N, 1, t), self)
 	case kRefund:
-		return awardAnswer(a.refund(s.N), self)
+		return awardAnswer(a.refund(s.N, t), self)
 	case kSet:
-		code := a.set(d, s.N)
+		code := a.set(d, s.N, t)
 		if err := expect(resp, codeStatus[code], code); err != nil {
 			return err
 		}
@@ -1034,7 +1263,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		o := m.orders[s.Ref]
 		code := "CONFLICT"
 		if !o.completed {
-			code = m.completeOrder(o)
+			code = m.completeOrder(o, t)
 		}
 		if err := expect(resp, codeStatus[code], code); err != nil {
 			return err
@@ -1119,7 +1348,7 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 		for _, rd := range o.reds {
 			a := &u.awards[rd.Perk]
 			if v := min(redPoints(rd), a.rfd); v > 0 {
-				if code := a.refund(v); code != "" {
+				if code := a.refund(v, r.now()); code != "" {
 					return fmt.Errorf("model: the return of %v: %s", rd, code)
 				}
 				returned++
@@ -1153,7 +1382,7 @@ func sameAward(got map[string]any, a mAward, perkID string) error {
 		want int
 	}{
 		{"available", a.avail}, {"totalGranted", a.granted}, {"totalRedeemed", a.redeemed}, {"totalRefunded", a.refunded},
-		{"totalReversed", a.reversed}, {"totalAdjusted", a.adjusted}, {"redemptions", a.redemptions},
+		{"totalReversed", a.reversed}, {"totalAdjusted", a.adjusted}, {"totalExpired", a.expired}, {"redemptions", a.redemptions},
 	} {
 		if g := intOf(p[f.name]); g != f.want {
 			return fmt.Errorf("award %v: points.%s = %v, the model has %d (model award %+v)", got["_id"], f.name, p[f.name], f.want, a)
@@ -1195,7 +1424,7 @@ func (r *runner) check(u int, before []int) error {
 		if !ok {
 			continue
 		}
-		if err := sameAward(got, a, r.pids[p]); err != nil {
+		if err := sameAward(got, a.view(r.m.day), r.pids[p]); err != nil {
 			return fmt.Errorf("u%d p%d: %w", u, p, err)
 		}
 		if before != nil && len(a.entries) == before[p] {
@@ -1230,6 +1459,7 @@ func (r *runner) checkLedger(u, p int) error {
 		limit = 3 // pages
 	}
 	var got []map[string]any // newest first
+	var lots []any
 	start := ""
 	for {
 		q := fmt.Sprintf("?limit=%d", limit)
@@ -1241,6 +1471,9 @@ func (r *runner) checkLedger(u, p int) error {
 			return fmt.Errorf("GET ledger: %d %.300s", resp.Status, resp.Body)
 		}
 		page := decode(resp.Body)
+		if start == "" {
+			lots, _ = page["lots"].([]any)
+		}
 		for _, e := range page["items"].([]any) {
 			got = append(got, e.(map[string]any))
 		}
@@ -1269,6 +1502,21 @@ func (r *runner) checkLedger(u, p int) error {
 	}
 	if sum != a.avail {
 		return fmt.Errorf("entries sum to %d, available is %d", sum, a.avail)
+	}
+	// The lots that hold points now, in the order burns take them.
+	v := a.view(r.m.day)
+	want := append([]mLot(nil), v.lots...)
+	sort.SliceStable(want, func(i, j int) bool { return want[i].spendsBefore(want[j]) })
+	var wantS, gotS []string
+	for _, l := range want {
+		wantS = append(wantS, fmt.Sprintf("%s.%d:%d", r.awardID(u, p), l.id, l.remaining))
+	}
+	for _, x := range lots {
+		l, _ := x.(map[string]any)
+		gotS = append(gotS, fmt.Sprintf("%v:%d", l["lotId"], intOf(l["remaining"])))
+	}
+	if fmt.Sprint(gotS) != fmt.Sprint(wantS) {
+		return fmt.Errorf("lots %v, the model has %v", gotS, wantS)
 	}
 	return nil
 }

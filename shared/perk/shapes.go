@@ -61,6 +61,8 @@ type Points struct {
 	Redemption *int `json:"redemption,omitempty"`
 	// MaxTotalRedemptions is how many redemptions one award allows.
 	MaxTotalRedemptions *int `json:"maxTotalRedemptions,omitempty"`
+	// Expiry is when the points expire (absent: never; see Expiry).
+	Expiry *Expiry `json:"expiry,omitempty"`
 }
 
 // InitialOr returns Initial or 0.
@@ -88,6 +90,9 @@ func (p *Points) Validate(path string) error {
 		if v != nil && (*v < 0 || *v > MaxPoints) {
 			return apierr.Invalid(path+"."+name, "must be an integer from 0 to %d", MaxPoints)
 		}
+	}
+	if err := p.Expiry.Validate(path + ".expiry"); err != nil {
+		return err
 	}
 	if p.Min != nil && p.Initial != nil && *p.Initial < *p.Min {
 		return apierr.Invalid(path+".initial", "must be at least min (%d)", *p.Min)

@@ -101,6 +101,15 @@ func (s *store) put(ctx context.Context, p Perk, version int) error {
 		in.ConditionExpression = aws.String("version = :v")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version - 1)}}
 	}
+	if p.Points.Expiry.Expires() {
+		// Listed for the daily points expiry before any lot can expire.
+		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: expiryDirectoryPK}, "sk": &types.AttributeValueMemberS{Value: p.TenantID},
+			"tenantId": &types.AttributeValueMemberS{Value: p.TenantID},
+		}}); err != nil {
+			return fmt.Errorf("put perk %s: list the tenant for the points expiry: %w", p.ID, err)
+		}
+	}
 	if _, err := s.db.PutItem(ctx, in); err != nil {
 		if ddb.IsConditionFailed(err) {
 			return fmt.Errorf("put perk %s: %w", p.ID, ErrConcurrent)
@@ -108,6 +117,39 @@ func (s *store) put(ctx context.Context, p Perk, version int) error {
 		return fmt.Errorf("put perk %s: %w", p.ID, err)
 	}
 	return nil
+}
+
+// expiryDirectoryPK is the key under which the tenants whose perks ever
+// had a points expiry policy are listed (sk = tenant id), for the daily
+// points expiry:
+//
+//	pk = EXPIRY#LOTS   sk = <t>
+const expiryDirectoryPK = "EXPIRY#LOTS"
+
+// TenantsWithExpiry returns the tenants whose perks ever had a points
+// expiry policy (the daily points expiry's list).
+func (s *Service) TenantsWithExpiry(ctx context.Context) ([]string, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.Table),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: expiryDirectoryPK}},
+	}
+	var out []string
+	for {
+		page, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("tenants with a points expiry: %w", err)
+		}
+		for _, it := range page.Items {
+			if sk, ok := it["sk"].(*types.AttributeValueMemberS); ok {
+				out = append(out, sk.Value)
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
 }
 
 // get reads one perk (any state) and its version.

@@ -200,7 +200,7 @@ func (d *Deps) StreamHandler(name string) (func(context.Context, events.DynamoDB
 
 // ScheduleHandler returns the handler of a function run by an EventBridge
 // schedule: the expiry function.
-func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error), error) {
+func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (rewards.ExpiryReport, error), error) {
 	if name == "expiry" {
 		return d.Rewards.ExpiryHandler(), nil
 	}

@@ -9,6 +9,8 @@ package rewards
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -118,9 +120,29 @@ func (r *Rewards) AudienceRoutes() []web.Route {
 	return slices.Concat(r.Audiences.Routes(), r.Rules.Routes())
 }
 
-// ExpiryHandler is the handler of the expiry function.
-func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent) (audience.ExpiryReport, error) {
-	return r.Audiences.HandleSchedule
+// ExpiryReport is what one run of the expiry function did: the segment
+// memberships it removed (at the top level, as before points expired)
+// and the points it expired.
+type ExpiryReport struct {
+	audience.ExpiryReport
+	Points award.LotsReport `json:"points"`
+}
+
+// ExpiryHandler is the handler of the expiry function: the segment
+// memberships that ended, then the points that expired (each goes on
+// when the other fails; a failure of either fails the run, and Lambda's
+// retry goes on from what is left).
+func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent) (ExpiryReport, error) {
+	return func(ctx context.Context, ev events.EventBridgeEvent) (ExpiryReport, error) {
+		var rep ExpiryReport
+		var errSeg error
+		rep.ExpiryReport, errSeg = r.Audiences.HandleSchedule(ctx, ev)
+		var errPts error
+		rep.Points, errPts = r.Awards.ExpireLots(ctx)
+		slog.Default().InfoContext(ctx, "points expiry run", "tenants", rep.Points.Tenants, "awards", rep.Points.Awards,
+			"expired", rep.Points.Expired, "reminded", rep.Points.Reminded, "ok", errPts == nil)
+		return rep, errors.Join(errSeg, errPts)
+	}
 }
 
 // Persons is what awards and the award import need of users: their
