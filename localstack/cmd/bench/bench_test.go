@@ -73,12 +73,23 @@ func TestTinyRun(t *testing.T) {
 		// The completion is left out until raw.go reads the location
 		// again for each redemption, as the server does (README, the
 		// order rows: 17 calls against 13).
-		for _, op := range slices.Concat(mixOps, []string{opOrderCreate, opOrderPay}, logged(refundOps)) {
+		for _, op := range slices.Concat(mixOps, []string{opOrderCreate, opOrderPay}) {
 			// The server's average may carry a fraction: a warm function
 			// re-reads a tenant and service key once its cache window
 			// passes (tenant.CacheTTL), which a slow run can reach.
 			r, ok := got[op+" DynamoDB calls/request"]
 			if !ok || math.Round(r.Value) != r.Reference {
+				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
+			}
+		}
+		// The refund mix pays and refunds on the same users from several
+		// workers: a payment that loses the race on a balance reads and
+		// writes again, so the server's average may pass the raw side's
+		// count by up to one call (a tiny run has few requests), never
+		// fall below it.
+		for _, op := range logged(refundOps) {
+			r, ok := got[op+" DynamoDB calls/request"]
+			if !ok || r.Value < r.Reference || r.Value > r.Reference+1 {
 				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
 			}
 		}
