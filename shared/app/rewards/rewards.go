@@ -98,7 +98,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 func (r *Rewards) POS(b *app.Base, checkins *checkin.Service, actions *action.Recorder) *pos.Service {
 	tables := b.Config.Tables
 	s := &pos.Service{
-		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Log: b.Log,
+		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Users: b.Profiles(), Places: r.Awards.Places, Tenants: tenantTitles{b}, Awards: r.Awards,
 		Checkins: checkins, Actions: actions, Rules: r.Rules,
 	}
