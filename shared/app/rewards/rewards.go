@@ -234,6 +234,16 @@ func (t tenantTitles) Zone(ctx context.Context, id string) (*time.Location, erro
 	return tn.Settings.Zone(), nil
 }
 
+// ExpiringDays is how many days ahead of an expiry the tenant's users are
+// reminded (settings.pointsExpiringDays, 30 without one).
+func (t tenantTitles) ExpiringDays(ctx context.Context, id string) (int, error) {
+	tn, err := t.b.Tenants().Get(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return tn.Settings.ExpiringDaysOrDefault(), nil
+}
+
 // overlays shows INTERNAL award enrichments on awards.
 type overlays struct{ e *enrichment.Service }
 
