@@ -30,15 +30,15 @@ import (
 
 // Column names.
 const (
-	colUserID  = "user_id"
-	colPerkID  = "perk_id"
-	colPoints  = "points"
+	colUserID = "user_id"
+	colPerkID = "perk_id"
+	colPoints = "points"
 	// colEarnedAt is the optional column of when a row's points were
 	// earned (RFC 3339; empty: now), in any layout.
 	colEarnedAt = "earned_at"
-	colResult  = "result"
-	colError   = "error"
-	perkPrefix = "perk_"
+	colResult   = "result"
+	colError    = "error"
+	perkPrefix  = "perk_"
 )
 
 // Values of the result column.
