@@ -202,6 +202,8 @@ var samples = []struct {
 	{"pos-transactions-create.json", "pos", 201}, // its order generated and completed
 	{"pos-transactions-find.json", "pos", 200},   // the transaction of pos-transactions-create-user.json
 	{"pos-transactions-refund.json", "pos", 200},
+	// The balance's ledger: the credit, the APP payment.
+	{"pos-balance-ledger.json", "pos", 200},
 	// EventBridge's daily event: the run removes the ended memberships of
 	// every tenant (real expiry is tested in shared/audience).
 	{"expiry-scheduled.json", "expiry", 0},

@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
@@ -342,10 +344,25 @@ func (imp *importer) resolve(ctx context.Context, group []*entry) error {
 			return fmt.Errorf("users of the import: %w", err)
 		}
 	}
+	now := imp.s.Clock.Now()
 	for _, e := range group {
 		person, known := people[e.row.userID]
 		if e.row.whole && e.row.userID != "" && !known {
 			e.errs = append(e.errs, colUserID+": "+msgNoUser)
+		}
+		var earned time.Time
+		msg := ""
+		if c := e.row.earnedCell; c != "" && e.row.whole {
+			t, err := award.ParseEarnedAt(colEarnedAt, c, now)
+			if e, ok := apierr.As(err); ok {
+				msg = e.Message
+			} else if err != nil {
+				msg = colEarnedAt + ": " + err.Error()
+			}
+			earned = t
+		}
+		if msg != "" {
+			e.errs = append(e.errs, msg)
 		}
 		for _, w := range e.row.wants {
 			if w.perkID == "" {
@@ -367,7 +384,7 @@ func (imp *importer) resolve(ctx context.Context, group []*entry) error {
 				e.errs = append(e.errs, w.col+": "+msgDisabled)
 				continue
 			}
-			e.grants = append(e.grants, award.ImportGrant{User: person, Perk: p, Points: points})
+			e.grants = append(e.grants, award.ImportGrant{User: person, Perk: p, Points: points, EarnedAt: earned})
 			e.cols = append(e.cols, w.col)
 		}
 		if imp.h.layout != layoutColumns && e.row.pointsCell != "" {

@@ -9,7 +9,7 @@ package ledger_test
 // and error code, the award or balance it shows) and the state: every award
 // of the step's user, its totals, its ledger (numbered 1..n, each
 // balanceAfter the running sum, the entries the model expects) and the app
-// balance. A failing run is shrunk (steps removed greedily, each candidate
+// balance with its money ledger (the same checks). A failing run is shrunk (steps removed greedily, each candidate
 // run on a fresh tenant) and printed with its seed.
 //
 //	MODEL_SEED=S MODEL_STEPS=N go test -run TestModel ./shared/ledger/
@@ -458,6 +458,15 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 type mUser struct {
 	balance int // pence
 	awards  []mAward
+	// money is the app balance's ledger entries the model expects.
+	money []mMoney
+}
+
+// mMoney is an entry of the app balance's ledger: its type and signed
+// amount in pence.
+type mMoney struct {
+	typ   string
+	pence int
 }
 
 type mOrder struct {
@@ -918,13 +927,14 @@ func (r *runner) final(u int) (err error) {
 }
 
 // counts returns the number of ledger entries the model holds per user
-// and perk.
+// and perk, and last, per user, of the app balance's ledger.
 func (r *runner) counts() [][]int {
 	out := make([][]int, users)
 	for u, mu := range r.m.users {
 		for _, a := range mu.awards {
 			out[u] = append(out[u], len(a.entries))
 		}
+		out[u] = append(out[u], len(mu.money))
 	}
 	return out
 }
@@ -1229,6 +1239,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 			return expect(resp, 422, "INSUFFICIENT_BALANCE")
 		}
 		u.balance = next
+		u.money = append(u.money, mMoney{"CREDIT", s.N})
 		if err := expect(resp, 200, ""); err != nil {
 			return err
 		}
@@ -1324,6 +1335,9 @@ func (r *runner) transaction(s step, resp *ts.Resp) error {
 		}
 	}
 	u.balance -= charge
+	if charge > 0 {
+		u.money = append(u.money, mMoney{"PAYMENT", -charge})
+	}
 	t := &mTxn{user: s.User, id: got["_id"].(string), ord: o, app: s.App, price: s.N, charge: charge}
 	if _, seen := m.txns[s.ID]; !seen {
 		m.txnIDs = append(m.txnIDs, s.ID)
@@ -1343,6 +1357,9 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 	u := m.users[t.user]
 	t.refunded = true
 	u.balance += t.charge
+	if t.charge > 0 {
+		u.money = append(u.money, mMoney{"PAYMENT_REFUND", t.charge})
+	}
 	returned := 0
 	if o := t.ord; o.completed && t.app && !o.returned && len(o.reds) > 0 {
 		for _, rd := range o.reds {
@@ -1445,7 +1462,83 @@ func (r *runner) check(u int, before []int) error {
 	if bal != mu.balance || bal < 0 {
 		return fmt.Errorf("u%d balance %s, the model has %s", u, pence(bal), pence(mu.balance))
 	}
+	if before != nil && len(mu.money) == before[len(mu.awards)] {
+		return nil // unchanged: read whole at its next change and at the end
+	}
+	if err := r.checkMoney(u); err != nil {
+		return fmt.Errorf("u%d money ledger: %w", u, err)
+	}
 	return nil
+}
+
+// checkMoney reads user u's whole money ledger, every page, and compares
+// it with the model's entries: numbered 1..n without gaps, each
+// balanceAfter the running sum, the sum the app balance.
+func (r *runner) checkMoney(u int) error {
+	mu := r.m.users[u]
+	base := "/users/" + r.uids[u] + "/balance/ledger"
+	limit := 100
+	if r.n%5 == 0 {
+		limit = 3 // pages
+	}
+	var got []map[string]any // newest first
+	start := ""
+	for {
+		q := fmt.Sprintf("?limit=%d", limit)
+		if start != "" {
+			q += "&startKey=" + url.QueryEscape(start)
+		}
+		resp := r.send("GET", base+q, nil, "")
+		if resp.Status != 200 {
+			return fmt.Errorf("GET money ledger: %d %.300s", resp.Status, resp.Body)
+		}
+		page := decode(resp.Body)
+		for _, e := range page["items"].([]any) {
+			got = append(got, e.(map[string]any))
+		}
+		nk, _ := page["page"].(map[string]any)["nextKey"].(string)
+		if nk == "" {
+			break
+		}
+		start = nk
+		if len(got) > len(mu.money)+limit {
+			return fmt.Errorf("more entries than the model's %d", len(mu.money))
+		}
+	}
+	if len(got) != len(mu.money) {
+		return fmt.Errorf("%d entries, the model has %d: %v", len(got), len(mu.money), describeMoney(got))
+	}
+	sum := 0
+	for i := range got {
+		e := got[len(got)-1-i]
+		want := mu.money[i]
+		amt, err := penceOf(json.Number(fmt.Sprint(e["amount"])))
+		if err != nil {
+			return fmt.Errorf("entry %d amount: %w", i+1, err)
+		}
+		after, err := penceOf(json.Number(fmt.Sprint(e["balanceAfter"])))
+		if err != nil {
+			return fmt.Errorf("entry %d balanceAfter: %w", i+1, err)
+		}
+		sum += amt
+		if intOf(e["seq"]) != i+1 || e["type"] != want.typ || amt != want.pence || after != sum || after < 0 || e["currency"] != "GBP" {
+			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %s after %s; all: %v",
+				i+1, e["seq"], e["type"], e["amount"], e["balanceAfter"], i+1, want.typ, pence(want.pence), pence(sum), describeMoney(got))
+		}
+	}
+	if sum != mu.balance {
+		return fmt.Errorf("entries sum to %s, the balance is %s", pence(sum), pence(mu.balance))
+	}
+	return nil
+}
+
+func describeMoney(entries []map[string]any) string {
+	var b strings.Builder
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["amount"], e["balanceAfter"])
+	}
+	return b.String()
 }
 
 // checkLedger reads award (u, p)'s whole ledger, every page, and

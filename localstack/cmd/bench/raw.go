@@ -141,7 +141,7 @@ func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
 	return nil
 }
 
-const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance"
+const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance, moneySeq"
 
 func (r *raw) session(ctx context.Context, u benchUser) error {
 	_, err := r.get(ctx, r.e.tables.Sessions, key(r.e.tenant+"#SESSION#"+sha(u.Token), "SESSION"), false)
