@@ -221,6 +221,10 @@ type perkDef struct {
 	// expires tells that the perk's lots expire lotDays days after the
 	// day they were earned (AFTER_EARN P<lotDays>D).
 	expires bool
+	// global tells that every user holds the perk's award (isGlobal): a
+	// virtual award showing initial until its first change stores it.
+	global  bool
+	initial int
 }
 
 // lotDays is the Expiring perk's AFTER_EARN duration in days: a lot
@@ -233,6 +237,7 @@ var perkDefs = []perkDef{
 	{title: "Floored", points: map[string]any{"min": 5, "redemption": 2}, min: 5, max: -1, redeem: 2},
 	{title: "Limited", points: map[string]any{"maxTotalRedemptions": 6}, max: -1, maxR: 6, redeem: 1},
 	{title: "Expiring", points: map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": fmt.Sprintf("P%dD", lotDays)}}, max: -1, redeem: 1, expires: true},
+	{title: "Welcome", points: map[string]any{"initial": 8, "max": 80, "redemption": 2}, max: 80, redeem: 2, global: true, initial: 8},
 }
 
 const users = 3
@@ -344,11 +349,37 @@ func (a *mAward) take(v int) []mDraw {
 // now is when a change happens: the day and the run's step.
 type now struct{ day, at int }
 
+// store is the first change of a global perk's virtual award: it is
+// stored with its initial points, an EARN (source INITIAL) and their lot.
+func (a *mAward) store(d perkDef, t now) {
+	a.exists = true
+	a.avail = d.initial
+	a.move("EARN", d.initial)
+	if d.initial > 0 {
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: d.initial, day: t.day, at: t.at, expires: d.expires})
+	}
+}
+
+// held tells whether the user holds the award (stored, or a global
+// perk's).
+func (a mAward) held(d perkDef) bool { return a.exists || d.global }
+
+// shown is the award as reads show it on day: a global perk's virtual
+// award holds its initial points.
+func (a mAward) shown(d perkDef, day int) mAward {
+	if !a.exists && d.global {
+		return mAward{avail: d.initial}
+	}
+	return a.view(day)
+}
+
 // grant is work.go's opGrant: the result clamped to max (never below
 // what the award holds), a lot earned on day earned.
 func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
 	if a.exists {
 		a.expire(t.day)
+	} else if d.global {
+		a.store(d, t)
 	}
 	next := a.avail + pts
 	if d.max >= 0 && next > d.max {
@@ -366,11 +397,15 @@ func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
 }
 
 func (a *mAward) redeem(d perkDef, v, units int, t now) string {
-	if !a.exists {
+	if !a.held(d) {
 		return "NOT_FOUND"
 	}
 	b := a.clone()
-	b.expire(t.day)
+	if b.exists {
+		b.expire(t.day)
+	} else {
+		b.store(d, t)
+	}
 	switch {
 	case d.maxR > 0 && b.redemptions+units > d.maxR:
 		return "REDEMPTION_LIMIT_REACHED"
@@ -438,10 +473,14 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 	switch {
 	case d.max >= 0 && v > d.max:
 		return "VALIDATION_FAILED"
-	case !a.exists:
+	case !a.held(d):
 		return "NOT_FOUND"
 	}
-	a.expire(t.day)
+	if a.exists {
+		a.expire(t.day)
+	} else {
+		a.store(d, t)
+	}
 	diff := v - a.avail
 	a.adjusted += diff
 	a.move("ADJUST", diff)
@@ -803,7 +842,11 @@ func newRunner(t testing.TB) (r *runner, err error) {
 		r.uids = append(r.uids, h.AdminUser(q, fmt.Sprintf("Model%d", i), "User"))
 	}
 	for _, d := range perkDefs {
-		resp := h.Do("POST", "/perks", map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}, h.Admin())
+		body := map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}
+		if d.global {
+			body["isGlobal"] = true
+		}
+		resp := h.Do("POST", "/perks", body, h.Admin())
 		if resp.Status != 201 {
 			return nil, fmt.Errorf("create perk %s: %d %s", d.title, resp.Status, resp.Body)
 		}
@@ -1218,7 +1261,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if code != "" {
 			return nil
 		}
-		return sameAward(view(decode(resp.Body)), a.view(m.day), r.pids[s.Perk])
+		return sameAward(view(decode(resp.Body)), a.shown(d, m.day), r.pids[s.Perk])
 	}
 	t := r.now()
 	self := func(m map[string]any) map[string]any { return m }
@@ -1435,13 +1478,13 @@ func (r *runner) check(u int, before []int) error {
 	}
 	for p, a := range mu.awards {
 		got, ok := listed[r.pids[p]]
-		if ok != a.exists {
-			return fmt.Errorf("u%d p%d: listed %v, the model says it exists: %v", u, p, ok, a.exists)
+		if ok != a.held(perkDefs[p]) {
+			return fmt.Errorf("u%d p%d: listed %v, the model says it is held: %v", u, p, ok, a.held(perkDefs[p]))
 		}
 		if !ok {
 			continue
 		}
-		if err := sameAward(got, a.view(r.m.day), r.pids[p]); err != nil {
+		if err := sameAward(got, a.shown(perkDefs[p], r.m.day), r.pids[p]); err != nil {
 			return fmt.Errorf("u%d p%d: %w", u, p, err)
 		}
 		if before != nil && len(a.entries) == before[p] {
