@@ -122,12 +122,13 @@ const (
 	kTxnRepeat // step Ref's transaction again (same shortCode; Alt: another body)
 	kAdvance   // the clock moves N days on
 	kExpire    // the daily points expiry runs for the tenant
+	kPair      // two redemptions of one award (N and N2) at once
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
-	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run",
+	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -153,6 +154,8 @@ type step struct {
 	// Back is how many days before now a grant's points were earned
 	// (earnedAt; 0: absent).
 	Back int
+	// N2 is the second value of a pair of redemptions.
+	N2 int
 }
 
 func (s step) String() string {
@@ -166,6 +169,8 @@ func (s step) String() string {
 		}
 	case kAdvance:
 		fmt.Fprintf(&b, " %d days", s.N)
+	case kPair:
+		fmt.Fprintf(&b, " u%d p%d n=%d and n=%d at once", s.User, s.Perk, s.N, s.N2)
 	case kCreditBalance:
 		fmt.Fprintf(&b, " u%d amount=%s", s.User, pence(s.N))
 	case kOrder:
@@ -599,7 +604,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
-	{kAdvance, 3}, {kExpire, 3},
+	{kAdvance, 3}, {kExpire, 3}, {kPair, 5},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -618,7 +623,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -641,6 +646,8 @@ func (g *gen) make(id int, k kind, m *model) (step, bool) {
 		}
 	case kAdvance:
 		s.N = 1 + g.pick(3)
+	case kPair:
+		s.N, s.N2 = 1+g.pick(a.avail/2+3), 1+g.pick(a.avail/2+3)
 	case kExpire:
 	case kCreditBalance:
 		s.N = 1 + g.pick(2500)
@@ -1086,6 +1093,8 @@ func (r *runner) exec(s step) ([]int, error) {
 		r.advance(s.N)
 		r.m.day += s.N
 		return nil, nil
+	case kPair:
+		return []int{s.User}, r.pair(s)
 	case kExpire:
 		if _, err := r.h.Deps.Awards.ExpireTenantLots(context.Background(), r.h.Tenant.ID); err != nil {
 			return nil, fmt.Errorf("expiry run: %w", err)
@@ -1664,4 +1673,71 @@ func describe(entries []map[string]any) string {
 		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["points"], e["balanceAfter"])
 	}
 	return b.String()
+}
+
+// pair sends two redemptions of one award at once and checks that the
+// answers and the state are those of one of the two orders they can
+// commit in (the model moves by that order).
+func (r *runner) pair(s step) error {
+	path := "/users/" + r.uids[s.User] + "/pointawards/" + r.awardID(s.User, s.Perk) + "/redeem"
+	vals := [2]int{s.N, s.N2}
+	var resp [2]*ts.Resp
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { resp[i] = r.send("POST", path, marshal(map[string]any{"valueToRedeem": vals[i]}), "") })
+	}
+	wg.Wait()
+	codeOf := func(x *ts.Resp) string {
+		if x.Status < 400 {
+			return ""
+		}
+		c, _ := decode(x.Body)["code"].(string)
+		return c
+	}
+	got := [2]string{codeOf(resp[0]), codeOf(resp[1])}
+	d := perkDefs[s.Perk]
+	a := r.m.users[s.User].awards[s.Perk]
+	t := r.now()
+	var fits []mAward
+	var orders [][2]int
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		b := a.clone()
+		var codes [2]string
+		for _, i := range order {
+			codes[i] = b.redeem(d, vals[i], 1, t)
+		}
+		if codes == got {
+			fits = append(fits, b)
+			orders = append(orders, order)
+		}
+	}
+	switch {
+	case len(fits) == 0:
+		return fmt.Errorf("answers %d %s and %d %s fit neither order of the two redemptions (model award %+v)", resp[0].Status, got[0], resp[1].Status, got[1], a)
+	case len(fits) == 2 && got == [2]string{"", ""} && vals[0] != vals[1]:
+		// Both committed: the ledger tells the order (its last BURN).
+		entries := r.ledgerEntries(s.User, s.Perk)
+		last := -1
+		if len(entries) > 0 {
+			last = -intOf(entries[0]["points"])
+		}
+		if last == vals[orders[0][1]] {
+			fits = fits[:1]
+		} else {
+			fits = fits[1:]
+		}
+	}
+	r.m.users[s.User].awards[s.Perk] = fits[0]
+	return nil
+}
+
+// ledgerEntries reads award (u, p)'s newest ledger entries (one page).
+func (r *runner) ledgerEntries(u, p int) []map[string]any {
+	resp := r.send("GET", "/users/"+r.uids[u]+"/pointawards/"+r.awardID(u, p)+"/ledger?limit=5", nil, "")
+	var out []map[string]any
+	items, _ := decode(resp.Body)["items"].([]any)
+	for _, e := range items {
+		out = append(out, e.(map[string]any))
+	}
+	return out
 }
