@@ -226,6 +226,9 @@ func (s *store) liabilitySum(ctx context.Context, t, perkID string) (LiabilityDe
 type Liability struct {
 	AsOf  string          `json:"asOf"`
 	Perks []PerkLiability `json:"perks"`
+	// Months are the months of each perk's expiring (for the CSV
+	// export's header).
+	Months []string `json:"-"`
 }
 
 // PerkLiability is one perk's points liability at asOf: the points
@@ -321,6 +324,7 @@ func (s *Service) LiabilityAt(ctx context.Context, t, perkID string, asOf time.T
 	}
 	out := Liability{AsOf: asOf.UTC().Format(time.RFC3339), Perks: make([]PerkLiability, 0, len(perks))}
 	months := liabilityMonths(asOf, zone)
+	out.Months = months
 	at := stamp(asOf)
 	for _, p := range perks {
 		sum, err := s.st().liabilitySum(ctx, t, p.ID)
