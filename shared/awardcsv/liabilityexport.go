@@ -42,7 +42,7 @@ func (s *Service) handleLiabilityExport(r *http.Request, caller web.Caller) (ope
 		return operation.Operation{}, err
 	}
 	var in LiabilityExportRequest
-	if err := web.Decode(r, &in); err != nil {
+	if err := web.DecodeOptional(r, &in); err != nil {
 		return operation.Operation{}, err
 	}
 	md := map[string]any{}
