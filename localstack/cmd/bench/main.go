@@ -411,7 +411,7 @@ func benchAPI(ctx context.Context, e *env, set settings, rep *report) error {
 			}
 		}
 	}
-	return nil
+	return benchLiability(ctx, e, fx, set, rep)
 }
 
 // benchImports measures the location and the award import against raw
