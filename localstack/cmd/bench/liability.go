@@ -41,14 +41,27 @@ func (r *raw) withLiability(points int64, items ...types.TransactWriteItem) []ty
 
 // benchLiability measures the grants of one perk with the liability
 // aggregate against the same grants without it, taking turns.
-func benchLiability(ctx context.Context, e *env, fx *fixture, set settings, rep *report) error {
+func benchLiability(ctx context.Context, e *env, set settings, rep *report) error {
 	fmt.Fprintf(os.Stderr, "bench: grants of one perk by %d writers, with and without the liability aggregate\n", liabilityWriters)
+	fx, err := e.setup(ctx, 2*liabilityWriters)
+	if err != nil {
+		return err
+	}
+	if err := (&raw{e: e, fx: fx}).prepare(ctx); err != nil {
+		return err
+	}
 	with := &raw{e: e, fx: fx, checkins: map[int]string{}}
 	without := &raw{e: e, fx: fx, checkins: map[int]string{}, noLiability: true}
 	grants := func(r *raw, requests int) load {
 		return load{workers: liabilityWriters, requests: requests, seq: []string{opGrant}, users: len(fx.users), do: r.do}
 	}
 	per := (set.Requests + rounds - 1) / rounds
+	// Warm both up alike (DynamoDB Local's JIT, the shard items).
+	for _, r := range []*raw{with, without} {
+		if x := grants(r, 4*liabilityWriters).run(ctx); x.Errors > 0 {
+			return fmt.Errorf("warm-up: %v", x.FirstErrors[0])
+		}
+	}
 	var a, b result
 	for range rounds {
 		x := grants(with, per).run(ctx)
