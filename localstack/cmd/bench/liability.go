@@ -80,5 +80,7 @@ func benchLiability(ctx context.Context, e *env, set settings, rep *report) erro
 		higher("liability", name, a.ReqPerSec(), b.ReqPerSec(), "grants/s", ""),
 		lower("liability", name+" p50", ms(quantile(all, 0.5)), ms(quantile(ref, 0.5)), "ms", ""),
 		lower("liability", name+" p99", ms(quantile(all, 0.99)), ms(quantile(ref, 0.99)), "ms", ""))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("liability: %d of %d grants with the aggregate and %d of %d without were tried again after a TransactionConflict",
+		with.conflicts.Load(), a.Requests, without.conflicts.Load(), b.Requests))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -76,6 +77,8 @@ type raw struct {
 	// noLiability leaves out the ADD to a shard of the perk's points
 	// liability that every grant and redemption writes (liability.go).
 	noLiability bool
+	// conflicts counts the transactions tried again after losing a race.
+	conflicts atomic.Int64
 }
 
 // rawUser is the key part of a user's raw twin.
@@ -131,6 +134,7 @@ func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
 		if err == nil || !ddb.IsTransactionConflict(err) {
 			break
 		}
+		r.conflicts.Add(1)
 		time.Sleep(time.Duration(15*(attempt+1)) * time.Millisecond)
 	}
 	if err != nil {
