@@ -463,15 +463,20 @@ func reminderOf(p *pending) time.Duration {
 // writeAward puts the write of award p's current state in tx: its
 // counters and lots, conditional on the award being as read (its entry
 // count, or its absence), and its key in the expiry run's index (when its
-// lots expire).
+// lots expire); and what it changes in the perk's liability (a shard's
+// Update, liability.go).
 func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error) {
 	item, err := s.awardWrite(p, now)
 	if err != nil {
 		return -1, err
 	}
-	return tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
+	at, err := tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
 		return item, p, nil
 	})
+	if err != nil {
+		return -1, err
+	}
+	return at, s.writeLiability(tx, p, now)
 }
 
 // awardWrite returns the write of award p's current state (see writeAward).

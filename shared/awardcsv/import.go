@@ -116,9 +116,12 @@ type batch struct {
 	keys    map[string]bool
 	items   int
 	cells   int
+	// perks are the perks the batch grants: one liability write each
+	// (liability.go), counted in items.
+	perks map[string]bool
 }
 
-func newBatch() *batch { return &batch{keys: map[string]bool{}} }
+func newBatch() *batch { return &batch{keys: map[string]bool{}, perks: map[string]bool{}} }
 
 func (b *batch) collides(e *entry) bool {
 	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
@@ -568,7 +571,7 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 				return nil, err
 			}
 		}
-		if b.collides(e) || b.items+len(e.items) > maxBatchItems {
+		if b.collides(e) || b.items+len(e.items)+b.newPerks(e) > maxBatchItems {
 			if err := imp.submit(b); err != nil {
 				return nil, err
 			}
@@ -629,7 +632,7 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	if !e.ok() {
 		return b
 	}
-	b.items += len(e.items)
+	b.items += len(e.items) + b.notePerks(e)
 	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
 		for _, k := range ks {
 			b.keys[k] = true
@@ -683,6 +686,7 @@ func (imp *importer) submit(b *batch) error {
 			return imp.row(e)
 		},
 		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
+		Shared:    imp.liability(entries),
 	})
 }
 

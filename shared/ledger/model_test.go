@@ -895,6 +895,9 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure) {
 			return seq, &failure{at: len(seq) - 1, msg: "at the end: " + err.Error()}
 		}
 	}
+	if err := r.checkLiability(); err != nil {
+		return seq, &failure{at: len(seq) - 1, msg: "at the end: " + err.Error()}
+	}
 	return seq, nil
 }
 
