@@ -803,6 +803,8 @@ type runner struct {
 	sent  map[int]*sent
 	steps map[int]step
 	n     int // steps run
+	// start is the tenant's local time of day 0 (see align).
+	start time.Time
 	// earned is when the points of a grant with earnedAt were earned, by
 	// the grant's step ID (the body keeps its date on a retry).
 	earned map[int]now
@@ -828,6 +830,7 @@ func (r *runner) align() {
 		target = time.Date(cur.Year(), cur.Month(), cur.Day()+1, 1, 30, 0, 0, london)
 	}
 	r.h.Clock.Advance(target.Sub(cur))
+	r.start = target
 }
 
 func (r *runner) advance(days int) { r.h.Clock.Advance(time.Duration(days) * 24 * time.Hour) }
