@@ -406,13 +406,16 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 	c.orderAt = tx.Add("order", put)
 	for i, red := range r.Redemptions {
 		_, perkID, _ := splitAward(red.AwardID)
-		sub, err := s.Awards.Load(ctx, r.TenantID, title, perkID, r.UserID, r.LocationID)
+		// The user and the location were read once for the request (the
+		// transaction checks the user is live): only the perk is read.
+		sub, err := s.Awards.LoadFor(ctx, r.TenantID, title, perkID, person(prof))
 		if err != nil {
 			if errors.Is(err, award.ErrPerkNotFound) {
 				return c, apierr.Invalid(fmt.Sprintf("redemptions[%d].awardId", i), "no such award")
 			}
 			return c, err
 		}
+		sub.Place = place
 		// Orders are completed by the POS (an admin) at the order's
 		// location: a dateTimeRestriction is evaluated in its zone.
 		sub.AtPlace = caller.IsAdmin()
