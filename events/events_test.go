@@ -175,8 +175,10 @@ var samples = []struct {
 	{"awards-refund.json", "loyalty", 200},
 	{"awards-set.json", "loyalty", 200},
 	{"awards-ledger.json", "loyalty", 200},
+	{"reports-liability.json", "loyalty", 200},
 	{"awards-imports-create.json", "awardimports", 202},
 	{"awards-imports-file.json", "awardimports", 200},
+	{"reports-liability-exports-create.json", "awardimports", 202},
 	{"actions-list.json", "actions", 200},
 	{"actions-user.json", "actions", 200},
 	{"actions-location.json", "actions", 200},
@@ -202,6 +204,8 @@ var samples = []struct {
 	{"pos-transactions-create.json", "pos", 201}, // its order generated and completed
 	{"pos-transactions-find.json", "pos", 200},   // the transaction of pos-transactions-create-user.json
 	{"pos-transactions-refund.json", "pos", 200},
+	// The balance's ledger: the credit, the APP payment.
+	{"pos-balance-ledger.json", "pos", 200},
 	// EventBridge's daily event: the run removes the ended memberships of
 	// every tenant (real expiry is tested in shared/audience).
 	{"expiry-scheduled.json", "expiry", 0},

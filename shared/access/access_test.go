@@ -172,7 +172,8 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 	locExport := idFrom(t, h.Do("POST", "/locations/exports", nil, admin, ts.Headers{"x-platform-req-nonce", ts.Nonce()}).Expect(t, 202, ""))
 	actExport := idFrom(t, h.Do("POST", "/actions/exports", map[string]any{"from": "2020-01-01T00:00:00Z", "to": "2100-01-01T00:00:00Z", "types": []string{"CHECKIN_CREATED"}},
 		admin, ts.Headers{"x-platform-req-nonce", ts.Nonce()}).Expect(t, 202, ""))
-	for _, op := range []string{locImport, awardImport, locExport, actExport} {
+	liabExport := idFrom(t, h.Do("POST", "/reports/points-liability/exports", nil, admin, ts.Headers{"x-platform-req-nonce", ts.Nonce()}).Expect(t, 202, ""))
+	for _, op := range []string{locImport, awardImport, locExport, actExport, liabExport} {
 		if got := h.WaitOperation(op); got["status"] != "DONE" {
 			t.Fatalf("operation %s = %v", op, got)
 		}
@@ -186,13 +187,14 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 			"orderId": order, "transactionId": txn, "operationId": locExport, "ssoProvider": "google",
 		},
 		byPath: map[string]map[string]string{
-			"/pointperks/":                 {"perkId": points},
-			"/users/{userId}/pointawards/": {"awardId": uid + "-" + points},
-			"/pointawards/":                {"awardId": uid + "-" + points},
-			"/locations/imports/":          {"fileId": locImport},
-			"/locations/exports/":          {"fileId": locExport},
-			"/awards/imports/":             {"fileId": awardImport},
-			"/actions/exports/":            {"fileId": actExport},
+			"/pointperks/":                       {"perkId": points},
+			"/users/{userId}/pointawards/":       {"awardId": uid + "-" + points},
+			"/pointawards/":                      {"awardId": uid + "-" + points},
+			"/locations/imports/":                {"fileId": locImport},
+			"/locations/exports/":                {"fileId": locExport},
+			"/awards/imports/":                   {"fileId": awardImport},
+			"/actions/exports/":                  {"fileId": actExport},
+			"/reports/points-liability/exports/": {"fileId": liabExport},
 		},
 	}
 	f.secrets = []string{uid, email, addr, cred, order, txn, uid + "-" + stamps, uid + "-" + points, "Victim"}

@@ -18,7 +18,7 @@ import (
 // The daily expiry run writes off the lots that expired and reminds of
 // those about to. It finds its work without a Scan: every award whose
 // lots expire carries a key of when the run next has work on it (its
-// earliest expiry, or reminderBefore ahead of an expiry not yet reminded)
+// earliest expiry, or the tenant's reminder ahead of an expiry not yet reminded)
 // in the Loyalty table's gsi2, spread over dueShards keys per tenant, and
 // the tenants whose perks ever had an expiry policy are listed under one
 // key (EXPIRY#LOTS). Each award is its own transaction, conditional on the
@@ -78,7 +78,8 @@ func (s *Service) ExpireLots(ctx context.Context) (LotsReport, error) {
 
 // ExpireTenantLots writes off a tenant's expired lots (an EXPIRY entry and
 // a POINTS_EXPIRED action per award) and records POINTS_EXPIRING for lots
-// that expire within reminderBefore, once per lot and expiry.
+// that expire within the tenant's reminder (settings.pointsExpiringDays),
+// once per lot and expiry.
 func (s *Service) ExpireTenantLots(ctx context.Context, tenantID string) (LotsReport, error) {
 	rep := LotsReport{Tenants: 1}
 	now := s.Clock.Now()
@@ -170,7 +171,7 @@ func (s *Service) expireAward(ctx context.Context, sub Subject) (LotsReport, err
 		}
 		awardAt = at
 		rep.Expired = out.expired
-		soon := p.cur.remind(now, reminderBefore)
+		soon := p.cur.remind(now, reminderOf(p))
 		if len(soon) > 0 {
 			total := 0
 			list := make([]any, 0, len(soon))

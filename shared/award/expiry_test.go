@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/tenant"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -326,5 +327,26 @@ func TestAsOfCountsNoExpiredLot(t *testing.T) {
 			}
 			t.Errorf("as of %s: no award of the perk", tc.at.Format(time.RFC3339))
 		})
+	}
+}
+
+// TestExpiringReminderSetting checks that settings.pointsExpiringDays
+// moves the reminder.
+func TestExpiringReminderSetting(t *testing.T) {
+	h := ts.New(t)
+	days := 7
+	h.SetSettings(tenant.Settings{PointsExpiringDays: &days})
+	uid := h.AdminUser(t, "Set", "Ting")
+	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P20D"})
+	grantAt(t, h, perk, uid, 5, "")
+	h.Clock.Advance(10 * day) // 11 days before the expiry: no reminder at 7
+	runExpiry(t, h)
+	if got := actionsOf(t, h, uid, "POINTS_EXPIRING"); len(got) != 0 {
+		t.Fatalf("11 days ahead with a 7-day reminder: %d reminders, want none", len(got))
+	}
+	h.Clock.Advance(5 * day)
+	runExpiry(t, h)
+	if got := actionsOf(t, h, uid, "POINTS_EXPIRING"); len(got) != 1 {
+		t.Fatalf("6 days ahead: %d reminders, want 1", len(got))
 	}
 }

@@ -37,6 +37,7 @@ func (s *Service) Routes() []web.Route {
 		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Handler: s.handleRefund(true), Idempotent: true},
 		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/refund", Handler: s.handleRefund(false), Idempotent: true},
 		{Method: "PUT", Path: "/pointawards/{awardId}", Handler: s.handleSet, Idempotent: true},
+		{Method: "GET", Path: "/reports/points-liability", Handler: web.Serve(http.StatusOK, s.handleLiability)},
 	}
 }
 

@@ -44,6 +44,11 @@ type ImportWrite struct {
 	// the award holds after it.
 	Granted   int
 	Available int
+	// Liability is what the grant changes in its perk's liability: the
+	// importer adds the sum of a batch's rows, per perk, to one shard in
+	// the batch's transaction (LiabilityWrite).
+	Liability LiabilityDelta
+	PerkID    string
 }
 
 // PrepareImport reads the current awards of the grants (BatchGetItem, 100
@@ -89,7 +94,8 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		if err != nil {
 			return nil, err
 		}
-		w := ImportWrite{Key: awardKeyString(uid, p.ID), AwardID: ID(uid, p.ID), Granted: res.granted, Available: res.available, MemberAt: -1}
+		w := ImportWrite{Key: awardKeyString(uid, p.ID), AwardID: ID(uid, p.ID), Granted: res.granted, Available: res.available, MemberAt: -1,
+			Liability: pend.liabilityDelta(), PerkID: p.ID}
 		w.Items = append(w.Items, award)
 		if p.HeldThroughSegment() {
 			w.MemberAt = len(w.Items)

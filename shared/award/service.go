@@ -71,6 +71,9 @@ type Places interface {
 type Tenants interface {
 	Title(ctx context.Context, tenantID string) (string, error)
 	Zone(ctx context.Context, tenantID string) (*time.Location, error)
+	// ExpiringDays is how many days before points expire the expiry run
+	// records POINTS_EXPIRING (settings.pointsExpiringDays).
+	ExpiringDays(ctx context.Context, tenantID string) (int, error)
 }
 
 // Checkins tells where a user is checked in right now (the check-in

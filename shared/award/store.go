@@ -27,6 +27,9 @@ import (
 //	      them (sparse, keys only; the shard, of the user id, spreads the
 //	      writes of a tenant's awards over eight keys)
 //	pk = EXPIRY#LOTS   sk = <t>   the tenants whose perks ever had an expiry policy
+//	pk = <t>#LIABILITY#<perkId>   sk = SHARD#<00-15>   a perk's points liability, one
+//	      of LiabilityShards: outstanding and x#<expiresAt> (points of lots
+//	      expiring then), each the sum of ADD deltas (liability.go)
 //
 // One item per (user, perk) is what makes "one award per user and perk"
 // hold under any concurrency; a user's awards are one Query. Only awards
@@ -59,6 +62,18 @@ func num(n int) *types.AttributeValueMemberN {
 	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
 }
 func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }
+
+func liabilityPK(t, perkID string) string { return t + "#LIABILITY#" + perkID }
+
+// expiryAttrPrefix starts the name of a liability shard's attribute of
+// one expiry instant: x#<expiresAt>.
+const expiryAttrPrefix = "x#"
+
+func expiryAttr(at string) string { return expiryAttrPrefix + at }
+
+func liabilityKey(t, perkID string, shard int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": str(liabilityPK(t, perkID)), "sk": str(fmt.Sprintf("SHARD#%02d", shard))}
+}
 
 func awardKey(t, uid, perkID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": str(userPK(t, uid)), "sk": str(awardSK(perkID))}

@@ -13,6 +13,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/ledger"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/tenant"
 )
 
 // One unit of work writes each award once, with one ledger entry per
@@ -50,6 +51,19 @@ type pending struct {
 	ops, entries int
 	tenant       string
 	uid, perk    string
+	// reminder is how long before an expiry the expiry run reminds
+	// (the tenant's setting; 0: the default).
+	reminder time.Duration
+}
+
+// expiresAny reports whether any lot of r expires.
+func (r record) expiresAny() bool {
+	for _, l := range r.Lots {
+		if l.ExpiresAt != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // op is one change of an award.
@@ -322,12 +336,10 @@ func (s *Service) change(ctx context.Context, tx *ddb.Tx, sub Subject, o op, now
 		p = &pending{found: found, exists: found, as: rec, cur: rec.clone(), tenant: t, uid: uid, perk: perkID}
 	}
 	o.now, o.policy = now, sub.Perk.Points.Expiry
-	if o.policy.Expires() && s.Tenants != nil {
-		zone, err := s.Tenants.Zone(ctx, t)
-		if err != nil {
-			return -1, outcome{}, nil, fmt.Errorf("time zone of tenant %s: %w", t, err)
+	if (o.policy.Expires() || p.cur.expiresAny()) && s.Tenants != nil {
+		if err := s.expirySettings(ctx, t, &o, p); err != nil {
+			return -1, outcome{}, nil, err
 		}
-		o.zone = zone
 	}
 	out, err := p.apply(o)
 	if err != nil {
@@ -340,6 +352,21 @@ func (s *Service) change(ctx context.Context, tx *ddb.Tx, sub Subject, o op, now
 	p.cur.Seq = p.as.Seq + p.entries
 	at, err := s.writeAward(tx, p, now)
 	return at, out, p, err
+}
+
+// expirySettings reads the tenant's time zone (for the expiry of the
+// lots o earns) and reminder (for the award's key in the expiry index).
+func (s *Service) expirySettings(ctx context.Context, t string, o *op, p *pending) error {
+	zone, err := s.Tenants.Zone(ctx, t)
+	if err != nil {
+		return fmt.Errorf("time zone of tenant %s: %w", t, err)
+	}
+	days, err := s.Tenants.ExpiringDays(ctx, t)
+	if err != nil {
+		return fmt.Errorf("settings of tenant %s: %w", t, err)
+	}
+	o.zone, p.reminder = zone, time.Duration(days)*24*time.Hour
+	return nil
 }
 
 // ActionPointsExpired: points of an award's lots expired (metadata:
@@ -424,22 +451,32 @@ func (s *Service) movement(tx *ddb.Tx, p *pending, kind opKind, out outcome, act
 	return s.entry(tx, p, e, now)
 }
 
-// reminderBefore is how long before its expiry the expiry run records
-// POINTS_EXPIRING for a lot.
-const reminderBefore = 30 * 24 * time.Hour
+// reminderOf is how long before an expiry the expiry run reminds of
+// award p's lots: the tenant's setting, read with the change.
+func reminderOf(p *pending) time.Duration {
+	if p.reminder > 0 {
+		return p.reminder
+	}
+	return tenant.DefaultPointsExpiringDays * 24 * time.Hour
+}
 
 // writeAward puts the write of award p's current state in tx: its
 // counters and lots, conditional on the award being as read (its entry
 // count, or its absence), and its key in the expiry run's index (when its
-// lots expire).
+// lots expire); and what it changes in the perk's liability (a shard's
+// Update, liability.go).
 func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error) {
 	item, err := s.awardWrite(p, now)
 	if err != nil {
 		return -1, err
 	}
-	return tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
+	at, err := tx.Merge("award", s.awardItemKey(p.tenant, p.uid, p.perk), func(any) (types.TransactWriteItem, any, error) {
 		return item, p, nil
 	})
+	if err != nil {
+		return -1, err
+	}
+	return at, s.writeLiability(tx, p, now)
 }
 
 // awardWrite returns the write of award p's current state (see writeAward).
@@ -465,7 +502,7 @@ func (s *Service) awardWrite(p *pending, now time.Time) (types.TransactWriteItem
 		c.set += ", activityAt = :act"
 		c.values[":act"] = str(p.cur.ActivityAt)
 	}
-	if due := p.cur.dueAt(reminderBefore); due != "" {
+	if due := p.cur.dueAt(reminderOf(p)); due != "" {
 		c.set += ", gsi2pk = :dpk, gsi2sk = :dsk"
 		c.values[":dpk"], c.values[":dsk"] = str(duePK(p.tenant, p.uid)), str(dueSK(due, p.uid, p.perk))
 	} else {

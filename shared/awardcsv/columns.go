@@ -30,12 +30,15 @@ import (
 
 // Column names.
 const (
-	colUserID  = "user_id"
-	colPerkID  = "perk_id"
-	colPoints  = "points"
-	colResult  = "result"
-	colError   = "error"
-	perkPrefix = "perk_"
+	colUserID = "user_id"
+	colPerkID = "perk_id"
+	colPoints = "points"
+	// colEarnedAt is the optional column of when a row's points were
+	// earned (RFC 3339; empty: now), in any layout.
+	colEarnedAt = "earned_at"
+	colResult   = "result"
+	colError    = "error"
+	perkPrefix  = "perk_"
 )
 
 // Values of the result column.
@@ -92,14 +95,16 @@ type header struct {
 	// user, perk and points are the indexes of those columns (-1 when
 	// absent).
 	user, perk, points int
-	perks              []perkColumn
+	// earned is the index of the earned_at column (-1 when absent).
+	earned int
+	perks  []perkColumn
 }
 
 // parseHeader checks an import header: it must fit one layout, with known
 // column names only, none twice. Its error message is the operation's
 // error.
 func parseHeader(names []string) (*header, error) {
-	h := &header{names: names, user: -1, perk: -1, points: -1}
+	h := &header{names: names, user: -1, perk: -1, points: -1, earned: -1}
 	seen := map[string]bool{}
 	var unknown, results []string
 	for i, raw := range names {
@@ -119,6 +124,8 @@ func parseHeader(names []string) (*header, error) {
 			h.perk = i
 		case lower == colPoints:
 			h.points = i
+		case lower == colEarnedAt:
+			h.earned = i
 		case resultsColumnRe().MatchString(lower):
 			results = append(results, strconv.Quote(name))
 		case strings.HasPrefix(lower, perkPrefix) && web.ValidID(name[len(perkPrefix):]):
@@ -131,7 +138,7 @@ func parseHeader(names []string) (*header, error) {
 	case len(results) > 0:
 		return nil, fmt.Errorf("the header has the results file's columns %s: import a file of user_id and perk_id (and points) or perk_<perkId> columns, not a results file (it would grant its rows again)", list(results))
 	case len(unknown) > 0:
-		return nil, fmt.Errorf("unknown columns %s (the columns are user_id, perk_id and optionally points; or user_id and perk_<perkId> columns)", list(unknown))
+		return nil, fmt.Errorf("unknown columns %s (the columns are user_id, perk_id and optionally points; or user_id and perk_<perkId> columns; earned_at is optional in both)", list(unknown))
 	case h.user < 0:
 		return nil, fmt.Errorf("the header lacks the user_id column")
 	case h.perk >= 0 && len(h.perks) > 0:
@@ -194,6 +201,8 @@ type row struct {
 	// perkCell and pointsCell are the perk_id and points cells as written
 	// (layouts a and b), for the results file.
 	perkCell, pointsCell string
+	// earnedCell is the earned_at cell as written ("": now).
+	earnedCell string
 	// whole is false for a row that is not the header's width (or not
 	// readable at all): its cells are not checked further.
 	whole bool
@@ -210,7 +219,7 @@ func (h *header) parseRow(rec []string) row {
 		}
 		return csvcell.Read(strings.TrimSpace(rec[i]))
 	}
-	r.userID, r.perkCell, r.pointsCell = cell(h.user), cell(h.perk), cell(h.points)
+	r.userID, r.perkCell, r.pointsCell, r.earnedCell = cell(h.user), cell(h.perk), cell(h.points), cell(h.earned)
 	if len(rec) != len(h.names) {
 		r.errs = append(r.errs, fmt.Sprintf("the row has %d fields; the header has %d", len(rec), len(h.names)))
 		return r

@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/operation"
@@ -114,9 +116,12 @@ type batch struct {
 	keys    map[string]bool
 	items   int
 	cells   int
+	// perks are the perks the batch grants: one liability write each
+	// (liability.go), counted in items.
+	perks map[string]bool
 }
 
-func newBatch() *batch { return &batch{keys: map[string]bool{}} }
+func newBatch() *batch { return &batch{keys: map[string]bool{}, perks: map[string]bool{}} }
 
 func (b *batch) collides(e *entry) bool {
 	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
@@ -342,10 +347,25 @@ func (imp *importer) resolve(ctx context.Context, group []*entry) error {
 			return fmt.Errorf("users of the import: %w", err)
 		}
 	}
+	now := imp.s.Clock.Now()
 	for _, e := range group {
 		person, known := people[e.row.userID]
 		if e.row.whole && e.row.userID != "" && !known {
 			e.errs = append(e.errs, colUserID+": "+msgNoUser)
+		}
+		var earned time.Time
+		msg := ""
+		if c := e.row.earnedCell; c != "" && e.row.whole {
+			t, err := award.ParseEarnedAt(colEarnedAt, c, now)
+			if e, ok := apierr.As(err); ok {
+				msg = e.Message
+			} else if err != nil {
+				msg = colEarnedAt + ": " + err.Error()
+			}
+			earned = t
+		}
+		if msg != "" {
+			e.errs = append(e.errs, msg)
 		}
 		for _, w := range e.row.wants {
 			if w.perkID == "" {
@@ -367,7 +387,7 @@ func (imp *importer) resolve(ctx context.Context, group []*entry) error {
 				e.errs = append(e.errs, w.col+": "+msgDisabled)
 				continue
 			}
-			e.grants = append(e.grants, award.ImportGrant{User: person, Perk: p, Points: points})
+			e.grants = append(e.grants, award.ImportGrant{User: person, Perk: p, Points: points, EarnedAt: earned})
 			e.cols = append(e.cols, w.col)
 		}
 		if imp.h.layout != layoutColumns && e.row.pointsCell != "" {
@@ -551,7 +571,7 @@ func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, err
 				return nil, err
 			}
 		}
-		if b.collides(e) || b.items+len(e.items) > maxBatchItems {
+		if b.collides(e) || b.items+len(e.items)+b.newPerks(e) > maxBatchItems {
 			if err := imp.submit(b); err != nil {
 				return nil, err
 			}
@@ -612,7 +632,7 @@ func (imp *importer) add(b *batch, e *entry) *batch {
 	if !e.ok() {
 		return b
 	}
-	b.items += len(e.items)
+	b.items += len(e.items) + b.notePerks(e)
 	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
 		for _, k := range ks {
 			b.keys[k] = true
@@ -666,6 +686,7 @@ func (imp *importer) submit(b *batch) error {
 			return imp.row(e)
 		},
 		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
+		Shared:    imp.liability(entries),
 	})
 }
 

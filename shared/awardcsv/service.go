@@ -30,6 +30,7 @@ package awardcsv
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/clock"
@@ -67,17 +68,21 @@ type Service struct {
 
 // Kinds returns the job kinds of this package, for job.Service.Kinds.
 func (s *Service) Kinds() map[string]job.Kind {
-	return map[string]job.Kind{job.KindKey(Namespace, NameImport): importKind{s}}
+	return map[string]job.Kind{job.KindKey(Namespace, NameImport): importKind{s}, job.KindKey(NamespaceReports, NameLiability): liabilityKind{s}}
 }
 
 // Routes returns the routes this package adds to the loyalty function:
 // POST /awards/imports starts an import (admin; job.ImportRequest: the
 // multipart file or ?upload=url, nonce, dryRun, suppressEvents; 202 with the
 // Operation) and GET /awards/imports/{fileId} serves a finished import's
-// results file (admin).
+// results file (admin); POST /reports/points-liability/exports starts a
+// CSV export of the points liability report (handleLiabilityExport) and
+// GET /reports/points-liability/exports/{fileId} serves its file (admin).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
 		{Method: "GET", Path: "/awards/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/reports/points-liability/exports", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
+		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
 	}
 }

@@ -103,6 +103,11 @@ type Chunk struct {
 	Refuse func(i int, reason string) Row
 	// Committed is called once the rows [lo, hi) are committed.
 	Committed func(lo, hi int)
+	// Shared returns the unconditional writes the rows [lo, hi) share
+	// (nil: none), added to each of their transactions after the rows'
+	// own items and built again for each attempt (rows prepared again,
+	// split): a sum of the rows' deltas written once per transaction.
+	Shared func(lo, hi int) []types.TransactWriteItem
 }
 
 // ChunkOptions configure a Committer.
@@ -410,6 +415,9 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 			}
 		}
 		w.Flush()
+		if ch.Shared != nil {
+			items = append(items, ch.Shared(lo, hi)...)
+		}
 		m.PartBytes = int64(buf.Len())
 		key := chunkPartKey(l.TenantID, l.ID, m.From, l.Claims)
 		if err := r.svc.putBytes(c.ctx, key, buf.Bytes(), "text/csv"); err != nil {

@@ -9,7 +9,7 @@ package ledger_test
 // and error code, the award or balance it shows) and the state: every award
 // of the step's user, its totals, its ledger (numbered 1..n, each
 // balanceAfter the running sum, the entries the model expects) and the app
-// balance. A failing run is shrunk (steps removed greedily, each candidate
+// balance with its money ledger (the same checks). A failing run is shrunk (steps removed greedily, each candidate
 // run on a fresh tenant) and printed with its seed.
 //
 //	MODEL_SEED=S MODEL_STEPS=N go test -run TestModel ./shared/ledger/
@@ -122,12 +122,13 @@ const (
 	kTxnRepeat // step Ref's transaction again (same shortCode; Alt: another body)
 	kAdvance   // the clock moves N days on
 	kExpire    // the daily points expiry runs for the tenant
+	kPair      // two redemptions of one award (N and N2) at once
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
-	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run",
+	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -153,6 +154,8 @@ type step struct {
 	// Back is how many days before now a grant's points were earned
 	// (earnedAt; 0: absent).
 	Back int
+	// N2 is the second value of a pair of redemptions.
+	N2 int
 }
 
 func (s step) String() string {
@@ -166,6 +169,8 @@ func (s step) String() string {
 		}
 	case kAdvance:
 		fmt.Fprintf(&b, " %d days", s.N)
+	case kPair:
+		fmt.Fprintf(&b, " u%d p%d n=%d and n=%d at once", s.User, s.Perk, s.N, s.N2)
 	case kCreditBalance:
 		fmt.Fprintf(&b, " u%d amount=%s", s.User, pence(s.N))
 	case kOrder:
@@ -221,6 +226,10 @@ type perkDef struct {
 	// expires tells that the perk's lots expire lotDays days after the
 	// day they were earned (AFTER_EARN P<lotDays>D).
 	expires bool
+	// global tells that every user holds the perk's award (isGlobal): a
+	// virtual award showing initial until its first change stores it.
+	global  bool
+	initial int
 }
 
 // lotDays is the Expiring perk's AFTER_EARN duration in days: a lot
@@ -233,6 +242,7 @@ var perkDefs = []perkDef{
 	{title: "Floored", points: map[string]any{"min": 5, "redemption": 2}, min: 5, max: -1, redeem: 2},
 	{title: "Limited", points: map[string]any{"maxTotalRedemptions": 6}, max: -1, maxR: 6, redeem: 1},
 	{title: "Expiring", points: map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": fmt.Sprintf("P%dD", lotDays)}}, max: -1, redeem: 1, expires: true},
+	{title: "Welcome", points: map[string]any{"initial": 8, "max": 80, "redemption": 2}, max: 80, redeem: 2, global: true, initial: 8},
 }
 
 const users = 3
@@ -344,11 +354,37 @@ func (a *mAward) take(v int) []mDraw {
 // now is when a change happens: the day and the run's step.
 type now struct{ day, at int }
 
+// store is the first change of a global perk's virtual award: it is
+// stored with its initial points, an EARN (source INITIAL) and their lot.
+func (a *mAward) store(d perkDef, t now) {
+	a.exists = true
+	a.avail = d.initial
+	a.move("EARN", d.initial)
+	if d.initial > 0 {
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: d.initial, day: t.day, at: t.at, expires: d.expires})
+	}
+}
+
+// held tells whether the user holds the award (stored, or a global
+// perk's).
+func (a mAward) held(d perkDef) bool { return a.exists || d.global }
+
+// shown is the award as reads show it on day: a global perk's virtual
+// award holds its initial points.
+func (a mAward) shown(d perkDef, day int) mAward {
+	if !a.exists && d.global {
+		return mAward{avail: d.initial}
+	}
+	return a.view(day)
+}
+
 // grant is work.go's opGrant: the result clamped to max (never below
 // what the award holds), a lot earned on day earned.
 func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
 	if a.exists {
 		a.expire(t.day)
+	} else if d.global {
+		a.store(d, t)
 	}
 	next := a.avail + pts
 	if d.max >= 0 && next > d.max {
@@ -366,11 +402,15 @@ func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
 }
 
 func (a *mAward) redeem(d perkDef, v, units int, t now) string {
-	if !a.exists {
+	if !a.held(d) {
 		return "NOT_FOUND"
 	}
 	b := a.clone()
-	b.expire(t.day)
+	if b.exists {
+		b.expire(t.day)
+	} else {
+		b.store(d, t)
+	}
 	switch {
 	case d.maxR > 0 && b.redemptions+units > d.maxR:
 		return "REDEMPTION_LIMIT_REACHED"
@@ -438,10 +478,14 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 	switch {
 	case d.max >= 0 && v > d.max:
 		return "VALIDATION_FAILED"
-	case !a.exists:
+	case !a.held(d):
 		return "NOT_FOUND"
 	}
-	a.expire(t.day)
+	if a.exists {
+		a.expire(t.day)
+	} else {
+		a.store(d, t)
+	}
 	diff := v - a.avail
 	a.adjusted += diff
 	a.move("ADJUST", diff)
@@ -458,6 +502,15 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 type mUser struct {
 	balance int // pence
 	awards  []mAward
+	// money is the app balance's ledger entries the model expects.
+	money []mMoney
+}
+
+// mMoney is an entry of the app balance's ledger: its type and signed
+// amount in pence.
+type mMoney struct {
+	typ   string
+	pence int
 }
 
 type mOrder struct {
@@ -551,7 +604,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
-	{kAdvance, 3}, {kExpire, 3},
+	{kAdvance, 3}, {kExpire, 3}, {kPair, 5},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -570,7 +623,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -593,6 +646,8 @@ func (g *gen) make(id int, k kind, m *model) (step, bool) {
 		}
 	case kAdvance:
 		s.N = 1 + g.pick(3)
+	case kPair:
+		s.N, s.N2 = 1+g.pick(a.avail/2+3), 1+g.pick(a.avail/2+3)
 	case kExpire:
 	case kCreditBalance:
 		s.N = 1 + g.pick(2500)
@@ -748,6 +803,8 @@ type runner struct {
 	sent  map[int]*sent
 	steps map[int]step
 	n     int // steps run
+	// start is the tenant's local time of day 0 (see align).
+	start time.Time
 	// earned is when the points of a grant with earnedAt were earned, by
 	// the grant's step ID (the body keeps its date on a retry).
 	earned map[int]now
@@ -773,6 +830,7 @@ func (r *runner) align() {
 		target = time.Date(cur.Year(), cur.Month(), cur.Day()+1, 1, 30, 0, 0, london)
 	}
 	r.h.Clock.Advance(target.Sub(cur))
+	r.start = target
 }
 
 func (r *runner) advance(days int) { r.h.Clock.Advance(time.Duration(days) * 24 * time.Hour) }
@@ -794,7 +852,11 @@ func newRunner(t testing.TB) (r *runner, err error) {
 		r.uids = append(r.uids, h.AdminUser(q, fmt.Sprintf("Model%d", i), "User"))
 	}
 	for _, d := range perkDefs {
-		resp := h.Do("POST", "/perks", map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}, h.Admin())
+		body := map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}
+		if d.global {
+			body["isGlobal"] = true
+		}
+		resp := h.Do("POST", "/perks", body, h.Admin())
 		if resp.Status != 201 {
 			return nil, fmt.Errorf("create perk %s: %d %s", d.title, resp.Status, resp.Body)
 		}
@@ -835,6 +897,9 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure) {
 		if err := r.final(u); err != nil {
 			return seq, &failure{at: len(seq) - 1, msg: "at the end: " + err.Error()}
 		}
+	}
+	if err := r.checkLiability(); err != nil {
+		return seq, &failure{at: len(seq) - 1, msg: "at the end: " + err.Error()}
 	}
 	return seq, nil
 }
@@ -918,13 +983,14 @@ func (r *runner) final(u int) (err error) {
 }
 
 // counts returns the number of ledger entries the model holds per user
-// and perk.
+// and perk, and last, per user, of the app balance's ledger.
 func (r *runner) counts() [][]int {
 	out := make([][]int, users)
 	for u, mu := range r.m.users {
 		for _, a := range mu.awards {
 			out[u] = append(out[u], len(a.entries))
 		}
+		out[u] = append(out[u], len(mu.money))
 	}
 	return out
 }
@@ -1033,6 +1099,8 @@ func (r *runner) exec(s step) ([]int, error) {
 		r.advance(s.N)
 		r.m.day += s.N
 		return nil, nil
+	case kPair:
+		return []int{s.User}, r.pair(s)
 	case kExpire:
 		if _, err := r.h.Deps.Awards.ExpireTenantLots(context.Background(), r.h.Tenant.ID); err != nil {
 			return nil, fmt.Errorf("expiry run: %w", err)
@@ -1208,7 +1276,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if code != "" {
 			return nil
 		}
-		return sameAward(view(decode(resp.Body)), a.view(m.day), r.pids[s.Perk])
+		return sameAward(view(decode(resp.Body)), a.shown(d, m.day), r.pids[s.Perk])
 	}
 	t := r.now()
 	self := func(m map[string]any) map[string]any { return m }
@@ -1229,6 +1297,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 			return expect(resp, 422, "INSUFFICIENT_BALANCE")
 		}
 		u.balance = next
+		u.money = append(u.money, mMoney{"CREDIT", s.N})
 		if err := expect(resp, 200, ""); err != nil {
 			return err
 		}
@@ -1324,6 +1393,9 @@ func (r *runner) transaction(s step, resp *ts.Resp) error {
 		}
 	}
 	u.balance -= charge
+	if charge > 0 {
+		u.money = append(u.money, mMoney{"PAYMENT", -charge})
+	}
 	t := &mTxn{user: s.User, id: got["_id"].(string), ord: o, app: s.App, price: s.N, charge: charge}
 	if _, seen := m.txns[s.ID]; !seen {
 		m.txnIDs = append(m.txnIDs, s.ID)
@@ -1343,6 +1415,9 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 	u := m.users[t.user]
 	t.refunded = true
 	u.balance += t.charge
+	if t.charge > 0 {
+		u.money = append(u.money, mMoney{"PAYMENT_REFUND", t.charge})
+	}
 	returned := 0
 	if o := t.ord; o.completed && t.app && !o.returned && len(o.reds) > 0 {
 		for _, rd := range o.reds {
@@ -1418,13 +1493,13 @@ func (r *runner) check(u int, before []int) error {
 	}
 	for p, a := range mu.awards {
 		got, ok := listed[r.pids[p]]
-		if ok != a.exists {
-			return fmt.Errorf("u%d p%d: listed %v, the model says it exists: %v", u, p, ok, a.exists)
+		if ok != a.held(perkDefs[p]) {
+			return fmt.Errorf("u%d p%d: listed %v, the model says it is held: %v", u, p, ok, a.held(perkDefs[p]))
 		}
 		if !ok {
 			continue
 		}
-		if err := sameAward(got, a.view(r.m.day), r.pids[p]); err != nil {
+		if err := sameAward(got, a.shown(perkDefs[p], r.m.day), r.pids[p]); err != nil {
 			return fmt.Errorf("u%d p%d: %w", u, p, err)
 		}
 		if before != nil && len(a.entries) == before[p] {
@@ -1445,7 +1520,83 @@ func (r *runner) check(u int, before []int) error {
 	if bal != mu.balance || bal < 0 {
 		return fmt.Errorf("u%d balance %s, the model has %s", u, pence(bal), pence(mu.balance))
 	}
+	if before != nil && len(mu.money) == before[len(mu.awards)] {
+		return nil // unchanged: read whole at its next change and at the end
+	}
+	if err := r.checkMoney(u); err != nil {
+		return fmt.Errorf("u%d money ledger: %w", u, err)
+	}
 	return nil
+}
+
+// checkMoney reads user u's whole money ledger, every page, and compares
+// it with the model's entries: numbered 1..n without gaps, each
+// balanceAfter the running sum, the sum the app balance.
+func (r *runner) checkMoney(u int) error {
+	mu := r.m.users[u]
+	base := "/users/" + r.uids[u] + "/balance/ledger"
+	limit := 100
+	if r.n%5 == 0 {
+		limit = 3 // pages
+	}
+	var got []map[string]any // newest first
+	start := ""
+	for {
+		q := fmt.Sprintf("?limit=%d", limit)
+		if start != "" {
+			q += "&startKey=" + url.QueryEscape(start)
+		}
+		resp := r.send("GET", base+q, nil, "")
+		if resp.Status != 200 {
+			return fmt.Errorf("GET money ledger: %d %.300s", resp.Status, resp.Body)
+		}
+		page := decode(resp.Body)
+		for _, e := range page["items"].([]any) {
+			got = append(got, e.(map[string]any))
+		}
+		nk, _ := page["page"].(map[string]any)["nextKey"].(string)
+		if nk == "" {
+			break
+		}
+		start = nk
+		if len(got) > len(mu.money)+limit {
+			return fmt.Errorf("more entries than the model's %d", len(mu.money))
+		}
+	}
+	if len(got) != len(mu.money) {
+		return fmt.Errorf("%d entries, the model has %d: %v", len(got), len(mu.money), describeMoney(got))
+	}
+	sum := 0
+	for i := range got {
+		e := got[len(got)-1-i]
+		want := mu.money[i]
+		amt, err := penceOf(json.Number(fmt.Sprint(e["amount"])))
+		if err != nil {
+			return fmt.Errorf("entry %d amount: %w", i+1, err)
+		}
+		after, err := penceOf(json.Number(fmt.Sprint(e["balanceAfter"])))
+		if err != nil {
+			return fmt.Errorf("entry %d balanceAfter: %w", i+1, err)
+		}
+		sum += amt
+		if intOf(e["seq"]) != i+1 || e["type"] != want.typ || amt != want.pence || after != sum || after < 0 || e["currency"] != "GBP" {
+			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %s after %s; all: %v",
+				i+1, e["seq"], e["type"], e["amount"], e["balanceAfter"], i+1, want.typ, pence(want.pence), pence(sum), describeMoney(got))
+		}
+	}
+	if sum != mu.balance {
+		return fmt.Errorf("entries sum to %s, the balance is %s", pence(sum), pence(mu.balance))
+	}
+	return nil
+}
+
+func describeMoney(entries []map[string]any) string {
+	var b strings.Builder
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["amount"], e["balanceAfter"])
+	}
+	return b.String()
 }
 
 // checkLedger reads award (u, p)'s whole ledger, every page, and
@@ -1528,4 +1679,71 @@ func describe(entries []map[string]any) string {
 		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["points"], e["balanceAfter"])
 	}
 	return b.String()
+}
+
+// pair sends two redemptions of one award at once and checks that the
+// answers and the state are those of one of the two orders they can
+// commit in (the model moves by that order).
+func (r *runner) pair(s step) error {
+	path := "/users/" + r.uids[s.User] + "/pointawards/" + r.awardID(s.User, s.Perk) + "/redeem"
+	vals := [2]int{s.N, s.N2}
+	var resp [2]*ts.Resp
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { resp[i] = r.send("POST", path, marshal(map[string]any{"valueToRedeem": vals[i]}), "") })
+	}
+	wg.Wait()
+	codeOf := func(x *ts.Resp) string {
+		if x.Status < 400 {
+			return ""
+		}
+		c, _ := decode(x.Body)["code"].(string)
+		return c
+	}
+	got := [2]string{codeOf(resp[0]), codeOf(resp[1])}
+	d := perkDefs[s.Perk]
+	a := r.m.users[s.User].awards[s.Perk]
+	t := r.now()
+	var fits []mAward
+	var orders [][2]int
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		b := a.clone()
+		var codes [2]string
+		for _, i := range order {
+			codes[i] = b.redeem(d, vals[i], 1, t)
+		}
+		if codes == got {
+			fits = append(fits, b)
+			orders = append(orders, order)
+		}
+	}
+	switch {
+	case len(fits) == 0:
+		return fmt.Errorf("answers %d %s and %d %s fit neither order of the two redemptions (model award %+v)", resp[0].Status, got[0], resp[1].Status, got[1], a)
+	case len(fits) == 2 && got == [2]string{"", ""} && vals[0] != vals[1]:
+		// Both committed: the ledger tells the order (its last BURN).
+		entries := r.ledgerEntries(s.User, s.Perk)
+		last := -1
+		if len(entries) > 0 {
+			last = -intOf(entries[0]["points"])
+		}
+		if last == vals[orders[0][1]] {
+			fits = fits[:1]
+		} else {
+			fits = fits[1:]
+		}
+	}
+	r.m.users[s.User].awards[s.Perk] = fits[0]
+	return nil
+}
+
+// ledgerEntries reads award (u, p)'s newest ledger entries (one page).
+func (r *runner) ledgerEntries(u, p int) []map[string]any {
+	resp := r.send("GET", "/users/"+r.uids[u]+"/pointawards/"+r.awardID(u, p)+"/ledger?limit=5", nil, "")
+	var out []map[string]any
+	items, _ := decode(resp.Body)["items"].([]any)
+	for _, e := range items {
+		out = append(out, e.(map[string]any))
+	}
+	return out
 }

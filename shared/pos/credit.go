@@ -7,6 +7,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/ledger"
 	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/profile"
 	"github.com/loyalty-platform/platform/shared/web"
@@ -76,7 +77,7 @@ func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, 
 		if amt.IsZero() || amt.Cmp(MaxAmount) > 0 || amt.Cmp(MaxAmount.Neg()) < 0 {
 			return CreditResult{}, apierr.Invalid("amount", "must be a non-zero amount from -%s to %s", MaxAmount, MaxAmount)
 		}
-		return s.creditBalance(ctx, caller, userID, amt, in.Reason)
+		return s.creditBalance(ctx, caller, userID, amt, cur, in.Reason)
 	case CreditPoints:
 		if in.PerkID == "" {
 			return CreditResult{}, apierr.Invalid("perkId", "is required for POINTS credits")
@@ -102,9 +103,12 @@ func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, 
 
 func ptr[T any](v T) *T { return &v }
 
-func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, reason string) (CreditResult, error) {
+func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		res, retry, err := s.tryCreditBalance(ctx, caller, userID, amt, reason)
+		if attempt > 0 {
+			backoff(ctx, attempt)
+		}
+		res, retry, err := s.tryCreditBalance(ctx, caller, userID, amt, cur, reason)
 		if err != nil || !retry {
 			return res, err
 		}
@@ -113,10 +117,11 @@ func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID s
 }
 
 // tryCreditBalance reads the balance and sets it to the balance plus amt
-// with its action, conditional on the balance being unchanged (retry true:
-// it changed), so the answer is the balance this credit left. The sum is
-// exact (integers of minor units); a balance over MaxTotal is refused.
-func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, reason string) (CreditResult, bool, error) {
+// with its CREDIT ledger entry and its action, conditional on the balance
+// and its entry count being unchanged (retry true: it changed), so the
+// answer is the balance this credit left. The sum is exact (integers of
+// minor units); a balance over MaxTotal is refused.
+func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return CreditResult{}, false, err
@@ -125,8 +130,7 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 	if err != nil {
 		return CreditResult{}, false, err
 	}
-	cur := prof.Balance
-	next, err := addTotal("amount", cur, amt)
+	next, err := addTotal("amount", prof.Balance, amt)
 	if err != nil {
 		return CreditResult{}, false, err
 	}
@@ -135,12 +139,18 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 	}
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
-	tx.Add("user", profile.BalanceSet(s.UsersTable, caller.TenantID, userID, cur, next))
 	meta := map[string]any{"amount": amt.Number(), "balance": next.Number()}
 	if reason != "" {
 		meta["reason"] = reason
 	}
 	a := s.act(caller.TenantID, title, prof, nil, ActionBalanceCredited, now, meta)
+	w, err := ledger.AddMoney(tx, s.UsersTable, ledger.BalanceOf(prof), ledger.MoneyChange{
+		TenantID: caller.TenantID, UserID: userID, Type: ledger.MoneyCredit, Amount: amt, Currency: cur,
+		Cause: ledger.MoneyCause{ActionID: a.ID, Reason: reason},
+	}, now)
+	if err != nil {
+		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
+	}
 	it, err := s.Actions.TransactItem(a)
 	if err != nil {
 		return CreditResult{}, false, err
@@ -148,11 +158,11 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userI
 	tx.Add("action", it)
 	err = tx.Run(ctx, s.DB)
 	switch {
-	case ddb.Failed(err, 0), ddb.IsTransactionConflict(err):
+	case w.Raced(err), ddb.IsTransactionConflict(err):
 		return CreditResult{}, true, nil // the balance changed or the user is gone: read again
 	case err != nil:
 		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
 	}
 	s.react(ctx, a)
-	return CreditResult{Type: CreditBalance, Balance: &next}, false, nil
+	return CreditResult{Type: CreditBalance, Balance: &w.Entry.BalanceAfter}, false, nil
 }

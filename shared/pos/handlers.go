@@ -12,6 +12,7 @@ import (
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit), Idempotent: true},
+		{Method: "GET", Path: "/users/{userId}/balance/ledger", Handler: web.Serve(http.StatusOK, s.handleBalanceLedger)},
 		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder), Idempotent: true},
 		{Method: "GET", Path: "/orders/{orderId}", Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
 		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder), Idempotent: true},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -268,8 +269,20 @@ func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string,
 	return Order{}, ErrConcurrent
 }
 
-// maxAttempts bounds the retries of a change that lost a race.
-const maxAttempts = 8
+// maxAttempts bounds the retries of a change that lost a race (an order
+// changed, an app balance changed: a balance's changes are serialised by
+// its ledger's entry count, so concurrent payments of one user retry).
+const maxAttempts = 12
+
+// backoff waits a little before a retry, growing with the attempt, with
+// jitter so that racing writers spread out.
+func backoff(ctx context.Context, attempt int) {
+	d := time.Duration(5+rand.IntN(10*(attempt+1))) * time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
 
 // complete completes the order read as r (done false: it changed since,
 // read again): in one transaction the order (conditional on its version),

@@ -57,14 +57,16 @@ type Service struct {
 	// UsersTable holds the users' app balances (profile.BalanceChange).
 	UsersTable string
 	Clock      clock.Clock
-	Users      Users
-	Places     Places
-	Tenants    Tenants
-	Awards     *award.Service
-	Checkins   Checkins
-	Actions    *action.Recorder
-	Rules      Reactions
-	Log        *slog.Logger
+	// Cursor signs the paging keys of the balance's ledger.
+	Cursor   ddb.Cursor
+	Users    Users
+	Places   Places
+	Tenants  Tenants
+	Awards   *award.Service
+	Checkins Checkins
+	Actions  *action.Recorder
+	Rules    Reactions
+	Log      *slog.Logger
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }

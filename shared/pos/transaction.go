@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/apierr"
 	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/ledger"
 	"github.com/loyalty-platform/platform/shared/money"
 	"github.com/loyalty-platform/platform/shared/perk"
 	"github.com/loyalty-platform/platform/shared/profile"
@@ -118,8 +119,10 @@ func (in TransactionInput) hash(userID string) string {
 // CreateTransaction records a transaction of a user (POST
 // /users/{userId}/transactions, POST /transactions; admin). In one
 // DynamoDB transaction: the short code's item (conditional on being new),
-// the transaction, for APP the balance's decrease (conditional on covering
-// it: 422 INSUFFICIENT_BALANCE, nothing written), with orderId the order's
+// the transaction, for APP the balance's decrease with its PAYMENT ledger
+// entry (from the balance read, which must cover it: else 422
+// INSUFFICIENT_BALANCE, nothing written; conditional on the balance's entry
+// count, so a concurrent change makes it read again), with orderId the order's
 // running total (conditional on it being OPEN: a COMPLETED order is 409)
 // or, without one, a generated order completed at once, and the
 // TRANSACTION_CREATED action. A repeat with the same short code and body
@@ -165,11 +168,12 @@ func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, user
 	// changed since (a completed order, a spent balance).
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
+			backoff(ctx, attempt)
 			if t, done, err := replay(); done {
 				return t, err == nil, err
 			}
 		}
-		t, retry, err := s.createTransaction(ctx, caller, userID, in, hash)
+		t, retry, err := s.createTransaction(ctx, caller, userID, in, hash, cur)
 		if err != nil && attempt == 0 {
 			if t, done, rerr := replay(); done {
 				return t, rerr == nil, rerr
@@ -182,7 +186,7 @@ func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, user
 	return Transaction{}, false, ErrConcurrent
 }
 
-func (s *Service) createTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput, hash string) (Transaction, bool, error) {
+func (s *Service) createTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput, hash string, cur money.Currency) (Transaction, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return Transaction{}, false, err
@@ -212,10 +216,7 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		return Transaction{}, false, err
 	}
 	codeAt := tx.Add("code", codeItem)
-	balanceAt, orderAt := -1, -1
-	if t.PaymentType == PaymentApp && t.Charge().Sign() > 0 {
-		balanceAt = tx.Add("user", profile.BalanceChange(s.UsersTable, t.TenantID, userID, t.Charge().Neg()))
-	}
+	orderAt := -1
 	var comp completion
 	var generated *orderRecord
 	if in.OrderID != "" {
@@ -273,13 +274,30 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 		return Transaction{}, false, err
 	}
 	tx.Add("action", it)
+	// The payment: the balance (as read) less the charge, with its
+	// PAYMENT entry; a balance that does not cover it refuses the
+	// transaction (the order's refusals, checked above, come first).
+	var paid *ledger.MoneyWrite
+	if t.PaymentType == PaymentApp && t.Charge().Sign() > 0 {
+		if prof.Balance.Cmp(t.Charge()) < 0 {
+			return Transaction{}, false, ErrInsufficientBalance
+		}
+		w, err := ledger.AddMoney(tx, s.UsersTable, ledger.BalanceOf(prof), ledger.MoneyChange{
+			TenantID: t.TenantID, UserID: userID, Type: ledger.MoneyPayment, Amount: t.Charge().Neg(), Currency: cur,
+			Cause: ledger.MoneyCause{ActionID: created.ID, OrderID: t.OrderID, TransactionID: t.ID},
+		}, now)
+		if err != nil {
+			return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
+		}
+		paid = &w
+	}
 	err = tx.Run(ctx, s.DB)
 	switch {
 	case err == nil:
 	case ddb.Failed(err, codeAt):
 		return Transaction{}, true, nil // another request took the code: read it
-	case balanceAt >= 0 && ddb.Failed(err, balanceAt):
-		return Transaction{}, false, ErrInsufficientBalance
+	case paid != nil && paid.Raced(err):
+		return Transaction{}, true, nil // the balance changed since it was read: read again
 	case orderAt >= 0 && ddb.Failed(err, orderAt):
 		return Transaction{}, false, ErrOrderCompleted
 	case ddb.IsTransactionConflict(err):
@@ -333,7 +351,8 @@ type RefundResult struct {
 // Refund refunds a transaction once (PUT /transactions/{id}?refund=true,
 // admin; a second refund is 409). In one DynamoDB transaction:
 //   - the transaction marked refunded;
-//   - for APP, the app balance restored;
+//   - for APP, the app balance restored, with its PAYMENT_REFUND ledger
+//     entry (a deleted user's too: their history is kept);
 //   - the order's totals: its amount moves from transactionsTotal to
 //     refundedTotal (an OPEN order then completes on what is left);
 //   - on a COMPLETED order, the share of the points the rules earned on it
@@ -355,6 +374,9 @@ func (s *Service) Refund(ctx context.Context, caller web.Caller, id string) (Ref
 	}
 	st := s.st()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if attempt > 0 {
+			backoff(ctx, attempt)
+		}
 		t, err := st.txn(ctx, caller.TenantID, id)
 		if err != nil {
 			return RefundResult{}, err
@@ -406,8 +428,8 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 	tx := &ddb.Tx{}
 	txnAt := tx.Add("transaction", st.update(txnPK(t.TenantID, t.ID), "TXN", "SET refunded = :t, refundedAt = :now", "refunded = :f",
 		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(stamp(now))}))
-	if t.PaymentType == PaymentApp && t.Charge().Sign() > 0 {
-		tx.Add("user", profile.BalanceRestore(s.UsersTable, t.TenantID, t.UserID, t.Charge()))
+	restores := t.PaymentType == PaymentApp && t.Charge().Sign() > 0
+	if restores {
 		rf.res.BalanceRestored = t.Charge()
 	}
 	meta := map[string]any{"orderId": o.ID, "transactionId": t.ID}
@@ -459,13 +481,30 @@ func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) 
 		return RefundResult{}, false, err
 	}
 	tx.Add("action", it)
+	// The app payment given back: the balance (as read, a deleted user's
+	// too) plus the charge, with its PAYMENT_REFUND entry.
+	var restored *ledger.MoneyWrite
+	if restores {
+		cur, err := s.currency(ctx, caller)
+		if err != nil {
+			return RefundResult{}, false, err
+		}
+		w, err := ledger.AddMoney(tx, s.UsersTable, ledger.BalanceOf(prof), ledger.MoneyChange{
+			TenantID: t.TenantID, UserID: t.UserID, Type: ledger.MoneyPaymentRefund, Amount: t.Charge(), Currency: cur,
+			Cause: ledger.MoneyCause{ActionID: refunded.ID, OrderID: o.ID, TransactionID: t.ID}, Kept: true,
+		}, now)
+		if err != nil {
+			return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
+		}
+		restored = &w
+	}
 	actions := append(rf.actions, refunded)
 	err = tx.Run(ctx, s.DB)
 	switch {
 	case err == nil:
 	case ddb.Failed(err, txnAt):
 		return RefundResult{}, false, ErrRefunded
-	case ddb.Failed(err, orderAt), ddb.IsTransactionConflict(err):
+	case ddb.Failed(err, orderAt), ddb.IsTransactionConflict(err), restored != nil && restored.Raced(err):
 		return RefundResult{}, true, nil
 	default:
 		for _, at := range rf.awardsAt {

@@ -9,6 +9,7 @@ package profile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -58,6 +59,10 @@ type Profile struct {
 	// read with the profile so that a balance change reads the user once.
 	// It is exact (an N attribute read as a decimal, never a float64).
 	Balance money.Amount `dynamodbav:"balance"`
+	// MoneySeq is the number of the balance's ledger entries (0 before
+	// the first), read with the balance: a change of the balance is
+	// conditional on it (BalanceMove).
+	MoneySeq int `dynamodbav:"moneySeq"`
 }
 
 // live reports whether a stored profile counts at now: not deleted, and a
@@ -78,7 +83,7 @@ func (p Profile) normalized() Profile {
 }
 
 // projection is the attributes a profile read fetches.
-const projection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance"
+const projection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance, moneySeq"
 
 var projectionNames = map[string]string{"#state": "state"}
 
@@ -181,59 +186,40 @@ func (r *Reader) LiveCheck(tenantID, userID string) types.TransactWriteItem {
 	return LiveCheck(r.Table, tenantID, userID)
 }
 
-// BalanceChange is an Update, for another domain's transaction, of a
-// user's app balance (the users' `balance`) by delta: DynamoDB adds it
-// exactly (decimal arithmetic), conditional on the user being live and, for
-// a decrease, on the balance covering it, so a balance never goes below
-// zero however many payments race. delta must be valid (validated input
-// or arithmetic on amounts read).
-func BalanceChange(table, tenantID, userID string, delta money.Amount) types.TransactWriteItem {
-	cond := "attribute_exists(pk) AND deleted = :false"
+// BalanceMove is an Update, for the ledger's transaction, of a user's app
+// balance from cur to next with its entry count (moneySeq) from seq to
+// seq+1, conditional on both being as read (a user who never had an entry
+// may have no count yet, a user who never had a balance no balance) and on
+// the user existing and, unless kept, not being deleted (the refund of a
+// deleted user's earlier payment changes their kept history). A failure
+// means the balance changed or the user is gone: read again. The ledger
+// (shared/ledger) writes the entry numbered seq+1 in the same transaction.
+func BalanceMove(table, tenantID, userID string, cur, next money.Amount, seq int, kept bool) types.TransactWriteItem {
+	cond := "attribute_exists(pk)"
 	values := map[string]types.AttributeValue{
-		":false": &types.AttributeValueMemberBOOL{Value: false},
-		":d":     delta.AttributeValue(),
+		":cur":  cur.AttributeValue(),
+		":next": next.AttributeValue(),
+		":seq":  &types.AttributeValueMemberN{Value: strconv.Itoa(seq)},
+		":nseq": &types.AttributeValueMemberN{Value: strconv.Itoa(seq + 1)},
 	}
-	if delta.Sign() < 0 {
-		cond += " AND balance >= :need"
-		values[":need"] = delta.Neg().AttributeValue()
+	if !kept {
+		cond += " AND deleted = :false"
+		values[":false"] = &types.AttributeValueMemberBOOL{Value: false}
 	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(table), Key: key(tenantID, userID),
-		UpdateExpression: aws.String("ADD balance :d"), ConditionExpression: aws.String(cond),
-		ExpressionAttributeValues:           values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}
-}
-
-// BalanceRestore is an Update, for another domain's transaction, that
-// gives amount back to a user's app balance (a refunded app payment): a
-// deleted user's too, so that their history stays whole.
-func BalanceRestore(table, tenantID, userID string, amount money.Amount) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(table), Key: key(tenantID, userID),
-		UpdateExpression:          aws.String("ADD balance :d"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": amount.AttributeValue()},
-	}}
-}
-
-// BalanceSet is an Update, for another domain's transaction, of a user's
-// app balance from cur (as read) to next, conditional on the user being
-// live and the balance still being cur: the caller knows the balance its
-// change leaves. A failure means the balance changed or the user is gone:
-// read again.
-func BalanceSet(table, tenantID, userID string, cur, next money.Amount) types.TransactWriteItem {
-	cond := "attribute_exists(pk) AND deleted = :false AND balance = :cur"
+	if seq == 0 {
+		cond += " AND (attribute_not_exists(moneySeq) OR moneySeq = :seq)"
+	} else {
+		cond += " AND moneySeq = :seq"
+	}
 	if cur.IsZero() {
-		cond = "attribute_exists(pk) AND deleted = :false AND (attribute_not_exists(balance) OR balance = :cur)"
+		cond += " AND (attribute_not_exists(balance) OR balance = :cur)"
+	} else {
+		cond += " AND balance = :cur"
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(table), Key: key(tenantID, userID),
-		UpdateExpression: aws.String("SET balance = :next"), ConditionExpression: aws.String(cond),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":false": &types.AttributeValueMemberBOOL{Value: false},
-			":cur":   cur.AttributeValue(),
-			":next":  next.AttributeValue(),
-		},
+		UpdateExpression:          aws.String("SET balance = :next, moneySeq = :nseq"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeValues: values,
 	}}
 }

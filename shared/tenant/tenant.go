@@ -70,6 +70,23 @@ type Settings struct {
 	// dateTimeRestriction is evaluated in it unless the redemption
 	// provably happens at a location (see award.Service.Redeem).
 	Timezone string `json:"timezone,omitempty" dynamodbav:"timezone,omitempty"`
+	// PointsExpiringDays is how many days before a lot of points expires
+	// the daily expiry records POINTS_EXPIRING for it (1 to 365); absent
+	// means DefaultPointsExpiringDays.
+	PointsExpiringDays *int `json:"pointsExpiringDays,omitempty" dynamodbav:"pointsExpiringDays,omitempty"`
+}
+
+// DefaultPointsExpiringDays is the reminder of a tenant without
+// settings.pointsExpiringDays.
+const DefaultPointsExpiringDays = 30
+
+// ExpiringDaysOrDefault is the tenant's reminder ahead of an expiry, in
+// days.
+func (s Settings) ExpiringDaysOrDefault() int {
+	if s.PointsExpiringDays == nil {
+		return DefaultPointsExpiringDays
+	}
+	return *s.PointsExpiringDays
 }
 
 // DefaultTimezone is the time zone of a tenant without settings.timezone.
@@ -171,6 +188,9 @@ func (t *Tenant) Validate() error {
 	}
 	if b := t.Settings.RulesBudget; b != nil && (*b < MinRulesBudget || *b > MaxRulesBudget) {
 		return apierr.Invalid("settings.rulesBudget", "must be an integer from %d to %d (the most effects the rules apply for one originating action; absent means %d)", MinRulesBudget, MaxRulesBudget, DefaultRulesBudget)
+	}
+	if d := t.Settings.PointsExpiringDays; d != nil && (*d < 1 || *d > 365) {
+		return apierr.Invalid("settings.pointsExpiringDays", "must be an integer from 1 to 365 (days before points expire that POINTS_EXPIRING is recorded; absent means %d)", DefaultPointsExpiringDays)
 	}
 	if len(t.Settings.SMSCountryCodes) > MaxSMSCountryCodes {
 		return apierr.Invalid("settings.smsCountryCodes", "must list at most %d calling codes", MaxSMSCountryCodes)

@@ -20,7 +20,8 @@ import (
 // identifiers can register again, addresses and the profile photo are
 // removed and every session ends. The record stays with `deleted: true`
 // so history (awards, orders, actions) keeps a consistent user id. Deleting
-// again repeats the clean-up and succeeds.
+// again repeats the clean-up and succeeds. The app balance's ledger
+// entries are kept (an admin reads them: GET /users/{userId}/balance/ledger).
 func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
@@ -109,17 +110,24 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	return nil
 }
 
-// userItems returns every item stored under a user's partition.
+// userItems returns the items of the users domain under a user's
+// partition: its credentials, name entries and addresses, and the user
+// item (sk PROFILE, last). The ledger's money entries, which sort after
+// the user item (shared/ledger), are the user's history: they are neither
+// read nor deleted.
 func (s *store) userItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.users),
-			KeyConditionExpression:    aws.String("pk = :pk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
-			ExclusiveStartKey:         start,
-			ConsistentRead:            aws.Bool(true),
+			TableName:              aws.String(s.users),
+			KeyConditionExpression: aws.String("pk = :pk AND sk <= :profile"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk":      &types.AttributeValueMemberS{Value: pk},
+				":profile": &types.AttributeValueMemberS{Value: skProfile},
+			},
+			ExclusiveStartKey: start,
+			ConsistentRead:    aws.Bool(true),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list user items: %w", err)

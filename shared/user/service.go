@@ -214,6 +214,9 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 			guest = &g
 			r.ID, r.Created, r.Version = g.ID, g.Created, g.Version+1
 			r.Points = g.Points
+			// The guest's app balance and its ledger's entry count go
+			// with it (the entries stay in the same partition).
+			r.Balance, r.MoneySeq = g.Balance, g.MoneySeq
 			if r.PrimaryPlatform == PlatformUnknown {
 				r.PrimaryPlatform = g.PrimaryPlatform
 			}
@@ -319,8 +322,13 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 	userCond := aws.String("attribute_not_exists(pk)")
 	var userVals map[string]types.AttributeValue
 	if guest != nil {
-		userCond = aws.String("isGuest = :true AND version = :v")
-		userVals = map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":v": &types.AttributeValueMemberN{Value: fmt.Sprint(guest.Version)}}
+		// A change of the guest's app balance since it was read (which
+		// counts its ledger's entries, moneySeq) fails the conversion.
+		userCond = aws.String("isGuest = :true AND version = :v AND (attribute_not_exists(moneySeq) OR moneySeq = :ms)")
+		userVals = map[string]types.AttributeValue{
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":v": &types.AttributeValueMemberN{Value: fmt.Sprint(guest.Version)},
+			":ms": &types.AttributeValueMemberN{Value: fmt.Sprint(guest.MoneySeq)},
+		}
 	}
 	it, err := st.put(st.users, r, userCond)
 	if err == nil && userVals != nil {

@@ -34,6 +34,10 @@ import (
 //	gsi3: gsi3pk = <t>#CREDS  gsi3sk = <updatedAt>#<credId>  (credentials by update)
 //
 //	pk = <t>#USER#<userId>                 sk = ADDR#<addressId>    a delivery address
+//	pk = <t>#USER#<userId>                 sk = PROFILE#MONEY#<seq> an entry of the app balance's
+//	                                                                ledger (shared/ledger owns them;
+//	                                                                they sort after PROFILE, out of
+//	                                                                the reads of a user's items)
 //
 // Sessions table:
 //
@@ -129,16 +133,19 @@ type record struct {
 	ExternalPosID               string            `dynamodbav:"externalPosId,omitempty"`
 	ExternalLoyaltyID           string            `dynamodbav:"externalLoyaltyId,omitempty"`
 	Balance                     money.Amount      `dynamodbav:"balance"`
-	Points                      int               `dynamodbav:"points"`
-	NameWords                   []string          `dynamodbav:"nameWords,omitempty"`
-	DeviceKey                   string            `dynamodbav:"deviceKey,omitempty"`
-	CodeSends                   int               `dynamodbav:"codeSends"`
-	CodeWindow                  int64             `dynamodbav:"codeWindow"`
-	Created                     string            `dynamodbav:"created"`
-	UpdatedAt                   string            `dynamodbav:"updatedAt"`
-	Deleted                     bool              `dynamodbav:"deleted"`
-	Version                     int               `dynamodbav:"version"`
-	ExpiresAt                   int64             `dynamodbav:"expiresAt,omitempty"`
+	// MoneySeq is the number of the balance's ledger entries (written by
+	// the ledger with the balance: profile.BalanceMove).
+	MoneySeq   int      `dynamodbav:"moneySeq,omitempty"`
+	Points     int      `dynamodbav:"points"`
+	NameWords  []string `dynamodbav:"nameWords,omitempty"`
+	DeviceKey  string   `dynamodbav:"deviceKey,omitempty"`
+	CodeSends  int      `dynamodbav:"codeSends"`
+	CodeWindow int64    `dynamodbav:"codeWindow"`
+	Created    string   `dynamodbav:"created"`
+	UpdatedAt  string   `dynamodbav:"updatedAt"`
+	Deleted    bool     `dynamodbav:"deleted"`
+	Version    int      `dynamodbav:"version"`
+	ExpiresAt  int64    `dynamodbav:"expiresAt,omitempty"`
 	// SessionEpoch counts the changes that ended the user's sessions (role
 	// change, password reset, deletion); a session is stored only while it
 	// is unchanged since the login read the user (see putSessionAtEpoch).

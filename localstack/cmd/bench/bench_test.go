@@ -74,9 +74,20 @@ func TestTinyRun(t *testing.T) {
 				t.Errorf("figure %q = %+v, want a value and a reference", figure, r)
 			}
 		}
-		for _, op := range slices.Concat(mixOps, logged(orderOps), logged(refundOps)) {
+		for _, op := range slices.Concat(mixOps, logged(orderOps)) {
 			r, ok := got[op+" DynamoDB calls/request"]
 			if !ok || math.Round(r.Value) != r.Reference {
+				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
+			}
+		}
+		// The refund mix pays and refunds on the same users from several
+		// workers: a payment that loses the race on a balance reads and
+		// writes again, so the server's average may pass the raw side's
+		// count by up to one call (a tiny run has few requests), never
+		// fall below it.
+		for _, op := range logged(refundOps) {
+			r, ok := got[op+" DynamoDB calls/request"]
+			if !ok || r.Value < r.Reference || r.Value > r.Reference+1 {
 				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
 			}
 		}

@@ -117,7 +117,7 @@ func parseSettings(args []string) (settings, error) {
 	fs.IntVar(&set.Concurrency, "concurrency", envInt("BENCH_CONCURRENCY", 8), "requests in flight (workers)")
 	fs.IntVar(&set.ImportRows, "import-rows", envInt("BENCH_IMPORT_ROWS", 20000), "rows of each import file (0 skips the imports)")
 	fs.IntVar(&set.ColdRuns, "cold-runs", envInt("BENCH_COLD_RUNS", 10), "cold starts per function, the median is reported (0 skips them)")
-	sections := fs.String("sections", "api,imports,cold", "comma-separated sections to run: api, imports, cold")
+	sections := fs.String("sections", "api,liability,imports,cold", "comma-separated sections to run: api, liability, imports, cold")
 	fns := fs.String("functions", "", "comma-separated functions to cold-start (default: every function)")
 	fs.BoolVar(&set.Soak, "soak", false, "run the soak instead of the benchmark")
 	fs.IntVar(&set.SoakRequests, "soak-requests", envInt("SOAK_REQUESTS", 0), "soak: stop after this many requests (0: only the duration bounds it)")
@@ -137,8 +137,8 @@ func parseSettings(args []string) (settings, error) {
 	}
 	set.Sections = strings.Split(*sections, ",")
 	for _, sec := range set.Sections {
-		if sec != "api" && sec != "imports" && sec != "cold" {
-			return set, fmt.Errorf("-sections: unknown section %q (api, imports, cold)", sec)
+		if sec != "api" && sec != "liability" && sec != "imports" && sec != "cold" {
+			return set, fmt.Errorf("-sections: unknown section %q (api, liability, imports, cold)", sec)
 		}
 	}
 	if set.Concurrency < 1 || set.Requests < 1 {
@@ -314,6 +314,11 @@ func writeJSON(path string, rep report) error {
 func bench(ctx context.Context, e *env, root string, set settings, rep *report) error {
 	if slices.Contains(set.Sections, "api") {
 		if err := benchAPI(ctx, e, set, rep); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(set.Sections, "liability") {
+		if err := benchLiability(ctx, e, set, rep); err != nil {
 			return err
 		}
 	}

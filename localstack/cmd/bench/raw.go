@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/ddb"
 )
 
 // The raw side issues, for each operation of the mix, the DynamoDB calls
@@ -31,11 +33,12 @@ import (
 //	                    TransactWriteItems (delete check-in, CHECKOUT)            5
 //	grant               GetItem profile and perk at once; GetItem award;
 //	                    TransactWriteItems (award, user, AWARD_GRANTED, the
-//	                    ledger entry); GetItem rules version                      5
+//	                    ledger entry, the ADD to a liability shard); GetItem
+//	                    rules version                                             5
 //	redeem              GetItem session; GetItem perk and profile at once;
 //	                    GetItem award; TransactWriteItems (award, user,
-//	                    AWARD_REDEEMED, the ledger entry); GetItem rules
-//	                    version                                                   6
+//	                    AWARD_REDEEMED, the ledger entry, the liability ADD);
+//	                    GetItem rules version                                     6
 //	GET /awards         GetItem profile; at once: Query perks, the user's
 //	                    awards, memberships, segments                             5
 //	POST /transactions  GetItem profile, check-in; TransactWriteItems (short
@@ -82,6 +85,11 @@ type raw struct {
 	// refunds is set for the refund phase, whose card payment keeps what
 	// its refund needs.
 	refunds bool
+	// noLiability leaves out the ADD to a shard of the perk's points
+	// liability that every grant and redemption writes (liability.go).
+	noLiability bool
+	// conflicts counts the transactions tried again after losing a race.
+	conflicts atomic.Int64
 }
 
 // rawUser is the key part of a user's raw twin.
@@ -138,14 +146,24 @@ func (r *raw) query(ctx context.Context, in *dynamodb.QueryInput) error {
 }
 
 func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
-	_, err := r.e.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(newID() + newID()[:12])})
+	// A lost race with another transaction on one item (a liability
+	// shard) is tried again, as ddb.Transact does.
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		_, err = r.e.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(newID() + newID()[:12])})
+		if err == nil || !ddb.IsTransactionConflict(err) {
+			break
+		}
+		r.conflicts.Add(1)
+		time.Sleep(time.Duration(15*(attempt+1)) * time.Millisecond)
+	}
 	if err != nil {
 		return fmt.Errorf("raw TransactWriteItems: %w", err)
 	}
 	return nil
 }
 
-const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance"
+const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance, moneySeq"
 
 func (r *raw) session(ctx context.Context, u benchUser) error {
 	_, err := r.get(ctx, r.e.tables.Sessions, key(r.e.tenant+"#SESSION#"+sha(u.Token), "SESSION"), false)
@@ -277,12 +295,12 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			return err
 		}
 		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if err := r.tx(ctx, r.awardWrite(u, cur, seq, cur+1, "granted :one"),
+		if err := r.tx(ctx, r.withLiability(1, r.awardWrite(u, cur, seq, cur+1, "granted :one"),
 			r.userAlive(u),
 			r.action(u, "AWARD_GRANTED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "source": s("API"),
 				"pointsGranted": n(1), "pointsAvailable": n(cur + 1)}),
 			r.entry(u, seq+1, "EARN", 1, cur+1, actionID),
-		); err != nil {
+		)...); err != nil {
 			return err
 		}
 		return r.rulesVersion(ctx)
@@ -299,11 +317,11 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			return err
 		}
 		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if err := r.tx(ctx, r.awardWrite(u, cur, seq, cur-1, "redeemed :one, redemptions :one, refundable :one"),
+		if err := r.tx(ctx, r.withLiability(-1, r.awardWrite(u, cur, seq, cur-1, "redeemed :one, redemptions :one, refundable :one"),
 			r.userAlive(u),
 			r.action(u, "AWARD_REDEEMED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "pointsAvailable": n(cur - 1)}),
 			r.entry(u, seq+1, "BURN", -1, cur-1, actionID),
-		); err != nil {
+		)...); err != nil {
 			return err
 		}
 		return r.rulesVersion(ctx)

@@ -13,13 +13,17 @@ import (
 	"github.com/loyalty-platform/platform/shared/awardcsv"
 	"github.com/loyalty-platform/platform/shared/job"
 	"github.com/loyalty-platform/platform/shared/segmentgrant"
+	"github.com/loyalty-platform/platform/shared/perk"
 )
 
-// Starts builds the award import's routes on jobs: starting an import and
-// serving its results need nothing else, so the function serving them does
-// not link the loyalty domains.
-func Starts(jobs *job.Service) *awardcsv.Service {
-	return &awardcsv.Service{Jobs: jobs}
+// Starts builds the award import's and the points liability export's
+// routes on jobs: starting a job and serving its file need nothing else
+// but the perks' read (an export's perkId), so the function serving them
+// does not link the loyalty domains.
+func Starts(b *app.Base, jobs *job.Service) *awardcsv.Service {
+	// The liability export checks its perkId: the perks' read alone.
+	perks := &perk.Service{DB: b.DB, Table: b.Config.Tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
+	return &awardcsv.Service{Jobs: jobs, Perks: perks, Clock: b.Clock}
 }
 
 // Imports builds the bulk award import on r and jobs, able to run imports.

@@ -98,7 +98,7 @@ func New(b *app.Base, actions *action.Recorder) *Rewards {
 func (r *Rewards) POS(b *app.Base, checkins *checkin.Service, actions *action.Recorder) *pos.Service {
 	tables := b.Config.Tables
 	s := &pos.Service{
-		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Log: b.Log,
+		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Users: b.Profiles(), Places: r.Awards.Places, Tenants: tenantTitles{b}, Awards: r.Awards,
 		Checkins: checkins, Actions: actions, Rules: r.Rules,
 	}
@@ -232,6 +232,16 @@ func (t tenantTitles) Zone(ctx context.Context, id string) (*time.Location, erro
 		return nil, err
 	}
 	return tn.Settings.Zone(), nil
+}
+
+// ExpiringDays is how many days ahead of an expiry the tenant's users are
+// reminded (settings.pointsExpiringDays, 30 without one).
+func (t tenantTitles) ExpiringDays(ctx context.Context, id string) (int, error) {
+	tn, err := t.b.Tenants().Get(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return tn.Settings.ExpiringDaysOrDefault(), nil
 }
 
 // overlays shows INTERNAL award enrichments on awards.
