@@ -10,10 +10,10 @@ import (
 )
 
 // materialiseChunk is the most awards one Materialise transaction stores:
-// three items each (the award, its INITIAL entry, the membership check of
-// a CLUB or LEVEL perk) and the user's check stay far below DynamoDB's
-// 100 items.
-const materialiseChunk = 30
+// four items each (the award, its INITIAL entry, its perk's liability
+// shard, the membership check of a CLUB or LEVEL perk) and the user's
+// check stay below DynamoDB's 100 items.
+const materialiseChunk = 20
 
 // Materialise stores the virtual awards of subs (global, CLUB and LEVEL
 // perks with initial points, held before they are stored) that are not
