@@ -71,8 +71,8 @@ func decodeValue(raw json.RawMessage) any {
 // time. With one, each run first reads the tenant's rules version (one
 // consistent GetItem, see rulesVersion) and reads the rules again only
 // when the version differs from the cached one's (or the cache's window
-// passed): every rule change bumps the version in the transaction that
-// makes it, so a rule created, changed or deleted in any container applies
+// passed): every rule change bumps the version once it is written and
+// before it answers (store.bump), so a rule created, changed or deleted in any container applies
 // to the next action recorded after that change's answer, here and on the
 // stream, without a query of the rules per action.
 func (e *Engine) rulesOf(ctx context.Context, tenantID string) (*ruleSet, error) {
@@ -93,9 +93,10 @@ func (e *Engine) rulesOf(ctx context.Context, tenantID string) (*ruleSet, error)
 			return s, nil
 		}
 	}
-	// The version was read before the rules: a change committed between
-	// the two reads is in the rules read, and bumped the version past the
-	// one they are kept with, so the next run reads them again.
+	// The version was read before the rules, and a change bumps it only
+	// after its write: rules read with a version include every change
+	// that bumped up to it, and a change written meanwhile bumps the
+	// version past the one they are kept with (the next run reads again).
 	all, err := e.st().all(ctx, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("rules of tenant %s: %w", tenantID, err)

@@ -25,9 +25,9 @@ import (
 //	                                                                  RULES_BUDGET_EXCEEDED recorded for it (exceededActionId)
 //
 // A tenant's rules share one partition: every action reads them together
-// (one Query). Every write of a rule (create, update, delete) adds one to
-// the version item's rulesVersion in its transaction, so a warm container
-// that cached the rules knows with one GetItem whether they changed. The applied marker is written, conditional on being new, in
+// (one Query). Every write of a rule (create, update, delete) then adds one
+// to the version item's rulesVersion (bump), so a warm container that
+// cached the rules knows with one GetItem whether they changed. The applied marker is written, conditional on being new, in
 // the transaction of the rule's effects, and names the action the rule
 // applied on (actionId): a rule applies at most once per originating
 // action (so at most once per (rule, action)) whichever path (the request,
@@ -126,34 +126,29 @@ func (s *store) put(ctx context.Context, r Rule, version int) error {
 		in.ConditionExpression = aws.String("version = :v")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version - 1)}}
 	}
-	tx := &ddb.Tx{}
-	at := tx.Add("rule", types.TransactWriteItem{Put: in})
-	tx.Add("rule", s.bump(r.TenantID))
-	err = tx.Run(ctx, s.db)
-	if ddb.Failed(err, at) {
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: in.TableName, Item: in.Item,
+		ConditionExpression: in.ConditionExpression, ExpressionAttributeValues: in.ExpressionAttributeValues})
+	if ddb.IsConditionFailed(err) {
 		return ErrConcurrent
 	}
 	if err != nil {
 		return fmt.Errorf("write rule %s: %w", r.ID, err)
 	}
-	return nil
+	return s.bump(ctx, r.TenantID)
 }
 
-// delete deletes a rule, bumping the tenant's rules version with it.
+// delete deletes a rule, then bumps the tenant's rules version.
 func (s *store) delete(ctx context.Context, t, id string) error {
-	tx := &ddb.Tx{}
-	at := tx.Add("rule", types.TransactWriteItem{Delete: &types.Delete{
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: s.key(t, id), ConditionExpression: aws.String("attribute_exists(pk)"),
-	}})
-	tx.Add("rule", s.bump(t))
-	err := tx.Run(ctx, s.db)
-	if ddb.Failed(err, at) {
+	})
+	if ddb.IsConditionFailed(err) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("delete rule %s: %w", id, err)
 	}
-	return nil
+	return s.bump(ctx, t)
 }
 
 // versionKey is the key of a tenant's rules version item.
@@ -161,14 +156,22 @@ func (s *store) versionKey(t string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": str(rulesPK(t)), "sk": str(skVersion)}
 }
 
-// bump is the Update adding one to a tenant's rules version: every write
-// of a rule carries it in its transaction.
-func (s *store) bump(t string) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
+// bump adds one to a tenant's rules version, after every write of a rule
+// and before its answer. It is a write of its own, after the rule's: a
+// reader that sees the new version (it reads the version, then the rules)
+// then sees the rule's write, which a transaction of both would not
+// promise (a Query is not isolated from a transaction in progress). A
+// crash between the two leaves the change to the cache's window.
+func (s *store) bump(ctx context.Context, t string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: s.versionKey(t),
 		UpdateExpression:          aws.String("ADD rulesVersion :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
-	}}
+	})
+	if err != nil {
+		return fmt.Errorf("bump the rules version of %s: %w", t, err)
+	}
+	return nil
 }
 
 // version reads a tenant's rules version (0 for a tenant whose rules were
