@@ -58,27 +58,29 @@ var Routes = []Route{
 		Why: "the session, the user, the check-in, its location, the delete with its action"},
 	// Grant and redeem cannot reach 2: the perk (its rules of points) and
 	// the user (the action's context) are read before the write. The
-	// tenant's rules, which run on the action, and its enrichments, which
-	// the answer carries, come from the container's cache (read once per
-	// window, like the tenant: a cold function adds those queries).
-	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 4, Cold: 4,
-		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action"},
-	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 5, Cold: 3,
-		Why: "the session, the user, the perk, the award (its ledger entry carries the balance after), the write with its action and entry; the answer is the award as the write left it"},
+	// tenant's rules, which run on the action, come from the container's
+	// cache once the tenant's rules version (one GetItem, every request
+	// that records actions) says they did not change; its enrichments,
+	// which the answer carries, from the cache (read once per window, like
+	// the tenant: a cold function adds those queries).
+	{Name: "POST /pointperks/{id}/awards (grant)", DynamoDB: 5, Cold: 4,
+		Why: "the user, the perk, the award (the grant is clamped to the perk's max), the write with its action, the rules version"},
+	{Name: "POST /users/{id}/pointawards/{id}/redeem", DynamoDB: 6, Cold: 3,
+		Why: "the session, the user, the perk, the award (its ledger entry carries the balance after), the write with its action and entry, the rules version; the answer is the award as the write left it"},
 	// A user naming a location for a perk with a dateTimeRestriction: is
 	// the user checked in there (the window's time zone)?
-	{Name: "POST /users/{id}/pointawards/{id}/redeem (a user at a location, a perk with a window)", DynamoDB: 7, Cold: 3,
-		Why: "the redemption's 5, the location, the user's check-in (is the user there: the location's time zone, else the tenant's)"},
+	{Name: "POST /users/{id}/pointawards/{id}/redeem (a user at a location, a perk with a window)", DynamoDB: 8, Cold: 3,
+		Why: "the redemption's 6, the location, the user's check-in (is the user there: the location's time zone, else the tenant's)"},
 	{Name: "GET /awards", DynamoDB: 5, Cold: 3,
 		Why: "the user, the perks, the awards, the segments, the user's memberships; the enrichments from the cache"},
-	{Name: "POST /users/{id}/credits", DynamoDB: 3, Cold: 2,
-		Why: "the user with its balance and its entry count, the conditional balance change with its ledger entry and action, the rules"},
-	{Name: "POST /transactions (APP payment)", DynamoDB: 3, Cold: 3,
-		Why: "the user, the check-in (a purchase checks out), one transaction (short code, payment, balance with its ledger entry, order, actions); the rules from the cache"},
+	{Name: "POST /users/{id}/credits", DynamoDB: 4, Cold: 2,
+		Why: "the user with its balance and its entry count, the conditional balance change with its ledger entry and action, the rules, the rules version"},
+	{Name: "POST /transactions (APP payment)", DynamoDB: 4, Cold: 3,
+		Why: "the user, the check-in (a purchase checks out), one transaction (short code, payment, balance with its ledger entry, order, actions), the rules version; the rules from the cache"},
 	{Name: "POST /users/{id}/orders", DynamoDB: 3, Cold: 2,
 		Why: "the user, the location, the order with its action"},
-	{Name: "PUT /orders/{id} (complete)", DynamoDB: 6, Cold: 2,
-		Why: "the order, the user, the location, the check-in, the completion with its actions, the rules (the order is read again only when they earned points on it)"},
+	{Name: "PUT /orders/{id} (complete)", DynamoDB: 7, Cold: 2,
+		Why: "the order, the user, the location, the check-in, the completion with its actions, the rules, the rules version (the order is read again only when they earned points on it)"},
 	{Name: "GET /locations", DynamoDB: 2, Cold: 1,
 		Why: "the locations' version item, the locations (one batch)"},
 	// The actions log is written across 8 shards (so that a tenant's

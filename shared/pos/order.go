@@ -296,8 +296,11 @@ func backoff(ctx context.Context, attempt int) {
 // checkout and its action, the claim) and 3 a redemption of another award
 // (award, ledger entry, AWARD_REDEEMED), up to 5 for a virtual award
 // stored by this change (its initial entry) held through a segment (the
-// membership's check): 66 for MaxRedemptions in general, up to 106 in the
-// corner case the README lists as open, which ddb.Tx refuses.
+// membership's check): 66 for MaxRedemptions in general, up to 106 when
+// the redemptions name many never-used virtual awards. Above DynamoDB's
+// 100 items (ddb.ErrTooManyItems, refused before any call) those awards
+// are stored first (storeVirtual) and the completion read again: 4 items
+// a redemption at most, 86 in all.
 func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
@@ -309,6 +312,19 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 		return Order{}, false, err
 	}
 	err = tx.Run(ctx, s.DB)
+	if errors.Is(err, ddb.ErrTooManyItems) {
+		// Many never-used virtual awards, each stored by this change with
+		// its initial points: store them first, then complete with fewer
+		// items (read again).
+		stored, serr := s.storeVirtual(ctx, caller, r, now)
+		if serr != nil {
+			return Order{}, false, serr
+		}
+		if stored == 0 {
+			return Order{}, false, fmt.Errorf("complete order %s: %w", r.ID, err)
+		}
+		return Order{}, false, nil
+	}
 	if err != nil {
 		if retry, out := prep.failure(err); !retry {
 			return Order{}, false, out
@@ -325,6 +341,41 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 		}
 	}
 	return r.view(), true, nil
+}
+
+// storeVirtual stores, in transactions of their own, the virtual awards
+// (global, CLUB and LEVEL perks with initial points) the redemptions of
+// order r name that were never stored (award.Service.Materialise): the
+// completion then changes stored awards, with fewer items. It returns how
+// many it stored. The request's Idempotency-Key is not claimed by them
+// (the completion claims it): storing an award with its initial points
+// changes nothing a user or a retry sees.
+func (s *Service) storeVirtual(ctx context.Context, caller web.Caller, r orderRecord, now time.Time) (int, error) {
+	title, err := s.title(ctx, caller)
+	if err != nil {
+		return 0, err
+	}
+	prof, err := s.Users.Get(ctx, r.TenantID, r.UserID)
+	if err != nil {
+		return 0, err
+	}
+	var subs []award.Subject
+	for i, red := range r.Redemptions {
+		_, perkID, _ := splitAward(red.AwardID)
+		sub, err := s.Awards.LoadFor(ctx, r.TenantID, title, perkID, person(prof))
+		if err != nil {
+			if errors.Is(err, award.ErrPerkNotFound) {
+				return 0, apierr.Invalid(fmt.Sprintf("redemptions[%d].awardId", i), "no such award")
+			}
+			return 0, err
+		}
+		subs = append(subs, sub)
+	}
+	n, err := s.Awards.Materialise(ddb.WithoutClaim(ctx), subs, now)
+	if err != nil {
+		return n, fmt.Errorf("store the awards of order %s: %w", r.ID, err)
+	}
+	return n, nil
 }
 
 // earned records, for one request, the orders AddEarned recorded points
@@ -419,13 +470,16 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 	c.orderAt = tx.Add("order", put)
 	for i, red := range r.Redemptions {
 		_, perkID, _ := splitAward(red.AwardID)
-		sub, err := s.Awards.Load(ctx, r.TenantID, title, perkID, r.UserID, r.LocationID)
+		// The user and the location were read once for the request (the
+		// transaction checks the user is live): only the perk is read.
+		sub, err := s.Awards.LoadFor(ctx, r.TenantID, title, perkID, person(prof))
 		if err != nil {
 			if errors.Is(err, award.ErrPerkNotFound) {
 				return c, apierr.Invalid(fmt.Sprintf("redemptions[%d].awardId", i), "no such award")
 			}
 			return c, err
 		}
+		sub.Place = place
 		// Orders are completed by the POS (an admin) at the order's
 		// location: a dateTimeRestriction is evaluated in its zone.
 		sub.AtPlace = caller.IsAdmin()

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/loyalty-platform/platform/shared/action"
+	"github.com/loyalty-platform/platform/shared/award"
 	"github.com/loyalty-platform/platform/shared/ddb"
 	"github.com/loyalty-platform/platform/shared/tenant"
 )
@@ -30,6 +31,45 @@ type chain struct {
 	// names their rules, in the order they were skipped.
 	skipped      int
 	skippedRules []string
+	// claims are the applied markers of the rules about to apply, read
+	// together (see store.claims); each is used once, then read again.
+	claims map[string]claimed
+	// subjects are the perks, users and locations of the run's grants
+	// (award.Service.Load), by perk, user and location: the grants of
+	// several rules to one user read them once. The grant's transaction
+	// checks the user and the membership again.
+	subjects map[string]award.Subject
+}
+
+// claim returns the applied marker of a rule's first group in the chain:
+// the one read with the others when there is one, else read now.
+func (c *chain) claim(ctx context.Context, e *Engine, ruleID string) (owner string, ok bool, err error) {
+	if cl, found := c.claims[ruleID]; found {
+		delete(c.claims, ruleID)
+		return cl.owner, cl.ok, nil
+	}
+	return e.st().claim(ctx, c.tenantID, ruleID, c.originID)
+}
+
+// subject loads what a grant of perkID to userID at loc needs (the
+// tenant's when loc is unknown), once per run.
+func (c *chain) subject(ctx context.Context, e *Engine, title, perkID, userID, loc string) (award.Subject, error) {
+	k := perkID + "#" + userID + "#" + loc
+	if sub, ok := c.subjects[k]; ok {
+		return sub, nil
+	}
+	sub, err := e.Awards.Load(ctx, c.tenantID, title, perkID, userID, loc)
+	if errors.Is(err, award.ErrUnknownLocation) {
+		sub, err = e.Awards.Load(ctx, c.tenantID, title, perkID, userID, "")
+	}
+	if err != nil {
+		return award.Subject{}, err
+	}
+	if c.subjects == nil {
+		c.subjects = map[string]award.Subject{}
+	}
+	c.subjects[k] = sub
+	return sub, nil
 }
 
 // remaining is how many effects the chain may still apply.

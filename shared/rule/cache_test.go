@@ -6,16 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/rule"
 	"github.com/loyalty-platform/platform/shared/tenant"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 	"github.com/loyalty-platform/platform/shared/web"
 )
 
-// TestRulesCache: a warm function keeps a tenant's rules for the cache's
-// window. A rule created in another container is not seen by this one's
-// requests until the window passes, but the stream handler (which reads
-// the rules afresh) applies it to the action meanwhile, once; a rule
-// changed through this container's engine applies at once.
+// TestRulesCache: a warm function keeps a tenant's rules and checks them
+// against the tenant's rules version on every run, so a rule created,
+// changed or deleted in another container applies to the very next
+// request here (in the request, not later through the stream), and a
+// request after no change queries no rules.
 func TestRulesCache(t *testing.T) {
 	h := ts.New(t)
 	if h.Deps.TenantCache == nil {
@@ -24,39 +25,13 @@ func TestRulesCache(t *testing.T) {
 	uid, warm := shopper(t, h, h.Admin(), "Cass"), shopper(t, h, h.Admin(), "Warm")
 	p := newPerk(t, h, h.Admin(), nil)
 	// This container reads the tenant's rules (none) on another user's
-	// order: the rule below is only for uid, so a late stream delivery of
-	// this order cannot earn anything.
+	// order: the rule below is only for uid.
 	completeOrder(t, h, warm, map[string]any{"totalPrice": 5})
-	// hasPoints waits for uid's points of p to reach want (the stream
-	// delivers asynchronously), then checks they stay there.
-	hasPoints := func(t *testing.T, want int) {
-		t.Helper()
-		got := 0
-		for deadline := time.Now().Add(ts.StreamWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			h.WaitStreams()
-			if got = points(t, h, h.Admin(), uid)[p]; got >= want {
-				break
-			}
-		}
-		h.WaitStreams()
-		if got = points(t, h, h.Admin(), uid)[p]; got != want {
-			t.Fatalf("points = %d, want %d", got, want)
-		}
-	}
 
-	// Another container (its own cache) creates a rule on completed orders.
+	// Another container (its own cache) changes the rules.
 	other := *h.Deps.Rules
 	other.Cache = tenant.NewCache()
-	body, err := json.Marshal(ruleBody("ORDER_COMPLETED", []map[string]any{grant(p, 4)}, cond("context.user._id", "EQ", uid)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	admin := web.Caller{TenantID: h.Tenant.ID, Service: true}
-	created, err := other.Create(context.Background(), admin, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	// complete completes a new order of uid and returns the DynamoDB
 	// queries the completion made.
 	complete := func(t *testing.T) int {
@@ -65,30 +40,64 @@ func TestRulesCache(t *testing.T) {
 		r.Expect(t, 200, "")
 		return counted.Operation("DynamoDB", "Query")
 	}
-	var within int
-	t.Run("StaleInRequestAppliedByStream", func(t *testing.T) {
-		within = complete(t)
-		hasPoints(t, 4) // the stream applies the new rule, once
+	// hasPoints checks uid's points of p right after a request, then once
+	// the stream delivered its actions (which must add nothing).
+	hasPoints := func(t *testing.T, want int) {
+		t.Helper()
+		if got := points(t, h, h.Admin(), uid)[p]; got != want {
+			t.Fatalf("points after the request = %d, want %d", got, want)
+		}
+		h.WaitStreams()
+		if got := points(t, h, h.Admin(), uid)[p]; got != want {
+			t.Fatalf("points after the stream = %d, want %d", got, want)
+		}
+	}
+
+	var created rule.Rule
+	t.Run("CreatedElsewhereAppliesInTheNextRequest", func(t *testing.T) {
+		body, err := json.Marshal(ruleBody("ORDER_COMPLETED", []map[string]any{grant(p, 4)}, cond("context.user._id", "EQ", uid)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created, err = other.Create(context.Background(), admin, body); err != nil {
+			t.Fatal(err)
+		}
+		changed := complete(t)
+		hasPoints(t, 4)
 		if got := len(actionsOf(t, h, h.Tenant.ID, uid, "AWARD_GRANTED")); got != 1 {
 			t.Fatalf("AWARD_GRANTED = %d, want 1", got)
 		}
+		if same := complete(t); same != changed-1 {
+			t.Fatalf("queries of a request after no change = %d, after the change %d: want one fewer (the rules not read again)", same, changed)
+		}
+		hasPoints(t, 8)
 	})
 	t.Run("ReadAgainAfterTheWindow", func(t *testing.T) {
+		within := complete(t)
 		h.Clock.Advance(tenant.CacheTTL + time.Second)
 		if after := complete(t); after != within+1 {
 			t.Fatalf("queries after the window = %d, within it %d: want one more (the rules read again)", after, within)
 		}
-		hasPoints(t, 8)
-		if again := complete(t); again != within {
-			t.Fatalf("queries of the next request = %d, want %d (the rules cached again)", again, within)
-		}
-		hasPoints(t, 12)
+		hasPoints(t, 16)
 	})
-	t.Run("ChangedHereAppliesAtOnce", func(t *testing.T) {
-		h.Do("PUT", "/rules/"+created.ID, map[string]any{"enabled": false}, h.Admin()).Expect(t, 200, "")
+	t.Run("DisabledElsewhereStopsInTheNextRequest", func(t *testing.T) {
+		if _, err := other.Update(context.Background(), admin, created.ID, []byte(`{"enabled":false}`)); err != nil {
+			t.Fatal(err)
+		}
 		complete(t)
-		hasPoints(t, 12) // the disabled rule did not run
-
+		hasPoints(t, 16)
+	})
+	t.Run("DeletedElsewhereStopsInTheNextRequest", func(t *testing.T) {
+		if _, err := other.Update(context.Background(), admin, created.ID, []byte(`{"enabled":true}`)); err != nil {
+			t.Fatal(err)
+		}
+		complete(t)
+		hasPoints(t, 20)
+		if err := other.Delete(context.Background(), admin, created.ID); err != nil {
+			t.Fatal(err)
+		}
+		complete(t)
+		hasPoints(t, 20)
 	})
 }
 

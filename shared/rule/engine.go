@@ -110,30 +110,15 @@ type Engine struct {
 	Actions *action.Recorder
 	// OnGrant runs inside the transaction of every grant a rule makes.
 	OnGrant hook.Hooks[Granted]
-	// Cache keeps each tenant's rules for the warm container's window
-	// (TENANT_CACHE_SECONDS), so that a request recording an action does
-	// not query them each time; nil reads them on every run. A change made
-	// through this engine applies at once here, one made in another
-	// container within the window (the stream handler, which always reads
-	// them, then applies a new rule the request did not see).
+	// Cache keeps each tenant's rules in the warm container, checked
+	// against the tenant's rules version on every run (see rulesOf), so
+	// that a request recording an action reads one small item instead of
+	// every rule; nil reads the rules on every run.
 	Cache *tenant.Cache
 }
 
 // cacheName is the name of a tenant's rules in the Cache.
 const cacheName = "rules"
-
-// rulesOf returns a tenant's rules: from the cache unless fresh is set.
-func (e *Engine) rulesOf(ctx context.Context, tenantID string, fresh bool) ([]Rule, error) {
-	load := func() ([]Rule, error) { return e.st().all(ctx, tenantID) }
-	if fresh {
-		all, err := load()
-		if err == nil {
-			e.Cache.SetValue(tenantID, cacheName, all, e.Clock.Now())
-		}
-		return all, err
-	}
-	return tenant.Cached(e.Cache, tenantID, cacheName, e.Clock.Now(), load)
-}
 
 // forget drops a tenant's cached rules after this engine changed them.
 func (e *Engine) forget(tenantID string) { e.Cache.Forget(tenantID, cacheName) }
@@ -171,22 +156,17 @@ func originOf(a action.Action) (id, typ string) {
 
 // Run runs the rules triggered by each action, in order (and, within
 // MaxDepth, the rules triggered by the actions their effects record). It
-// reads each tenant's rules once per call, however many actions it runs. A
-// failure on one action does not stop the others: the failures are
-// returned joined.
+// reads each tenant's rules (or their version, see rulesOf) once per call,
+// however many actions it runs. A failure on one action does not stop the
+// others: the failures are returned joined.
 func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
-	return e.runAll(ctx, false, actions)
-}
-
-// runAll runs Run, reading the tenants' rules afresh when fresh is set.
-func (e *Engine) runAll(ctx context.Context, fresh bool, actions []action.Action) error {
-	loaded := map[string][]Rule{}
+	loaded := map[string]*ruleSet{}
 	chains := map[string]*chain{}
 	var order []*chain
 	var errs []error
 	for _, a := range actions {
 		if _, ok := loaded[a.TenantID]; !ok && a.ID != "" && a.TenantID != "" && depthOf(a) < MaxDepth {
-			all, err := e.rulesOf(ctx, a.TenantID, fresh)
+			all, err := e.rulesOf(ctx, a.TenantID)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("rules on action %s: %w", a.ID, err))
 				continue
@@ -214,24 +194,19 @@ func (e *Engine) runAll(ctx context.Context, fresh bool, actions []action.Action
 
 // run runs the rules on action a of chain c, with the rules of the
 // tenants loaded so far (it adds a's tenant's when missing).
-func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]Rule, c *chain) error {
+func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string]*ruleSet, c *chain) error {
 	if a.ID == "" || a.TenantID == "" || depthOf(a) >= MaxDepth || a.Type == ActionBudgetExceeded {
 		return nil
 	}
 	all, ok := loaded[a.TenantID]
 	if !ok {
 		var err error
-		if all, err = e.rulesOf(ctx, a.TenantID, false); err != nil {
+		if all, err = e.rulesOf(ctx, a.TenantID); err != nil {
 			return fmt.Errorf("rules on action %s: %w", a.ID, err)
 		}
 		loaded[a.TenantID] = all
 	}
-	var rules []Rule
-	for _, r := range all {
-		if r.Enabled && Triggers(r.Trigger, a.Type) {
-			rules = append(rules, r)
-		}
-	}
+	rules := all.on(a.Type)
 	if len(rules) == 0 {
 		return nil
 	}
@@ -239,14 +214,29 @@ func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string][]R
 	if err != nil {
 		return err
 	}
-	var produced []action.Action
+	var matched []Rule
 	for _, r := range rules {
 		if id, _ := a.Metadata["ruleId"].(string); id == r.ID {
 			continue // a rule never runs on what it did
 		}
-		if !Matches(r.Conditions, doc) {
-			continue
+		if r.matches(doc) {
+			matched = append(matched, r.Rule)
 		}
+	}
+	c.claims = nil
+	if len(matched) > 1 && a.Context.User != nil && a.Context.User.ID != "" {
+		// The applied markers of every matching rule in one read rather
+		// than one each (apply reads a marker itself when it has none).
+		ids := make([]string, len(matched))
+		for i, r := range matched {
+			ids[i] = r.ID
+		}
+		if c.claims, err = e.st().claims(ctx, a.TenantID, ids, c.originID); err != nil {
+			return fmt.Errorf("rules on action %s: %w", a.ID, err)
+		}
+	}
+	var produced []action.Action
+	for _, r := range matched {
 		acts, err := e.apply(ctx, r, a, c)
 		if err != nil {
 			return fmt.Errorf("rule %s on action %s: %w", r.ID, a.ID, err)
@@ -309,7 +299,7 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action, c *chain) (
 		e.log().InfoContext(ctx, "rule skipped: the action names no user", "ruleId", r.ID, "actionId", a.ID)
 		return nil, nil
 	}
-	owner, claimed, err := e.st().claim(ctx, a.TenantID, r.ID, c.originID)
+	owner, claimed, err := c.claim(ctx, e, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +443,7 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 				skipped = len(effects) - i
 				break
 			}
-			out, check, err := e.addEffect(ctx, tx, ef, a, meta, orderID, now)
+			out, check, err := e.addEffect(ctx, tx, ef, a, c, meta, orderID, now)
 			if err != nil {
 				if isClientError(err) {
 					e.log().WarnContext(ctx, "rule effect left out", "ruleId", ruleID, "actionId", a.ID, "effect", ef.Type, "error", err.Error())
@@ -531,7 +521,7 @@ func isClientError(err error) bool {
 // addEffect adds one effect to tx and returns the actions it records and
 // how to read a failure of the transaction (retry with a fresh read, or
 // drop the effect).
-func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.Action, meta map[string]any, orderID string, now time.Time) ([]action.Action, func(error) (bool, bool), error) {
+func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.Action, c *chain, meta map[string]any, orderID string, now time.Time) ([]action.Action, func(error) (bool, bool), error) {
 	title := a.Context.Tenant.Title
 	user := a.Context.User
 	switch ef.Type {
@@ -540,10 +530,7 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 		if a.Context.Location != nil {
 			loc = a.Context.Location.ID
 		}
-		sub, err := e.Awards.Load(ctx, a.TenantID, title, ef.PerkID, user.ID, loc)
-		if errors.Is(err, award.ErrUnknownLocation) {
-			sub, err = e.Awards.Load(ctx, a.TenantID, title, ef.PerkID, user.ID, "")
-		}
+		sub, err := c.subject(ctx, e, title, ef.PerkID, user.ID, loc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -726,7 +713,7 @@ func matchingItems(p perk.Perk, basket any) float64 {
 // docOf makes of it).
 func Matches(conds []Condition, doc map[string]any) bool {
 	for _, c := range conds {
-		if !holds(c, doc) {
+		if !holdsValue(c, decodeValue(c.Value), doc) {
 			return false
 		}
 	}
@@ -747,12 +734,10 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-func holds(c Condition, doc map[string]any) bool {
+// holdsValue reports whether condition c, whose value decodes to want,
+// holds on doc.
+func holdsValue(c Condition, want any, doc map[string]any) bool {
 	got, present := lookup(doc, c.Path)
-	var want any
-	if len(c.Value) > 0 {
-		_ = json.Unmarshal(c.Value, &want)
-	}
 	switch c.Operator {
 	case "EXISTS":
 		if b, ok := want.(bool); ok && !b {

@@ -15,7 +15,7 @@ import (
 
 // shopper is an ACTIVE user with a profile photo (check-ins need one),
 // created with the admin headers of a tenant.
-func shopper(t *testing.T, h *ts.Harness, admin ts.Headers, first string) string {
+func shopper(t testing.TB, h *ts.Harness, admin ts.Headers, first string) string {
 	t.Helper()
 	body := map[string]any{
 		"firstName": first, "lastName": "Shopper",
@@ -35,7 +35,7 @@ func shop(t *testing.T, h *ts.Harness, admin ts.Headers, title string) string {
 
 // newPerk creates a PSEUDO_CURRENCY perk (body adds to or replaces the
 // defaults).
-func newPerk(t *testing.T, h *ts.Harness, admin ts.Headers, body map[string]any) string {
+func newPerk(t testing.TB, h *ts.Harness, admin ts.Headers, body map[string]any) string {
 	t.Helper()
 	b := map[string]any{"title": "Points", "template": "PSEUDO_CURRENCY"}
 	for k, v := range body {

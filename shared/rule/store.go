@@ -18,13 +18,16 @@ import (
 // tenant id):
 //
 //	pk = <t>#RULES                               sk = RULE#<ruleId>   a rule
+//	                                             sk = VERSION         the tenant's rules version (rulesVersion)
 //	pk = <t>#RULEAPPLIED#<ruleId>#<originId>     sk = APPLIED         the rule was applied in the chain of the originating action
 //	                                             sk = APPLIED#<g>     its group g of effects was (see effectGroups)
 //	pk = <t>#RULEORIGIN#<originId>               sk = BUDGET          the effects applied in that chain (used), and the
 //	                                                                  RULES_BUDGET_EXCEEDED recorded for it (exceededActionId)
 //
 // A tenant's rules share one partition: every action reads them together
-// (one Query). The applied marker is written, conditional on being new, in
+// (one Query). Every write of a rule (create, update, delete) then adds one
+// to the version item's rulesVersion (bump), so a warm container that
+// cached the rules knows with one GetItem whether they changed. The applied marker is written, conditional on being new, in
 // the transaction of the rule's effects, and names the action the rule
 // applied on (actionId): a rule applies at most once per originating
 // action (so at most once per (rule, action)) whichever path (the request,
@@ -49,7 +52,10 @@ func markerPK(t, ruleID, originID string) string {
 }
 func originPK(t, originID string) string { return t + "#RULEORIGIN#" + originID }
 
-const skBudget = "BUDGET"
+const (
+	skBudget  = "BUDGET"
+	skVersion = "VERSION"
+)
 
 func str(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
 
@@ -113,20 +119,25 @@ func (s *store) put(ctx context.Context, r Rule, version int) error {
 	if err != nil {
 		return fmt.Errorf("encode rule: %w", err)
 	}
-	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}
+	in := &types.Put{TableName: aws.String(s.table), Item: item}
 	if version == 1 {
 		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
 	} else {
 		in.ConditionExpression = aws.String("version = :v")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version - 1)}}
 	}
-	_, err = s.db.PutItem(ctx, in)
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: in.TableName, Item: in.Item,
+		ConditionExpression: in.ConditionExpression, ExpressionAttributeValues: in.ExpressionAttributeValues})
 	if ddb.IsConditionFailed(err) {
 		return ErrConcurrent
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("write rule %s: %w", r.ID, err)
+	}
+	return s.bump(ctx, r.TenantID)
 }
 
+// delete deletes a rule, then bumps the tenant's rules version.
 func (s *store) delete(ctx context.Context, t, id string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: s.key(t, id), ConditionExpression: aws.String("attribute_exists(pk)"),
@@ -134,7 +145,52 @@ func (s *store) delete(ctx context.Context, t, id string) error {
 	if ddb.IsConditionFailed(err) {
 		return ErrNotFound
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("delete rule %s: %w", id, err)
+	}
+	return s.bump(ctx, t)
+}
+
+// versionKey is the key of a tenant's rules version item.
+func (s *store) versionKey(t string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": str(rulesPK(t)), "sk": str(skVersion)}
+}
+
+// bump adds one to a tenant's rules version, after every write of a rule
+// and before its answer. It is a write of its own, after the rule's: a
+// reader that sees the new version (it reads the version, then the rules)
+// then sees the rule's write, which a transaction of both would not
+// promise (a Query is not isolated from a transaction in progress). A
+// crash between the two leaves the change to the cache's window.
+func (s *store) bump(ctx context.Context, t string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: s.versionKey(t),
+		UpdateExpression:          aws.String("ADD rulesVersion :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
+	})
+	if err != nil {
+		return fmt.Errorf("bump the rules version of %s: %w", t, err)
+	}
+	return nil
+}
+
+// version reads a tenant's rules version (0 for a tenant whose rules were
+// never written since versions were kept).
+func (s *store) version(ctx context.Context, t string) (int64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: s.versionKey(t), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("rulesVersion"),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the rules version of %s: %w", t, err)
+	}
+	var rec struct {
+		Version int64 `dynamodbav:"rulesVersion"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return 0, fmt.Errorf("read the rules version of %s: %w", t, err)
+	}
+	return rec.Version, nil
 }
 
 func (s *store) query(t string) dynamodb.QueryInput {
@@ -234,6 +290,52 @@ func (s *store) claim(ctx context.Context, t, ruleID, originID string) (owner st
 		owner = v.Value
 	}
 	return owner, true, nil
+}
+
+// claimed is what claim reads of a rule's first marker.
+type claimed struct {
+	owner string
+	ok    bool
+}
+
+// claims reads the first group's markers of several rules in the chain of
+// originID (as claim does, consistently, up to 100 keys a call), by rule
+// id.
+func (s *store) claims(ctx context.Context, t string, ruleIDs []string, originID string) (map[string]claimed, error) {
+	out := make(map[string]claimed, len(ruleIDs))
+	byPK := make(map[string]string, len(ruleIDs))
+	for start := 0; start < len(ruleIDs); start += 100 {
+		var keys []map[string]types.AttributeValue
+		for _, id := range ruleIDs[start:min(start+100, len(ruleIDs))] {
+			pk := markerPK(t, id, originID)
+			byPK[pk] = id
+			out[id] = claimed{}
+			keys = append(keys, map[string]types.AttributeValue{"pk": str(pk), "sk": str(markerSK(0))})
+		}
+		req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("pk, actionId")}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt == 8 {
+				return nil, fmt.Errorf("read the applied markers of %d rules: unprocessed keys remain", len(ruleIDs))
+			}
+			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("read the applied markers of %d rules: %w", len(ruleIDs), err)
+			}
+			for _, it := range res.Responses[s.table] {
+				pk, _ := it["pk"].(*types.AttributeValueMemberS)
+				if pk == nil {
+					continue
+				}
+				cl := claimed{owner: originID, ok: true}
+				if v, ok := it["actionId"].(*types.AttributeValueMemberS); ok {
+					cl.owner = v.Value
+				}
+				out[byPK[pk.Value]] = cl
+			}
+			req = res.UnprocessedKeys
+		}
+	}
+	return out, nil
 }
 
 // applied tells whether the marker of a rule in the chain of originID for

@@ -49,6 +49,12 @@ type env struct {
 	exited chan struct{}
 }
 
+// tenantCacheSeconds is the window of the server's per-container cache of
+// tenants, service keys and rules (TENANT_CACHE_SECONDS): 30 seconds, as
+// deployed. TestTinyRun lengthens it, so that a re-read when the window
+// passes during a slow run does not blur its calls per request.
+var tenantCacheSeconds = 30
+
 // startEnv starts DynamoDB Local (unless DYNAMODB_ENDPOINT is set) and the
 // server binary at serverBin on a free port with a fresh tenant, and waits
 // until the server answers. Its log goes to logPath.
@@ -91,7 +97,7 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 		"LOCAL_SERVICE_TOKEN="+e.serviceToken,
 		// As deployed: the functions cache tenants and service keys
 		// (make run turns the cache off).
-		"TENANT_CACHE_SECONDS=30",
+		"TENANT_CACHE_SECONDS="+strconv.Itoa(tenantCacheSeconds),
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Killed with the driver, should the driver die first.

@@ -164,35 +164,38 @@ func (e *env) setupOrders(ctx context.Context, fx *fixture) error {
 }
 
 // The raw side of the order and refund phases, read from the calls the
-// functions send for one request of each (as raw.go's):
+// functions send for one request of each (as raw.go's; a request that
+// records actions then reads the tenant's rules version, "rules" below):
 //
 //	order create      GetItem profile, location; TransactWriteItems (order)    3
 //	order payment     GetItem profile, location, order; TransactWriteItems
 //	                  (short code, order update, transaction,
-//	                  TRANSACTION_CREATED)                                     4
+//	                  TRANSACTION_CREATED); rules                              5
 //	order completion  GetItem order, profile, location; for each redemption:
-//	                  GetItem perk and profile at once, GetItem award;
-//	                  GetItem check-in; TransactWriteItems (order, for each
-//	                  redemption: award, AWARD_REDEEMED, ledger entry; the
-//	                  user's check; ORDER_COMPLETED)                           11
+//	                  GetItem perk, GetItem award; GetItem check-in;
+//	                  TransactWriteItems (order, for each redemption: award,
+//	                  AWARD_REDEEMED, ledger entry; the user's check;
+//	                  ORDER_COMPLETED); rules                                  12
 //	app payment       GetItem profile, check-in; TransactWriteItems (short
 //	                  code, balance, order, ORDER_COMPLETED, transaction,
-//	                  TRANSACTION_CREATED)                                     3
+//	                  TRANSACTION_CREATED); rules                              4
 //	app refund        GetItem transaction, order, profile;
 //	                  TransactWriteItems (transaction, balance, order,
-//	                  TRANSACTION_REFUNDED)                                    4
+//	                  TRANSACTION_REFUNDED); rules                             5
 //	card refund       GetItem transaction, order, profile;
 //	                  TransactWriteItems (transaction, order,
-//	                  TRANSACTION_REFUNDED)                                    4
+//	                  TRANSACTION_REFUNDED); rules                             5
 //
-// The location and the perks come from the warm container's cache, as the
-// tenant does.
+// The completion reads the user and the location once for the request,
+// and each redemption's perk and award. The location and the perks of the
+// other operations come from the warm container's cache, as the tenant
+// does.
 func init() {
 	rawCalls[opOrderCreate] = 3
-	rawCalls[opOrderPay] = 4
-	rawCalls[opOrderComplete] = 2 + 3*redemptionsPerOrder + 2
-	rawCalls[opAppPay] = 3
-	rawCalls[opRefund] = 4
+	rawCalls[opOrderPay] = 5
+	rawCalls[opOrderComplete] = 3 + 2*redemptionsPerOrder + 3
+	rawCalls[opAppPay] = 4
+	rawCalls[opRefund] = 5
 }
 
 // rawOrder runs the raw calls of the order and refund phases' operation
@@ -274,7 +277,10 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 				"attribute_exists(pk)", item{":rev": m(item{}), ":ret": b(true), ":now": s(stamp()), ":neg": decimal("-1.5"), ":p": decimal("1.5"), ":one": n(1)}),
 			r.action(u, "TRANSACTION_REFUNDED", false, item{"transactionId": s(txnID), "orderId": s(orderID), "totalPrice": decimal("1.5"),
 				"paymentType": s("APP"), "pointsReversed": n(0), "balanceRestored": decimal("1.5")}))
-		return r.tx(ctx, items...)
+		if err := r.tx(ctx, items...); err != nil {
+			return err
+		}
+		return r.rulesVersion(ctx)
 	}
 
 	switch op {
@@ -292,12 +298,15 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 			return true, err
 		}
 		c, codeItem, id := code()
-		return true, r.tx(ctx, codeItem,
+		if err := r.tx(ctx, codeItem,
 			update(tb.Pos, orderKey(orderID), "ADD transactionsTotal :p, transactionCount :one, version :one SET updatedAt = :now", "#st = :open",
 				item{":p": decimal("3.5"), ":one": n(1), ":now": s(stamp()), ":open": s("OPEN")}),
 			put(tb.Pos, txn(id, orderID, c, "3.5", "CARD_AT_POS")),
 			r.action(u, "TRANSACTION_CREATED", true, item{"transactionId": s(id), "orderId": s(orderID), "shortCode": s(c), "totalPrice": decimal("3.5"),
-				"paymentType": s("CARD_AT_POS")}))
+				"paymentType": s("CARD_AT_POS")})); err != nil {
+			return true, err
+		}
+		return true, r.rulesVersion(ctx)
 
 	case opOrderComplete:
 		orderID := r.state.get(i, "order")
@@ -307,7 +316,7 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 		type read struct{ cur, seq int64 }
 		reads := make([]read, len(r.fx.redeemPerks))
 		for k, p := range r.fx.redeemPerks {
-			if err := together(ctx, getter(tb.Loyalty, key(t+"#PERKS", "PERK#"+p)), profile); err != nil {
+			if err := getter(tb.Loyalty, key(t+"#PERKS", "PERK#"+p))(ctx); err != nil {
 				return true, err
 			}
 			cur, seq, err := r.awardOf(ctx, u, p)
@@ -336,7 +345,10 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 		}
 		items = append(items, r.action(u, "ORDER_COMPLETED", true, item{"orderId": s(orderID), "value": decimal("3.5"), "transactionsTotal": decimal("3.5"),
 			"redemptions": n(redemptionsPerOrder), "basket": empty, "locationId": s(r.fx.location)}))
-		return true, r.tx(ctx, items...)
+		if err := r.tx(ctx, items...); err != nil {
+			return true, err
+		}
+		return true, r.rulesVersion(ctx)
 
 	case opAppPay, opTxn:
 		if op == opTxn && !r.refunds {
@@ -364,6 +376,9 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 			r.action(u, "TRANSACTION_CREATED", false, item{"transactionId": s(id), "orderId": s(orderID), "shortCode": s(c), "totalPrice": decimal(price),
 				"paymentType": s(payment)}))
 		if err := r.tx(ctx, items...); err != nil {
+			return true, err
+		}
+		if err := r.rulesVersion(ctx); err != nil {
 			return true, err
 		}
 		r.state.set(i, name+"-txn", id)

@@ -33,24 +33,29 @@ import (
 //	                    TransactWriteItems (delete check-in, CHECKOUT)            5
 //	grant               GetItem profile and perk at once; GetItem award;
 //	                    TransactWriteItems (award, user, AWARD_GRANTED, the
-//	                    ledger entry, the ADD to a liability shard)               4
+//	                    ledger entry, the ADD to a liability shard); GetItem
+//	                    rules version                                             5
 //	redeem              GetItem session; GetItem perk and profile at once;
 //	                    GetItem award; TransactWriteItems (award, user,
-//	                    AWARD_REDEEMED, the ledger entry, the liability ADD)      5
+//	                    AWARD_REDEEMED, the ledger entry, the liability ADD);
+//	                    GetItem rules version                                     6
 //	GET /awards         GetItem profile; at once: Query perks, the user's
 //	                    awards, memberships, segments                             5
 //	POST /transactions  GetItem profile, check-in; TransactWriteItems (short
 //	                    code, order, ORDER_COMPLETED, transaction,
-//	                    TRANSACTION_CREATED)                                      3
+//	                    TRANSACTION_CREATED); GetItem rules version               4
 //
-// A warm container reads neither the tenant, the service key, the tenant's
+// A request that records actions runs the tenant's rules on them before it
+// answers: it reads the tenant's rules version (one consistent GetItem of
+// <t>#RULES / VERSION) and, when it matches the cached rules', no rule. A
+// warm container reads neither the tenant, the service key, the tenant's
 // rules nor its enrichments: its cache holds them (setup's requests filled
 // it) and reads them again once per tenant.CacheTTL, so over a long run the server's average can exceed the
 // raw side's by those few calls. Writes go to keys of their own (users
 // "raw<id>"), so that their conditions hold as the API's do.
 
 // rawCalls is the number of DynamoDB calls of each operation's raw side.
-var rawCalls = map[string]int{opGetUser: 2, opCheckin: 4, opCheckout: 5, opGrant: 4, opRedeem: 5, opAwards: 5, opTxn: 3}
+var rawCalls = map[string]int{opGetUser: 2, opCheckin: 4, opCheckout: 5, opGrant: 5, opRedeem: 6, opAwards: 5, opTxn: 4}
 
 type item = map[string]types.AttributeValue
 
@@ -290,12 +295,15 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			return err
 		}
 		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		return r.tx(ctx, r.withLiability(1, r.awardWrite(u, cur, seq, cur+1, "granted :one"),
+		if err := r.tx(ctx, r.withLiability(1, r.awardWrite(u, cur, seq, cur+1, "granted :one"),
 			r.userAlive(u),
 			r.action(u, "AWARD_GRANTED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "source": s("API"),
 				"pointsGranted": n(1), "pointsAvailable": n(cur + 1)}),
 			r.entry(u, seq+1, "EARN", 1, cur+1, actionID),
-		)...)
+		)...); err != nil {
+			return err
+		}
+		return r.rulesVersion(ctx)
 
 	case opRedeem:
 		if err := r.session(ctx, u); err != nil {
@@ -309,11 +317,14 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			return err
 		}
 		actionID := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		return r.tx(ctx, r.withLiability(-1, r.awardWrite(u, cur, seq, cur-1, "redeemed :one, redemptions :one, refundable :one"),
+		if err := r.tx(ctx, r.withLiability(-1, r.awardWrite(u, cur, seq, cur-1, "redeemed :one, redemptions :one, refundable :one"),
 			r.userAlive(u),
 			r.action(u, "AWARD_REDEEMED", false, item{"awardId": s(rawUser(u) + "-" + r.fx.perk), "perkId": s(r.fx.perk), "points": n(1), "pointsAvailable": n(cur - 1)}),
 			r.entry(u, seq+1, "BURN", -1, cur-1, actionID),
-		)...)
+		)...); err != nil {
+			return err
+		}
+		return r.rulesVersion(ctx)
 
 	case opAwards:
 		if err := r.profile(ctx, u); err != nil {
@@ -364,9 +375,17 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		); err != nil {
 			return err
 		}
-		return nil
+		return r.rulesVersion(ctx)
 	}
 	return fmt.Errorf("unknown operation %s", op)
+}
+
+// rulesVersion reads the tenant's rules version, as a request that
+// recorded actions does before it runs the rules on them (its cache holds
+// the rules).
+func (r *raw) rulesVersion(ctx context.Context) error {
+	_, err := r.get(ctx, r.e.tables.Audiences, key(r.e.tenant+"#RULES", "VERSION"), true)
+	return err
 }
 
 // together runs the calls fs at once, as the functions run the reads they
