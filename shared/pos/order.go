@@ -300,7 +300,11 @@ func backoff(ctx context.Context, attempt int) {
 // the redemptions name many never-used virtual awards. Above DynamoDB's
 // 100 items (ddb.ErrTooManyItems, refused before any call) those awards
 // are stored first (storeVirtual) and the completion read again: 4 items
-// a redemption at most, 86 in all.
+// a redemption at most, 86 in all. Each perk's points liability adds one
+// item (its shard, merged per perk), so 19 or 20 redemptions of distinct
+// CLUB or LEVEL perks, each held through its own segment, need 101 to 106
+// items even when their awards are stored: that completion is refused
+// (ErrOrderTooLarge, 422, nothing written).
 func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
@@ -321,7 +325,9 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 			return Order{}, false, serr
 		}
 		if stored == 0 {
-			return Order{}, false, fmt.Errorf("complete order %s: %w", r.ID, err)
+			// Nothing to store first: the redemptions alone need more
+			// items than one transaction holds. Nothing was written.
+			return Order{}, false, ErrOrderTooLarge
 		}
 		return Order{}, false, nil
 	}

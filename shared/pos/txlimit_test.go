@@ -77,3 +77,34 @@ func TestCompleteManyNewVirtualAwards(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderTooLargeForOneTransaction checks that a completion needing
+// more than 100 items (20 redemptions of CLUB awards, each on its own
+// segment) is refused with 422 naming redemptions, and writes nothing.
+func TestOrderTooLargeForOneTransaction(t *testing.T) {
+	h := ts.New(t)
+	loc := shop(t, h, "Too many")
+	uid := shopper(t, h, "Club")
+	var reds []map[string]any
+	var perks []string
+	for i := 0; i < 20; i++ {
+		seg := h.Do("POST", "/segments", map[string]any{"title": fmt.Sprintf("Segment %d", i), "type": "PERSISTENT"}, h.Admin()).
+			Expect(t, 201, "").Map(t)["_id"].(string)
+		h.Do("POST", "/segments/"+seg+"/members", map[string]any{"userIds": []string{uid}}, h.Admin()).Expect(t, 200, "")
+		p := newPerk(t, h, map[string]any{"title": fmt.Sprintf("Club %d", i), "template": "CLUB", "segmentId": seg, "points": map[string]any{"initial": 3}})
+		perks = append(perks, p)
+		reds = append(reds, map[string]any{"awardId": uid + "-" + p, "value": 1})
+	}
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "redemptions": reds}, h.Admin()).
+		Expect(t, 201, "").Map(t)["_id"].(string)
+	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+	if got := len(actionsOf(t, h, uid, "AWARD_REDEEMED")); got != 0 {
+		t.Errorf("AWARD_REDEEMED = %d after the refusal, want 0", got)
+	}
+	if got := available(t, h, uid, perks[0]); got != 3 {
+		t.Errorf("award available = %d after the refusal, want 3", got)
+	}
+	if st := h.Do("GET", "/orders/"+oid, nil, h.Admin()).Expect(t, 200, "").Map(t)["state"]; st != "OPEN" {
+		t.Errorf("order state = %v, want OPEN", st)
+	}
+}

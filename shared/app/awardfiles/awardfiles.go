@@ -12,8 +12,8 @@ import (
 	"github.com/loyalty-platform/platform/shared/app/rewards"
 	"github.com/loyalty-platform/platform/shared/awardcsv"
 	"github.com/loyalty-platform/platform/shared/job"
-	"github.com/loyalty-platform/platform/shared/segmentgrant"
 	"github.com/loyalty-platform/platform/shared/perk"
+	"github.com/loyalty-platform/platform/shared/segmentgrant"
 )
 
 // Starts builds the award import's and the points liability export's
