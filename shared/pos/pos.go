@@ -91,9 +91,9 @@ var (
 	ErrInsufficientBalance = apierr.New(apierr.InsufficientBalance, "the user's app balance does not cover the payment")
 	// ErrOrderTooLarge: the completion would write more than the 100
 	// items one DynamoDB transaction holds.
-	ErrOrderTooLarge = apierr.Invalid("redemptions", "the order's redemptions need more than the 100 items one transaction holds (redemptions of many CLUB or LEVEL perks, each held through its own segment): complete an order of at most 18 of them")
-	ErrConcurrent          = apierr.New(apierr.Conflict, "the order was changed by another request at once; retry")
-	ErrUnknownLocation     = apierr.Invalid("locationId", "no such location")
+	ErrOrderTooLarge   = apierr.Invalid("redemptions", "the order's redemptions need more than the 100 items one transaction holds (redemptions of many CLUB or LEVEL perks, each held through its own segment): complete an order of at most 18 of them")
+	ErrConcurrent      = apierr.New(apierr.Conflict, "the order was changed by another request at once; retry")
+	ErrUnknownLocation = apierr.Invalid("locationId", "no such location")
 )
 
 // BasketItem is one item of an order's basket.
