@@ -123,12 +123,13 @@ const (
 	kAdvance   // the clock moves N days on
 	kExpire    // the daily points expiry runs for the tenant
 	kPair      // two redemptions of one award (N and N2) at once
+	kDelete    // the user is deleted
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
-	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair",
+	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair", kDelete: "delete-user",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -504,6 +505,9 @@ type mUser struct {
 	awards  []mAward
 	// money is the app balance's ledger entries the model expects.
 	money []mMoney
+	// deleted tells that the user was deleted (DELETE /users/{userId}):
+	// their awards, ledgers and payments stay; nothing new is theirs.
+	deleted bool
 }
 
 // mMoney is an entry of the app balance's ledger: its type and signed
@@ -604,7 +608,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
-	{kAdvance, 3}, {kExpire, 3}, {kPair, 5},
+	{kAdvance, 3}, {kExpire, 3}, {kPair, 5}, {kDelete, 1},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -623,7 +627,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && k != kDelete && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -648,6 +652,17 @@ func (g *gen) make(id int, k kind, m *model) (step, bool) {
 		s.N = 1 + g.pick(3)
 	case kPair:
 		s.N, s.N2 = 1+g.pick(a.avail/2+3), 1+g.pick(a.avail/2+3)
+	case kDelete:
+		// One user at least stays.
+		left := 0
+		for _, u := range m.users {
+			if !u.deleted {
+				left++
+			}
+		}
+		if left < 2 || m.users[s.User].deleted {
+			return s, false
+		}
 	case kExpire:
 	case kCreditBalance:
 		s.N = 1 + g.pick(2500)
@@ -1094,7 +1109,17 @@ func (r *runner) awardID(u, p int) string { return r.uids[u] + "-" + r.pids[p] }
 // exec sends step s and checks its answer against the model, which it
 // moves on; it returns the users whose state to check.
 func (r *runner) exec(s step) ([]int, error) {
+	if r.gone(s) {
+		return nil, nil // a deleted user's: nothing new is theirs
+	}
 	switch s.Kind {
+	case kDelete:
+		resp := r.send("DELETE", "/users/"+r.uids[s.User], nil, "")
+		if resp.Status != 204 {
+			return nil, fmt.Errorf("DELETE user: %d %.300s", resp.Status, resp.Body)
+		}
+		r.m.users[s.User].deleted = true
+		return []int{s.User}, nil
 	case kAdvance:
 		r.advance(s.N)
 		r.m.day += s.N
@@ -1478,6 +1503,9 @@ func (r *runner) check(u int, before []int) error {
 	defer func() { r.h.SkipContract = false }()
 	uid := r.uids[u]
 	mu := r.m.users[u]
+	if mu.deleted {
+		return r.checkDeleted(u, before)
+	}
 	resp := r.send("GET", "/users/"+uid+"/pointawards", nil, "")
 	if resp.Status != 200 {
 		return fmt.Errorf("GET pointawards: %d %.300s", resp.Status, resp.Body)
@@ -1746,4 +1774,47 @@ func (r *runner) ledgerEntries(u, p int) []map[string]any {
 		out = append(out, e.(map[string]any))
 	}
 	return out
+}
+
+// gone tells whether step s is one of a deleted user's requests, which
+// the run leaves out (the model of a deleted user covers what stays:
+// their awards, ledgers, the expiry of their lots and the refunds of
+// their payments).
+func (r *runner) gone(s step) bool {
+	deleted := func(u int) bool { return r.m.users[u].deleted }
+	switch s.Kind {
+	case kAdvance, kExpire, kTxnRefund:
+		return false
+	case kComplete:
+		o, ok := r.m.orders[s.Ref]
+		return ok && deleted(o.user)
+	case kRetry, kReuse:
+		prev, ok := r.sent[s.Ref]
+		return ok && deleted(prev.user)
+	case kTxnRepeat:
+		orig, ok := r.steps[s.Ref]
+		return ok && deleted(orig.User)
+	}
+	return deleted(s.User)
+}
+
+// checkDeleted checks a deleted user: their ledgers, read by an admin,
+// are the model's.
+func (r *runner) checkDeleted(u int, before []int) error {
+	mu := r.m.users[u]
+	for p, a := range mu.awards {
+		if !a.exists || before != nil && len(a.entries) == before[p] {
+			continue
+		}
+		if err := r.checkLedger(u, p); err != nil {
+			return fmt.Errorf("deleted u%d p%d ledger: %w", u, p, err)
+		}
+	}
+	if before != nil && len(mu.money) == before[len(mu.awards)] {
+		return nil
+	}
+	if err := r.checkMoney(u); err != nil {
+		return fmt.Errorf("deleted u%d money ledger: %w", u, err)
+	}
+	return nil
 }
