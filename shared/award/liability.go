@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -326,11 +327,25 @@ func (s *Service) LiabilityAt(ctx context.Context, t, perkID string, asOf time.T
 	months := liabilityMonths(asOf, zone)
 	out.Months = months
 	at := stamp(asOf)
-	for _, p := range perks {
-		sum, err := s.st().liabilitySum(ctx, t, p.ID)
-		if err != nil {
-			return Liability{}, err
-		}
+	// The perks' shards are read 8 perks at a time.
+	sums := make([]LiabilityDelta, len(perks))
+	errs := make([]error, len(perks))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, p := range perks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sums[i], errs[i] = s.st().liabilitySum(ctx, t, p.ID)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Liability{}, err
+	}
+	for i, p := range perks {
+		sum := sums[i]
 		pl := PerkLiability{PerkID: p.ID, Title: p.Title, Outstanding: sum.Outstanding, Expiring: make([]MonthExpiring, len(months))}
 		for i, m := range months {
 			pl.Expiring[i].Month = m
