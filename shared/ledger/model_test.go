@@ -1145,9 +1145,17 @@ func (r *runner) exec(s step) ([]int, error) {
 		if !ok {
 			return nil, nil // the step it repeats was not run
 		}
-		if !prev.kept() || r.m.day-prev.day >= 7 {
-			// Not kept, or kept longer ago than keys live (7 days): it
-			// runs again.
+		if r.m.day-prev.day >= 7 {
+			switch r.steps[s.Ref].Kind {
+			case kOrder, kTxn:
+				// A key older than keys live (7 days) would make a second
+				// order or transaction under the same step: not modelled.
+				return nil, nil
+			}
+			return []int{prev.user}, prev.redo(prev.key)
+		}
+		if !prev.kept() {
+			// Not kept: it runs again.
 			return []int{prev.user}, prev.redo(prev.key)
 		}
 		resp := r.send(prev.method, prev.path, prev.body, prev.key)
