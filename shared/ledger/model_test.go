@@ -68,17 +68,18 @@ func TestModel(t *testing.T) {
 	// DynamoDB Local more than they use a core); each is reported in its
 	// own subtest.
 	type result struct {
-		seq  []step
-		fail *failure
-		took time.Duration
+		seq   []step
+		fail  *failure
+		took  time.Duration
+		stats string
 	}
 	results := make([]result, len(seeds))
 	var wg sync.WaitGroup
 	for i, seed := range seeds {
 		wg.Go(func() {
 			start := time.Now()
-			seq, fail := run(t, seed, nil, steps)
-			results[i] = result{seq, fail, time.Since(start)}
+			seq, fail, stats := run(t, seed, nil, steps)
+			results[i] = result{seq, fail, time.Since(start), stats}
 		})
 	}
 	wg.Wait()
@@ -86,7 +87,7 @@ func TestModel(t *testing.T) {
 		t.Run(fmt.Sprintf("Seed%d", seed), func(t *testing.T) {
 			res := results[i]
 			if res.fail == nil {
-				t.Logf("seed %d: %d steps in %v", seed, len(res.seq), res.took.Round(time.Millisecond))
+				t.Logf("seed %d: %d steps in %v (%s)", seed, len(res.seq), res.took.Round(time.Millisecond), res.stats)
 				return
 			}
 			seq, fail := res.seq, res.fail
@@ -258,8 +259,10 @@ type entry struct {
 // order of earnedAt); expires whether it ever expires.
 type mLot struct {
 	id, remaining int
-	day, at       int
+	day, at, sub  int
 	expires       bool
+	// order is the order whose rules earned the lot (its id; "": none).
+	order string
 }
 
 func (l mLot) expiredOn(day int) bool { return l.expires && day >= l.day+lotDays+1 }
@@ -272,8 +275,8 @@ func (l mLot) spendsBefore(o mLot) bool {
 	if l.expires && l.day != o.day {
 		return l.day < o.day
 	}
-	if l.day != o.day || l.at != o.at {
-		return l.day < o.day || l.day == o.day && l.at < o.at
+	if l.day != o.day || l.at != o.at || l.sub != o.sub {
+		return l.day < o.day || l.day == o.day && (l.at < o.at || l.at == o.at && l.sub < o.sub)
 	}
 	return fmt.Sprint(l.id) < fmt.Sprint(o.id)
 }
@@ -330,13 +333,20 @@ func (a mAward) view(day int) mAward {
 	return v
 }
 
-// take takes v points from the lots in spend order.
-func (a *mAward) take(v int) []mDraw {
+// take takes v points from the lots in spend order (the lots order
+// earned first, when given: a reversal of its earn).
+func (a *mAward) take(v int, order string) []mDraw {
 	var from []mDraw
+	before := func(l, o mLot) bool {
+		if order != "" && (l.order == order) != (o.order == order) {
+			return l.order == order
+		}
+		return l.spendsBefore(o)
+	}
 	for v > 0 {
 		best := -1
 		for i, l := range a.lots {
-			if best < 0 || l.spendsBefore(a.lots[best]) {
+			if best < 0 || before(l, a.lots[best]) {
 				best = i
 			}
 		}
@@ -352,8 +362,10 @@ func (a *mAward) take(v int) []mDraw {
 	return from
 }
 
-// now is when a change happens: the day and the run's step.
-type now struct{ day, at int }
+// now is when a change happens: the day, the run's step and, within
+// the step, the transaction (the rules' grants commit after the
+// request's own change, a little later).
+type now struct{ day, at, sub int }
 
 // store is the first change of a global perk's virtual award: it is
 // stored with its initial points, an EARN (source INITIAL) and their lot.
@@ -362,7 +374,7 @@ func (a *mAward) store(d perkDef, t now) {
 	a.avail = d.initial
 	a.move("EARN", d.initial)
 	if d.initial > 0 {
-		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: d.initial, day: t.day, at: t.at, expires: d.expires})
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: d.initial, day: t.day, at: t.at, sub: t.sub, expires: d.expires})
 	}
 }
 
@@ -380,8 +392,9 @@ func (a mAward) shown(d perkDef, day int) mAward {
 }
 
 // grant is work.go's opGrant: the result clamped to max (never below
-// what the award holds), a lot earned on day earned.
-func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
+// what the award holds), a lot earned on day earned (for order, when a
+// rule granted on an order). It returns the points granted.
+func (a *mAward) grant(d perkDef, pts int, t now, earned now, order string) int {
 	if a.exists {
 		a.expire(t.day)
 	} else if d.global {
@@ -397,9 +410,30 @@ func (a *mAward) grant(d perkDef, pts int, t now, earned now) {
 	a.exists = true
 	a.move("EARN", g)
 	if g > 0 {
-		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: g, day: earned.day, at: earned.at, expires: d.expires})
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: g, day: earned.day, at: earned.at, sub: earned.sub, expires: d.expires, order: order})
 		a.expire(t.day)
 	}
+	return g
+}
+
+// reverse is work.go's opReverse, as a refund after an order's
+// completion takes back its earn: at most what the award holds, the
+// order's own lots first. It returns the points taken. An award not
+// stored, or stored holding nothing, is not written at all.
+func (a *mAward) reverse(pts int, order string, t now) int {
+	if !a.exists || a.avail <= 0 || pts <= 0 {
+		return 0
+	}
+	a.expire(t.day)
+	taken := min(pts, a.avail)
+	if taken <= 0 {
+		return 0
+	}
+	a.take(taken, order)
+	a.avail -= taken
+	a.reversed += taken
+	a.move("REVERSAL", -taken)
+	return taken
 }
 
 func (a *mAward) redeem(d perkDef, v, units int, t now) string {
@@ -418,7 +452,7 @@ func (a *mAward) redeem(d perkDef, v, units int, t now) string {
 	case b.avail < d.min+v:
 		return "INSUFFICIENT_POINTS"
 	}
-	for _, f := range b.take(v) {
+	for _, f := range b.take(v, "") {
 		for i, x := range b.drawn {
 			if x.lot.id == f.lot.id {
 				f.points += x.points
@@ -493,9 +527,9 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 	a.avail = v
 	switch {
 	case diff > 0:
-		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: diff, day: t.day, at: t.at, expires: d.expires})
+		a.lots = append(a.lots, mLot{id: len(a.entries), remaining: diff, day: t.day, at: t.at, sub: t.sub, expires: d.expires})
 	case diff < 0:
-		a.take(-diff)
+		a.take(-diff, "")
 	}
 	return ""
 }
@@ -523,6 +557,127 @@ type mOrder struct {
 	completed bool
 	reds      []red
 	returned  bool
+	// price is the order's totalPrice in pence (0: absent); txns the sum
+	// of its transactions not refunded; refunded what its refunds moved
+	// in all, after what was refunded after its completion; base the sum
+	// of its transactions when it completed (store.go's EarnedBase).
+	price, txns, refunded, after, base int
+	// earned and reversed are the points the rules earned on the order
+	// and the refunds took back, by perk.
+	earned, reversed []int
+}
+
+func newOrder(user int, id string) *mOrder {
+	return &mOrder{user: user, id: id, earned: make([]int, len(perkDefs)), reversed: make([]int, len(perkDefs))}
+}
+
+// value is the order's value (store.go's value): totalPrice less what was
+// refunded while it was OPEN (never below zero), else its transactions.
+func (o *mOrder) value() int {
+	if o.price > 0 {
+		return max(o.price-(o.refunded-o.after), 0)
+	}
+	return o.txns
+}
+
+// shareFloor is money.ShareFloor: floor(n * part / whole), n itself for
+// a part that is the whole or more (or no whole).
+func shareFloor(n, part, whole int) int {
+	switch {
+	case whole <= 0 || part >= whole:
+		return n
+	case part <= 0:
+		return 0
+	}
+	return n * part / whole
+}
+
+// ---- the rules ----
+
+// The perks the rules grant: Expiring and Welcome.
+const (
+	pExpiring = 3
+	pWelcome  = 4
+)
+
+// mRule is a rule of the run's tenant: on an action of trigger (for
+// AWARD_GRANTED, of perk cond with points granted), grant perk grant
+// points (perUnit: one point per whole unit of the order's value).
+type mRule struct {
+	trigger string
+	cond    int
+	grant   int
+	points  int
+	perUnit bool
+}
+
+// modelRules are created on every run's tenant: an order earns Expiring
+// points, an Expiring grant earns 2 Welcome points, a Welcome grant 1
+// Expiring point (a chain: each rule applies once per originating
+// action, and not on actions at depth 3).
+var modelRules = []mRule{
+	{trigger: "ORDER_COMPLETED", cond: -1, grant: pExpiring, perUnit: true},
+	{trigger: "AWARD_GRANTED", cond: pExpiring, grant: pWelcome, points: 2},
+	{trigger: "AWARD_GRANTED", cond: pWelcome, grant: pExpiring, points: 1},
+}
+
+// mEvent is an action the rules see: its type, the perk and points an
+// AWARD_GRANTED granted, an ORDER_COMPLETED's order value (pence), its
+// depth in the chain and the rule that recorded it (-1: none).
+type mEvent struct {
+	typ     string
+	perk    int
+	granted int
+	value   int
+	depth   int
+	rule    int
+}
+
+// runRules runs the rules on user u's action ev, as the request that
+// recorded it does before it answers (rule.Engine.Run): each matching
+// rule once per originating action, depth first after each action's
+// rules; a grant on an order (o) records the points earned on it.
+func (m *model) runRules(u int, ev mEvent, o *mOrder, t now) {
+	applied := map[int]bool{}
+	var run func(ev mEvent)
+	run = func(ev mEvent) {
+		if ev.depth >= 3 {
+			return
+		}
+		var produced []mEvent
+		for i, rl := range modelRules {
+			if rl.trigger != ev.typ || ev.rule == i || applied[i] {
+				continue
+			}
+			if rl.trigger == "AWARD_GRANTED" && (ev.perk != rl.cond || ev.granted <= 0) {
+				continue
+			}
+			applied[i] = true
+			pts := rl.points
+			if rl.perUnit {
+				pts = ev.value / 100
+			}
+			if pts <= 0 {
+				continue
+			}
+			order := ""
+			if o != nil {
+				order = o.id
+			}
+			m.sub++
+			at := now{day: t.day, at: t.at, sub: m.sub}
+			g := m.users[u].awards[rl.grant].grant(perkDefs[rl.grant], pts, at, at, order)
+			m.stats.ruleGrants++
+			if o != nil {
+				o.earned[rl.grant] += g
+			}
+			produced = append(produced, mEvent{typ: "AWARD_GRANTED", perk: rl.grant, granted: g, depth: ev.depth + 1, rule: i})
+		}
+		for _, p := range produced {
+			run(p)
+		}
+	}
+	run(ev)
 }
 
 type mTxn struct {
@@ -547,6 +702,10 @@ type model struct {
 	orders map[int]*mOrder // by the ID of the step that created it
 	txns   map[int]*mTxn
 	codes  map[string]codeUse
+	// sub numbers the rules' grants (now.sub).
+	sub int
+	// stats counts what the run exercised (reported with its time).
+	stats struct{ ruleGrants, reversed int }
 	// For the generator, in creation order.
 	orderIDs, txnIDs, keyed, txnSteps []int
 }
@@ -575,6 +734,8 @@ func (m *model) completeOrder(o *mOrder, t now) string {
 	}
 	u.awards = next
 	o.completed = true
+	o.base, o.after = o.txns, 0
+	m.runRules(o.user, mEvent{typ: "ORDER_COMPLETED", value: o.value(), rule: -1}, o, t)
 	return ""
 }
 
@@ -861,6 +1022,9 @@ func newRunner(t testing.TB) (r *runner, err error) {
 		}
 	}()
 	h := ts.New(q)
+	// The rules run in the requests alone, on the run's clock (see
+	// KeepFromStreams).
+	h.KeepFromStreams()
 	r = &runner{q: q, h: h, m: newModel(), sent: map[int]*sent{}, steps: map[int]step{}, earned: map[int]now{}}
 	r.align()
 	for i := range users {
@@ -877,6 +1041,24 @@ func newRunner(t testing.TB) (r *runner, err error) {
 		}
 		r.pids = append(r.pids, decode(resp.Body)["_id"].(string))
 	}
+	for i, rl := range modelRules {
+		ef := map[string]any{"type": "GRANT_PERK", "perkId": r.pids[rl.grant]}
+		if rl.perUnit {
+			ef["pointsPerUnit"] = 1
+		} else {
+			ef["points"] = rl.points
+		}
+		conds := []map[string]any{}
+		if rl.cond >= 0 {
+			conds = append(conds,
+				map[string]any{"path": "metadata.perkId", "operator": "EQ", "value": r.pids[rl.cond]},
+				map[string]any{"path": "metadata.pointsGranted", "operator": "GT", "value": 0})
+		}
+		body := map[string]any{"title": fmt.Sprintf("Model rule %d", i), "trigger": rl.trigger, "conditions": conds, "effects": []any{ef}, "enabled": true}
+		if resp := h.Do("POST", "/rules", body, h.Admin()); resp.Status != 201 {
+			return nil, fmt.Errorf("create rule %d: %d %s", i, resp.Status, resp.Body)
+		}
+	}
 	if msg := q.take(); msg != "" {
 		return nil, fmt.Errorf("setup: %s", msg)
 	}
@@ -884,12 +1066,18 @@ func newRunner(t testing.TB) (r *runner, err error) {
 }
 
 // run runs seq on a fresh tenant, then (gen != nil) generates and runs
-// steps up to n; it returns the steps run and the first failure.
-func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure) {
+// steps up to n; it returns the steps run, the first failure and what the
+// run exercised.
+func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure, string) {
 	r, err := newRunner(t)
 	if err != nil {
-		return seq, &failure{at: 0, msg: err.Error()}
+		return seq, &failure{at: 0, msg: err.Error()}, ""
 	}
+	seq, fail := r.run(seed, seq, n)
+	return seq, fail, fmt.Sprintf("%d rule grants, %d points reversed", r.m.stats.ruleGrants, r.m.stats.reversed)
+}
+
+func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
 	var g *gen
 	if seq == nil {
 		g = &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), seed: seed}
@@ -933,7 +1121,7 @@ func shrink(t testing.TB, seed uint64, seq []step, fail *failure) ([]step, *fail
 				continue
 			}
 			runs++
-			if _, f := run(t, seed, cand, 0); f != nil {
+			if _, f, _ := run(t, seed, cand, 0); f != nil {
 				seq, fail = cand[:f.at+1], f
 				continue // the same start, on the shorter sequence
 			}
@@ -1203,7 +1391,8 @@ func (r *runner) exec(s step) ([]int, error) {
 	rec := &sent{method: method, path: path, body: body, key: s.Key, user: s.User, day: r.m.day}
 	rec.redo = func(key string) error {
 		resp := r.send(method, path, body, key)
-		rec.status, rec.resp = resp.Status, resp.Body
+		// The key is stored anew with this answer: kept 7 days from now.
+		rec.status, rec.resp, rec.day = resp.Status, resp.Body, r.m.day
 		return r.answer(s, resp)
 	}
 	if s.Kind == kComplete || s.Kind == kTxnRefund {
@@ -1311,6 +1500,18 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		}
 		return sameAward(view(decode(resp.Body)), a.shown(d, m.day), r.pids[s.Perk])
 	}
+	// grantAnswer checks the answer of a grant of g points: the award as
+	// the grant left it (the rules its AWARD_GRANTED triggers run after
+	// the grant committed, before the answer, and change the model after
+	// it).
+	grantAnswer := func(g int, view func(map[string]any) map[string]any) error {
+		shown := a.shown(d, m.day)
+		m.runRules(s.User, mEvent{typ: "AWARD_GRANTED", perk: s.Perk, granted: g, rule: -1}, nil, r.now())
+		if err := expect(resp, 200, ""); err != nil {
+			return err
+		}
+		return sameAward(view(decode(resp.Body)), shown, r.pids[s.Perk])
+	}
 	t := r.now()
 	self := func(m map[string]any) map[string]any { return m }
 	switch s.Kind {
@@ -1319,11 +1520,9 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if s.Back > 0 {
 			earned = r.earned[s.ID]
 		}
-		a.grant(d, s.N, t, earned)
-		return awardAnswer("", self)
+		return grantAnswer(a.grant(d, s.N, t, earned, ""), self)
 	case kCreditPoints:
-		a.grant(d, s.N, t, t)
-		return awardAnswer("", func(m map[string]any) map[string]any { v, _ := m["award"].(map[string]any); return v })
+		return grantAnswer(a.grant(d, s.N, t, t, ""), func(m map[string]any) map[string]any { v, _ := m["award"].(map[string]any); return v })
 	case kCreditBalance:
 		next := u.balance + s.N
 		if next < 0 {
@@ -1359,7 +1558,9 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if _, seen := m.orders[s.ID]; !seen {
 			m.orderIDs = append(m.orderIDs, s.ID)
 		}
-		m.orders[s.ID] = &mOrder{user: s.User, id: id, reds: s.Reds}
+		o := newOrder(s.User, id)
+		o.reds, o.price = s.Reds, s.N
+		m.orders[s.ID] = o
 		return nil
 	case kComplete:
 		o := m.orders[s.Ref]
@@ -1370,10 +1571,14 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if err := expect(resp, codeStatus[code], code); err != nil {
 			return err
 		}
-		if code == "" && decode(resp.Body)["state"] != "COMPLETED" {
+		if code != "" {
+			return nil
+		}
+		got := decode(resp.Body)
+		if got["state"] != "COMPLETED" {
 			return fmt.Errorf("completed order answered %.300s", resp.Body)
 		}
-		return nil
+		return r.sameEarned(o, got)
 	case kTxn:
 		return r.transaction(s, resp)
 	case kTxnRefund:
@@ -1420,10 +1625,17 @@ func (r *runner) transaction(s step, resp *ts.Resp) error {
 	}
 	got := decode(resp.Body)
 	if o == nil {
-		o = &mOrder{user: s.User, completed: true}
-		if got["orderGenerated"] != true {
+		// The order the transaction made, completed at once: its rules
+		// run before the answer.
+		id, _ := got["orderId"].(string)
+		o = newOrder(s.User, id)
+		if got["orderGenerated"] != true || id == "" {
 			return fmt.Errorf("a transaction without orderId answered %.300s", resp.Body)
 		}
+		o.txns, o.base, o.completed = s.N, s.N, true
+		m.runRules(s.User, mEvent{typ: "ORDER_COMPLETED", value: o.value(), rule: -1}, o, r.now())
+	} else {
+		o.txns += s.N
 	}
 	u.balance -= charge
 	if charge > 0 {
@@ -1464,14 +1676,66 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 		}
 		o.returned = true
 	}
+	// After a completion, the refund takes back its share of what the
+	// rules earned on the order: (what was refunded since) / (the
+	// transactions when it completed), rounded down, less what earlier
+	// refunds took; from what each award holds.
+	o := t.ord
+	reversed, short := 0, 0
+	if o.completed {
+		part := o.after + t.price
+		for p := range perkDefs {
+			target := shareFloor(o.earned[p], part, o.base)
+			due := target - o.reversed[p]
+			if due <= 0 {
+				continue
+			}
+			o.reversed[p] = target
+			taken := u.awards[p].reverse(due, o.id, r.now())
+			m.stats.reversed += taken
+			reversed += taken
+			short += due - taken
+		}
+		o.after += t.price
+	}
+	o.txns -= t.price
+	o.refunded += t.price
 	if err := expect(resp, 200, ""); err != nil {
 		return err
 	}
 	got := decode(resp.Body)
 	restored, err := penceOf(got["balanceRestored"])
-	if err != nil || restored != t.charge || intOf(got["redemptionsReturned"]) != returned || intOf(got["pointsReversed"]) != 0 {
-		return fmt.Errorf("refund answered balanceRestored %v, redemptionsReturned %v, pointsReversed %v; the model: %s, %d, 0",
-			got["balanceRestored"], got["redemptionsReturned"], got["pointsReversed"], pence(t.charge), returned)
+	if err != nil || restored != t.charge || intOf(got["redemptionsReturned"]) != returned || intOf(got["pointsReversed"]) != reversed ||
+		intOf(got["pointsNotReversed"]) != short {
+		return fmt.Errorf("refund answered balanceRestored %v, redemptionsReturned %v, pointsReversed %v, pointsNotReversed %v; the model: %s, %d, %d, %d",
+			got["balanceRestored"], got["redemptionsReturned"], got["pointsReversed"], got["pointsNotReversed"], pence(t.charge), returned, reversed, short)
+	}
+	return nil
+}
+
+// sameEarned compares the points an order answered as earned and
+// reversed (by award id) with the model's.
+func (r *runner) sameEarned(o *mOrder, got map[string]any) error {
+	for _, f := range []struct {
+		name string
+		want []int
+	}{{"pointsEarned", o.earned}, {"pointsReversed", o.reversed}} {
+		want := map[string]int{}
+		for p, n := range f.want {
+			if n != 0 {
+				want[r.awardID(o.user, p)] = n
+			}
+		}
+		have := map[string]int{}
+		m, _ := got[f.name].(map[string]any)
+		for k, v := range m {
+			if n := intOf(v); n != 0 {
+				have[k] = n
+			}
+		}
+		if fmt.Sprint(have) != fmt.Sprint(want) {
+			return fmt.Errorf("order %s: %s %v, the model has %v", o.id, f.name, have, want)
+		}
 	}
 	return nil
 }
@@ -1536,7 +1800,7 @@ func (r *runner) check(u int, before []int) error {
 			continue
 		}
 		if err := sameAward(got, a.shown(perkDefs[p], r.m.day), r.pids[p]); err != nil {
-			return fmt.Errorf("u%d p%d: %w", u, p, err)
+			return fmt.Errorf("u%d p%d: %w; the ledger's newest entries: %s", u, p, err, describe(r.ledgerEntries(u, p)))
 		}
 		if before != nil && len(a.entries) == before[p] {
 			continue // unchanged: read whole at its next change and at the end
@@ -1712,7 +1976,7 @@ func describe(entries []map[string]any) string {
 	var b strings.Builder
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		fmt.Fprintf(&b, "[%v %v %v=%v] ", e["seq"], e["type"], e["points"], e["balanceAfter"])
+		fmt.Fprintf(&b, "[%v %v %v=%v %v] ", e["seq"], e["type"], e["points"], e["balanceAfter"], e["lots"])
 	}
 	return b.String()
 }
@@ -1775,7 +2039,7 @@ func (r *runner) pair(s step) error {
 
 // ledgerEntries reads award (u, p)'s newest ledger entries (one page).
 func (r *runner) ledgerEntries(u, p int) []map[string]any {
-	resp := r.send("GET", "/users/"+r.uids[u]+"/pointawards/"+r.awardID(u, p)+"/ledger?limit=5", nil, "")
+	resp := r.send("GET", "/users/"+r.uids[u]+"/pointawards/"+r.awardID(u, p)+"/ledger?limit=8", nil, "")
 	var out []map[string]any
 	items, _ := decode(resp.Body)["items"].([]any)
 	for _, e := range items {

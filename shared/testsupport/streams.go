@@ -3,7 +3,10 @@ package testsupport
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/loyalty-platform/platform/localstack/stack"
 	"github.com/loyalty-platform/platform/shared/app"
@@ -33,14 +36,52 @@ func subscribeStreams(st *stack.Stack) error {
 			}
 			deps = d
 		}
-		h, err := deps.StreamHandler(f.Name)
+		raw, err := deps.StreamHandler(f.Name)
 		if err != nil {
 			return fmt.Errorf("function %s has DynamoDB stream events: %w", f.Name, err)
 		}
+		h := withoutKept(raw)
 		st.OnStream(f.Name, h)
 		defaultStreams[f.Name] = h
 	}
 	return nil
+}
+
+// kept are the tenants whose stream records the stream-triggered
+// functions do not get (KeepFromStreams), by tenant id.
+var kept sync.Map
+
+// KeepFromStreams keeps the records of this test's tenant from the
+// stream-triggered functions (the rules function's second path): the
+// rules then run only in the requests that record the actions, with the
+// test's clock. For a test that checks what the request path alone did
+// and when (the stream handlers run on the real clock, and either path may
+// apply a rule first); the stream path has tests of its own.
+func (h *Harness) KeepFromStreams() { kept.Store(h.Tenant.ID, true) }
+
+// withoutKept returns h without the records of the tenants kept from the
+// streams (a record's tenantId attribute).
+func withoutKept(h stack.StreamHandler) stack.StreamHandler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		recs := ev.Records[:0:0]
+		for _, r := range ev.Records {
+			img := r.Change.NewImage
+			if img == nil {
+				img = r.Change.OldImage
+			}
+			if t, ok := img["tenantId"]; ok && t.DataType() == events.DataTypeString {
+				if _, skip := kept.Load(t.String()); skip {
+					continue
+				}
+			}
+			recs = append(recs, r)
+		}
+		if len(recs) == 0 {
+			return events.DynamoDBEventResponse{}, nil
+		}
+		ev.Records = recs
+		return h(ctx, ev)
+	}
 }
 
 // defaultStreams are the stream handlers subscribeStreams registered, by
