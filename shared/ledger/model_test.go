@@ -125,12 +125,15 @@ const (
 	kExpire    // the daily points expiry runs for the tenant
 	kPair      // two redemptions of one award (N and N2) at once
 	kDelete    // the user is deleted
+	kJoin      // the user joins the club segment (the CLUB perk's)
+	kLeave     // the user is removed from the club segment
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
 	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair", kDelete: "delete-user",
+	kJoin: "join", kLeave: "leave",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -232,6 +235,11 @@ type perkDef struct {
 	// virtual award showing initial until its first change stores it.
 	global  bool
 	initial int
+	// club tells that the perk is a CLUB perk: held exactly while the
+	// user is a member of the run's segment (a virtual award showing
+	// initial until its first change stores it; its points stay stored
+	// while the user is out).
+	club bool
 }
 
 // lotDays is the Expiring perk's AFTER_EARN duration in days: a lot
@@ -245,6 +253,7 @@ var perkDefs = []perkDef{
 	{title: "Limited", points: map[string]any{"maxTotalRedemptions": 6}, max: -1, maxR: 6, redeem: 1},
 	{title: "Expiring", points: map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": fmt.Sprintf("P%dD", lotDays)}}, max: -1, redeem: 1, expires: true},
 	{title: "Welcome", points: map[string]any{"initial": 8, "max": 80, "redemption": 2}, max: 80, redeem: 2, global: true, initial: 8},
+	{title: "Club", points: map[string]any{"initial": 5, "max": 50}, max: 50, redeem: 1, initial: 5, club: true},
 }
 
 const users = 3
@@ -291,7 +300,10 @@ type mAward struct {
 	exists                                                                   bool
 	avail, granted, redeemed, refunded, reversed, adjusted, redemptions, rfd int
 	expired                                                                  int
-	entries                                                                  []entry
+	// member tells, of a CLUB perk's award, that the user is a member of
+	// its segment.
+	member  bool
+	entries []entry
 	lots                                                                     []mLot
 	drawn                                                                    []mDraw
 }
@@ -379,13 +391,23 @@ func (a *mAward) store(d perkDef, t now) {
 }
 
 // held tells whether the user holds the award (stored, or a global
-// perk's).
-func (a mAward) held(d perkDef) bool { return a.exists || d.global }
+// perk's; a CLUB perk's while a member).
+func (a mAward) held(d perkDef) bool {
+	if d.club {
+		return a.member
+	}
+	return a.exists || d.global
+}
+
+// outOfClub tells that a change of the award is refused because the
+// user is not a member of the CLUB perk's segment (AWARD_NOT_HELD: the
+// transaction's membership check, after the award's own rules).
+func (a mAward) outOfClub(d perkDef) bool { return d.club && !a.member }
 
 // shown is the award as reads show it on day: a global perk's virtual
 // award holds its initial points.
 func (a mAward) shown(d perkDef, day int) mAward {
-	if !a.exists && d.global {
+	if !a.exists && (d.global || d.club) {
 		return mAward{avail: d.initial}
 	}
 	return a.view(day)
@@ -397,7 +419,7 @@ func (a mAward) shown(d perkDef, day int) mAward {
 func (a *mAward) grant(d perkDef, pts int, t now, earned now, order string) int {
 	if a.exists {
 		a.expire(t.day)
-	} else if d.global {
+	} else if d.global || d.club {
 		a.store(d, t)
 	}
 	next := a.avail + pts
@@ -437,7 +459,7 @@ func (a *mAward) reverse(pts int, order string, t now) int {
 }
 
 func (a *mAward) redeem(d perkDef, v, units int, t now) string {
-	if !a.held(d) {
+	if !a.held(d) && !d.club {
 		return "NOT_FOUND"
 	}
 	b := a.clone()
@@ -451,6 +473,8 @@ func (a *mAward) redeem(d perkDef, v, units int, t now) string {
 		return "REDEMPTION_LIMIT_REACHED"
 	case b.avail < d.min+v:
 		return "INSUFFICIENT_POINTS"
+	case a.outOfClub(d):
+		return "AWARD_NOT_HELD"
 	}
 	for _, f := range b.take(v, "") {
 		for i, x := range b.drawn {
@@ -513,6 +537,8 @@ func (a *mAward) set(d perkDef, v int, t now) string {
 	switch {
 	case d.max >= 0 && v > d.max:
 		return "VALIDATION_FAILED"
+	case a.outOfClub(d):
+		return "AWARD_NOT_HELD"
 	case !a.held(d):
 		return "NOT_FOUND"
 	}
@@ -594,10 +620,11 @@ func shareFloor(n, part, whole int) int {
 
 // ---- the rules ----
 
-// The perks the rules grant: Expiring and Welcome.
+// The perks the rules grant (Expiring and Welcome) and the CLUB perk.
 const (
 	pExpiring = 3
 	pWelcome  = 4
+	pClub     = 5
 )
 
 // mRule is a rule of the run's tenant: on an action of trigger (for
@@ -609,14 +636,20 @@ type mRule struct {
 	grant   int
 	points  int
 	perUnit bool
+	// join: the rule adds the user to the club segment (ADD_TO_SEGMENT)
+	// when the order's value is at least minValue pence.
+	join     bool
+	minValue int
 }
 
 // modelRules are created on every run's tenant: an order earns Expiring
 // points, an Expiring grant earns 2 Welcome points, a Welcome grant 1
 // Expiring point (a chain: each rule applies once per originating
-// action, and not on actions at depth 3).
+// action, and not on actions at depth 3), and an order of 20.00 or more
+// makes the user a member of the club.
 var modelRules = []mRule{
 	{trigger: "ORDER_COMPLETED", cond: -1, grant: pExpiring, perUnit: true},
+	{trigger: "ORDER_COMPLETED", cond: -1, join: true, minValue: 2000},
 	{trigger: "AWARD_GRANTED", cond: pExpiring, grant: pWelcome, points: 2},
 	{trigger: "AWARD_GRANTED", cond: pWelcome, grant: pExpiring, points: 1},
 }
@@ -650,6 +683,13 @@ func (m *model) runRules(u int, ev mEvent, o *mOrder, t now) {
 				continue
 			}
 			if rl.trigger == "AWARD_GRANTED" && (ev.perk != rl.cond || ev.granted <= 0) {
+				continue
+			}
+			if rl.join {
+				if ev.value >= rl.minValue && !m.users[u].awards[pClub].member {
+					m.users[u].awards[pClub].member = true
+					m.stats.ruleJoins++
+				}
 				continue
 			}
 			applied[i] = true
@@ -705,7 +745,7 @@ type model struct {
 	// sub numbers the rules' grants (now.sub).
 	sub int
 	// stats counts what the run exercised (reported with its time).
-	stats struct{ ruleGrants, reversed int }
+	stats struct{ ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges int }
 	// For the generator, in creation order.
 	orderIDs, txnIDs, keyed, txnSteps []int
 }
@@ -726,11 +766,21 @@ func (m *model) completeOrder(o *mOrder, t now) string {
 	for i, a := range u.awards {
 		next[i] = a.clone()
 	}
+	// The awards' own rules refuse first (each redemption in turn, as
+	// the completion adds them), then the transaction's membership checks.
+	out := ""
 	for _, r := range o.reds {
 		d := perkDefs[r.Perk]
-		if code := next[r.Perk].redeem(d, redPoints(r), max(r.Qty, 1), t); code != "" {
+		switch code := next[r.Perk].redeem(d, redPoints(r), max(r.Qty, 1), t); code {
+		case "":
+		case "AWARD_NOT_HELD":
+			out = code
+		default:
 			return code
 		}
+	}
+	if out != "" {
+		return out
 	}
 	u.awards = next
 	o.completed = true
@@ -769,7 +819,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
-	{kAdvance, 3}, {kExpire, 3}, {kPair, 5}, {kDelete, 1},
+	{kAdvance, 3}, {kExpire, 3}, {kPair, 5}, {kDelete, 1}, {kJoin, 3}, {kLeave, 2},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -788,7 +838,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && k != kDelete && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && k != kDelete && k != kJoin && k != kLeave && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -979,6 +1029,8 @@ type runner struct {
 	sent  map[int]*sent
 	steps map[int]step
 	n     int // steps run
+	// segment is the CLUB perk's segment.
+	segment string
 	// start is the tenant's local time of day 0 (see align).
 	start time.Time
 	// earned is when the points of a grant with earnedAt were earned, by
@@ -1030,10 +1082,18 @@ func newRunner(t testing.TB) (r *runner, err error) {
 	for i := range users {
 		r.uids = append(r.uids, h.AdminUser(q, fmt.Sprintf("Model%d", i), "User"))
 	}
+	resp := h.Do("POST", "/segments", map[string]any{"title": "Model club", "type": "PERSISTENT"}, h.Admin())
+	if resp.Status != 201 {
+		return nil, fmt.Errorf("create segment: %d %s", resp.Status, resp.Body)
+	}
+	r.segment = decode(resp.Body)["_id"].(string)
 	for _, d := range perkDefs {
 		body := map[string]any{"title": d.title, "template": "PSEUDO_CURRENCY", "points": d.points}
 		if d.global {
 			body["isGlobal"] = true
+		}
+		if d.club {
+			body["template"], body["segmentId"] = "CLUB", r.segment
 		}
 		resp := h.Do("POST", "/perks", body, h.Admin())
 		if resp.Status != 201 {
@@ -1043,12 +1103,16 @@ func newRunner(t testing.TB) (r *runner, err error) {
 	}
 	for i, rl := range modelRules {
 		ef := map[string]any{"type": "GRANT_PERK", "perkId": r.pids[rl.grant]}
-		if rl.perUnit {
+		conds := []map[string]any{}
+		switch {
+		case rl.join:
+			ef = map[string]any{"type": "ADD_TO_SEGMENT", "segmentId": r.segment}
+			conds = append(conds, map[string]any{"path": "metadata.value", "operator": "GTE", "value": rl.minValue / 100})
+		case rl.perUnit:
 			ef["pointsPerUnit"] = 1
-		} else {
+		default:
 			ef["points"] = rl.points
 		}
-		conds := []map[string]any{}
 		if rl.cond >= 0 {
 			conds = append(conds,
 				map[string]any{"path": "metadata.perkId", "operator": "EQ", "value": r.pids[rl.cond]},
@@ -1074,7 +1138,9 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure, string
 		return seq, &failure{at: 0, msg: err.Error()}, ""
 	}
 	seq, fail := r.run(seed, seq, n)
-	return seq, fail, fmt.Sprintf("%d rule grants, %d points reversed", r.m.stats.ruleGrants, r.m.stats.reversed)
+	st := r.m.stats
+	return seq, fail, fmt.Sprintf("%d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards",
+		st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges)
 }
 
 func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
@@ -1156,6 +1222,9 @@ func (r *runner) step(s step) (err error) {
 	}
 	r.n++
 	for _, u := range touched {
+		if len(r.m.users[u].awards[pClub].entries) != before[u][pClub] {
+			r.m.stats.clubChanges++
+		}
 		if err := r.check(u, before[u]); err != nil {
 			return fmt.Errorf("%s: after it: %w", s, err)
 		}
@@ -1207,7 +1276,11 @@ func (r *runner) send(method, path string, body []byte, key string) *ts.Resp {
 	if body != nil {
 		b = body
 	}
-	return r.h.Do(method, path, b, hs)
+	resp := r.h.Do(method, path, b, hs)
+	if resp.Status == 422 && bytes.Contains(resp.Body, []byte(`"AWARD_NOT_HELD"`)) {
+		r.m.stats.notHeld++
+	}
+	return resp
 }
 
 func marshal(v any) []byte {
@@ -1290,6 +1363,7 @@ func expect(resp *ts.Resp, status int, code string) error {
 var codeStatus = map[string]int{
 	"": 200, "NOT_FOUND": 404, "CONFLICT": 409, "VALIDATION_FAILED": 422, "INSUFFICIENT_POINTS": 422,
 	"REDEMPTION_LIMIT_REACHED": 422, "REFUND_EXCEEDS_REDEEMED": 422, "INSUFFICIENT_BALANCE": 422, "IDEMPOTENCY_KEY_REUSED": 422,
+	"AWARD_NOT_HELD": 422,
 }
 
 func (r *runner) awardID(u, p int) string { return r.uids[u] + "-" + r.pids[p] }
@@ -1301,6 +1375,34 @@ func (r *runner) exec(s step) ([]int, error) {
 		return nil, nil // a deleted user's: nothing new is theirs
 	}
 	switch s.Kind {
+	case kJoin, kLeave:
+		a := &r.m.users[s.User].awards[pClub]
+		if s.Kind == kJoin {
+			resp := r.send("POST", "/segments/"+r.segment+"/members", marshal(map[string]any{"userIds": []string{r.uids[s.User]}}), "")
+			if err := expect(resp, 200, ""); err != nil {
+				return nil, err
+			}
+			field := "added"
+			if a.member {
+				field = "alreadyMembers"
+			}
+			if ids, _ := decode(resp.Body)[field].([]any); len(ids) != 1 || ids[0] != r.uids[s.User] {
+				return nil, fmt.Errorf("a join answered %.300s; the model expects the user in %s", resp.Body, field)
+			}
+			a.member = true
+			r.m.stats.joins++
+			return []int{s.User}, nil
+		}
+		resp := r.send("DELETE", "/segments/"+r.segment+"/members/"+r.uids[s.User], nil, "")
+		want, code := 204, ""
+		if !a.member {
+			want, code = 404, "NOT_FOUND"
+		}
+		if err := expect(resp, want, code); err != nil {
+			return nil, err
+		}
+		a.member = false
+		return []int{s.User}, nil
 	case kDelete:
 		resp := r.send("DELETE", "/users/"+r.uids[s.User], nil, "")
 		if resp.Status != 204 {
@@ -1514,6 +1616,9 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 	}
 	t := r.now()
 	self := func(m map[string]any) map[string]any { return m }
+	if (s.Kind == kGrant || s.Kind == kCreditPoints) && a.outOfClub(d) {
+		return expect(resp, 422, "AWARD_NOT_HELD")
+	}
 	switch s.Kind {
 	case kGrant:
 		earned := t
