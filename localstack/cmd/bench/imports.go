@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"mime/multipart"
 	"strings"
 	"time"
@@ -26,6 +27,11 @@ type importResult struct {
 	RawItems    int
 	ItemsPerRow float64
 	AvgItemSize int // bytes (attribute names and values)
+	// ItemsByTable counts the items written raw by table.
+	ItemsByTable map[string]int
+	// ExpiryEntries counts the EXPIRY ledger entries among them (lots
+	// that expired as they were imported).
+	ExpiryEntries int
 }
 
 func (r importResult) RowsPerSec() float64    { return float64(r.Rows) / r.Elapsed.Seconds() }
@@ -43,9 +49,32 @@ func locationFile(rows int) []byte {
 	return []byte(sb.String())
 }
 
-// awardFile creates users and perks through the API and returns an award
-// import file of rows grants of 1 point, each (user, perk) once.
-func (e *env) awardFile(ctx context.Context, rows int) ([]byte, error) {
+// awardShape is what an award import file holds beyond its grants of 1
+// point, each (user, perk) once.
+type awardShape struct {
+	// Expiry is the perks' points.expiry (nil: their points never expire).
+	Expiry map[string]any
+	// EarnedMonths, when positive, gives every row an earned_at within
+	// that many months back from when the file is made.
+	EarnedMonths int
+}
+
+// earnedExpiry is the points.expiry of the perks of the award import with
+// earned_at: each lot expires 12 months after it was earned.
+var earnedExpiry = map[string]any{"policy": "AFTER_EARN", "duration": "P12M"}
+
+// earnedMonths is how far back that import's earned_at reaches: twice the
+// lots' life, so that about half of its lots have expired when they are
+// imported (the import writes their EXPIRY entries and POINTS_EXPIRED
+// actions at once) and the other half are granted with an expiry date.
+// Dates within the last 12 months alone would expire no lot: a lot earned
+// then is spendable through the same day 12 months later.
+const earnedMonths = 24
+
+// awardFile creates users and perks (with shape's points.expiry) through
+// the API and returns an award import file of rows grants of 1 point, each
+// (user, perk) once, with shape's earned_at column.
+func (e *env) awardFile(ctx context.Context, rows int, shape awardShape) ([]byte, error) {
 	const perPerkUsers = 500
 	nUsers := min(rows, perPerkUsers)
 	nPerks := (rows + nUsers - 1) / nUsers
@@ -64,13 +93,17 @@ func (e *env) awardFile(ctx context.Context, rows int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	points := map[string]any{"initial": 0, "max": 1_000_000}
+	if shape.Expiry != nil {
+		points["expiry"] = shape.Expiry
+	}
 	err = parallel(ctx, nPerks, 8, func(ctx context.Context, i int) error {
 		var p struct {
 			ID string `json:"_id"`
 		}
 		err := e.doJSON(ctx, call{method: "POST", path: "/perks", headers: e.admin(), want: 201,
 			body: map[string]any{"title": fmt.Sprintf("Import card %d", i), "template": "STAMP_CARD",
-				"points": map[string]any{"initial": 0, "max": 1_000_000}, "visualisation": map[string]any{"titleText": "Import card"}}}, &p)
+				"points": points, "visualisation": map[string]any{"titleText": "Import card"}}}, &p)
 		perks[i] = p.ID
 		return err
 	})
@@ -78,24 +111,52 @@ func (e *env) awardFile(ctx context.Context, rows int) ([]byte, error) {
 		return nil, err
 	}
 	var sb strings.Builder
-	sb.WriteString("user_id,perk_id,points\n")
+	if shape.EarnedMonths <= 0 {
+		sb.WriteString("user_id,perk_id,points\n")
+		for i := 0; i < rows; i++ {
+			fmt.Fprintf(&sb, "%s,%s,1\n", users[i%nUsers], perks[i/nUsers])
+		}
+		return []byte(sb.String()), nil
+	}
+	// Row i is earned at the fractional part of i times the golden ratio
+	// along the span: any run of rows (a perk's, one transaction's) has
+	// dates all over it. Whole seconds, as RFC 3339 without a fraction,
+	// never after now.
+	now := time.Now().UTC().Truncate(time.Second)
+	from := now.AddDate(0, -shape.EarnedMonths, 0)
+	span := now.Sub(from)
+	sb.WriteString("user_id,perk_id,points,earned_at\n")
 	for i := 0; i < rows; i++ {
-		fmt.Fprintf(&sb, "%s,%s,1\n", users[i%nUsers], perks[i/nUsers])
+		f := math.Mod(float64(i)*0.6180339887498949, 1)
+		at := from.Add(time.Duration(f * float64(span))).Truncate(time.Second)
+		fmt.Fprintf(&sb, "%s,%s,1,%s\n", users[i%nUsers], perks[i/nUsers], at.Format(time.RFC3339))
 	}
 	return []byte(sb.String()), nil
 }
 
+// storedItem is an item an import stored, with its table.
+type storedItem struct {
+	table string
+	item  item
+}
+
 // runImport uploads file to path (a real import) and waits for its
 // operation to be DONE with every row imported, then writes the items the
-// import stored in table once more, under another tenant of the same
+// import stored in tables once more, under another tenant of the same
 // length, with raw BatchWriteItem (rawWriters at once), and returns both
 // timings. The import's own bookkeeping (a marker per chunk, its fences
 // and checkpoint in the operations table, its results file) is not
 // written by the raw side: it is what the import costs beyond the rows.
-func (e *env) runImport(ctx context.Context, path, table string, file []byte, rows int) (importResult, error) {
-	before, err := e.tenantKeys(ctx, table)
-	if err != nil {
-		return importResult{}, err
+// tables must name every table the rows write to (an award import whose
+// lots expire at once records POINTS_EXPIRED in the Actions table).
+func (e *env) runImport(ctx context.Context, path string, file []byte, rows int, tables ...string) (importResult, error) {
+	before := map[string]map[[2]string]bool{}
+	for _, table := range tables {
+		keys, err := e.tenantKeys(ctx, table)
+		if err != nil {
+			return importResult{}, err
+		}
+		before[table] = keys
 	}
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
@@ -129,20 +190,30 @@ func (e *env) runImport(ctx context.Context, path, table string, file []byte, ro
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	res := importResult{Rows: rows, Elapsed: time.Since(start)}
+	res := importResult{Rows: rows, Elapsed: time.Since(start), ItemsByTable: map[string]int{}}
 	if done.Status != "DONE" || done.Result["imported"] != float64(rows) {
 		return res, fmt.Errorf("import %s: status %s, result %v, error %v", path, done.Status, done.Result, done.Error)
 	}
 
-	items, err := e.newTenantItems(ctx, table, before)
-	if err != nil {
-		return res, err
+	var items []storedItem
+	for _, table := range tables {
+		its, err := e.newTenantItems(ctx, table, before[table])
+		if err != nil {
+			return res, err
+		}
+		for _, it := range its {
+			items = append(items, storedItem{table: table, item: it})
+		}
+		res.ItemsByTable[table] = len(its)
 	}
 	res.RawItems = len(items)
 	res.ItemsPerRow = float64(len(items)) / float64(rows)
 	size := 0
 	for _, it := range items {
-		size += itemSize(it)
+		size += itemSize(it.item)
+		if isExpiryEntry(it.item) {
+			res.ExpiryEntries++
+		}
 	}
 	if len(items) > 0 {
 		res.AvgItemSize = size / len(items)
@@ -152,28 +223,36 @@ func (e *env) runImport(ctx context.Context, path, table string, file []byte, ro
 	// batch of writes to the next, and the ratio errs on the low side.
 	for i, prefix := range []string{"r", "q"} {
 		for _, it := range items {
-			for k, v := range it {
+			for k, v := range it.item {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && strings.HasPrefix(sv.Value, e.other()) {
-					it[k] = s(prefix + sv.Value[1:])
+					it.item[k] = s(prefix + sv.Value[1:])
 				}
 			}
 		}
 		start = time.Now()
-		if err := e.batchWrite(ctx, table, items, rawWriters); err != nil {
+		if err := e.batchWrite(ctx, items, rawWriters); err != nil {
 			return res, err
 		}
 		if d := time.Since(start); i == 0 || d < res.RawElapsed {
 			res.RawElapsed = d
 		}
 		for _, it := range items { // back under e.other()
-			for k, v := range it {
+			for k, v := range it.item {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && strings.HasPrefix(sv.Value, prefix+e.tenant[1:]) {
-					it[k] = s(e.other() + sv.Value[1:])
+					it.item[k] = s(e.other() + sv.Value[1:])
 				}
 			}
 		}
 	}
 	return res, nil
+}
+
+// isExpiryEntry reports whether it is a ledger entry of points that
+// expired (sk LEDGER#..., type EXPIRY).
+func isExpiryEntry(it item) bool {
+	sk, _ := it["sk"].(*types.AttributeValueMemberS)
+	typ, _ := it["type"].(*types.AttributeValueMemberS)
+	return sk != nil && typ != nil && strings.HasPrefix(sk.Value, "LEDGER#") && typ.Value == "EXPIRY"
 }
 
 // tenantKeys returns the keys (pk, sk) of the bench tenant's items in
@@ -240,10 +319,18 @@ func keyOf(it item) [2]string {
 	return k
 }
 
-// batchWrite writes items with BatchWriteItem, 25 a request, writers
-// requests at once, retrying unprocessed items.
-func (e *env) batchWrite(ctx context.Context, table string, items []item, writers int) error {
-	return ddb.BatchPut(ctx, e.db, table, items, writers)
+// batchWrite writes items, each to its table, with BatchWriteItem, 25 a
+// request (a request may hold items of several tables), writers requests
+// at once, retrying unprocessed items.
+func (e *env) batchWrite(ctx context.Context, items []storedItem, writers int) error {
+	groups := make([][]types.TransactWriteItem, len(items))
+	for i, it := range items {
+		groups[i] = []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(it.table), Item: it.item}}}
+	}
+	if err := ddb.BatchWrite(ctx, e.db, groups, writers); err != nil {
+		return fmt.Errorf("raw batch write of %d items: %w", len(items), err)
+	}
+	return nil
 }
 
 // itemSize approximates DynamoDB's item size: attribute names plus values.

@@ -15,9 +15,10 @@
 //     the mix, with a fixed number of requests from a fixed number of
 //     workers, against the DynamoDB calls those requests make issued
 //     directly with the same workers (raw.go lists them);
-//   - imports: a location and an award import (POST, the S3-triggered jobs
-//     function, operation DONE) against raw BatchWriteItem of the items the
-//     import stored, with 8 writers;
+//   - imports: a location import, an award import and the same award
+//     import with an earned_at on every row, on perks whose lots expire
+//     (POST, the S3-triggered jobs function, operation DONE), each against
+//     raw BatchWriteItem of the items the import stored, with 8 writers;
 //   - cold start: each function's stripped linux/arm64 binary size and its
 //     initialisation time (host build, the runtime harness, from exec to
 //     its first request for an event; median of runs) against a hello-world
@@ -430,35 +431,58 @@ func benchAPI(ctx context.Context, e *env, set settings, rep *report) error {
 	return benchRules(ctx, e, fx, set, noRules, rep)
 }
 
-// benchImports measures the location and the award import against raw
-// BatchWriteItem of the items they stored.
+// benchImports measures the location import, the award import and the
+// award import with earned_at against raw BatchWriteItem of the items
+// they stored.
 func benchImports(ctx context.Context, e *env, set settings, rep *report) error {
 	// DynamoDB Local's JVM compiles its write paths as they run: the
 	// first large batch of writes is slower than the rest. A smaller
 	// import and its raw side, untimed, warm both sides up alike.
 	warm := max(1000, set.ImportRows/4)
 	fmt.Fprintf(os.Stderr, "bench: warm-up location import of %d rows (not reported)\n", warm)
-	if _, err := e.runImport(ctx, "/locations/imports", e.tables.Locations, locationFile(warm), warm); err != nil {
+	if _, err := e.runImport(ctx, "/locations/imports", locationFile(warm), warm, e.tables.Locations); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "bench: location import of %d rows\n", set.ImportRows)
-	loc, err := e.runImport(ctx, "/locations/imports", e.tables.Locations, locationFile(set.ImportRows), set.ImportRows)
+	loc, err := e.runImport(ctx, "/locations/imports", locationFile(set.ImportRows), set.ImportRows, e.tables.Locations)
 	if err != nil {
 		return err
 	}
 	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("location import (%d rows)", loc.Rows), loc.RowsPerSec(), loc.RawRowsPerSec(), "rows/s", ""))
 	rep.Notes = append(rep.Notes, fmt.Sprintf("location import: %.2f items/row of %d bytes on average written raw", loc.ItemsPerRow, loc.AvgItemSize))
 	fmt.Fprintf(os.Stderr, "bench: award import of %d rows\n", set.ImportRows)
-	file, err := e.awardFile(ctx, set.ImportRows)
+	file, err := e.awardFile(ctx, set.ImportRows, awardShape{})
 	if err != nil {
 		return err
 	}
-	aw, err := e.runImport(ctx, "/awards/imports", e.tables.Loyalty, file, set.ImportRows)
+	// A silent import (suppressEvents, the default) records no action
+	// when no lot expires: its rows write the Loyalty table only.
+	aw, err := e.runImport(ctx, "/awards/imports", file, set.ImportRows, e.tables.Loyalty)
 	if err != nil {
 		return err
 	}
 	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("award import (%d rows)", aw.Rows), aw.RowsPerSec(), aw.RawRowsPerSec(), "rows/s", ""))
 	rep.Notes = append(rep.Notes, fmt.Sprintf("award import: %.2f items/row of %d bytes on average written raw", aw.ItemsPerRow, aw.AvgItemSize))
+
+	// The same import with an earned_at on every row, on perks whose lots
+	// expire 12 months after they were earned: a lot already past its
+	// expiry is granted and expires at once (EARN and EXPIRY entries, and
+	// a POINTS_EXPIRED action in the Actions table, even when silent).
+	fmt.Fprintf(os.Stderr, "bench: award import with earned_at of %d rows\n", set.ImportRows)
+	file, err = e.awardFile(ctx, set.ImportRows, awardShape{Expiry: earnedExpiry, EarnedMonths: earnedMonths})
+	if err != nil {
+		return err
+	}
+	ea, err := e.runImport(ctx, "/awards/imports", file, set.ImportRows, e.tables.Loyalty, e.tables.Actions)
+	if err != nil {
+		return err
+	}
+	if ea.ExpiryEntries == 0 {
+		return fmt.Errorf("award import with earned_at: no lot of its %d rows expired as it was imported (the dates no longer reach past the perks' expiry)", ea.Rows)
+	}
+	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("award import with earned_at (%d rows)", ea.Rows), ea.RowsPerSec(), ea.RawRowsPerSec(), "rows/s", ""))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("award import with earned_at: %.2f items/row of %d bytes on average written raw (%d in %s, %d in %s); %d of %d lots expired as they were imported",
+		ea.ItemsPerRow, ea.AvgItemSize, ea.ItemsByTable[e.tables.Loyalty], e.tables.Loyalty, ea.ItemsByTable[e.tables.Actions], e.tables.Actions, ea.ExpiryEntries, ea.Rows))
 	return nil
 }
 
