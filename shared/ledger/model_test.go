@@ -41,6 +41,10 @@ var defaultSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
 
 const defaultSteps = 250
 
+// wholeEvery is how often (in steps) the step's user's ledgers are read
+// whole.
+const wholeEvery = 200
+
 // maxShrinkRuns bounds the re-runs of a failing sequence.
 const maxShrinkRuns = 30
 
@@ -55,7 +59,18 @@ func TestModel(t *testing.T) {
 	}
 	if v := os.Getenv("MODEL_SEED"); v != "" {
 		if v == "random" {
-			seeds = []uint64{uint64(time.Now().UnixNano())}
+			// MODEL_RUNS random seeds at once (default 1).
+			n := 1
+			if r := os.Getenv("MODEL_RUNS"); r != "" {
+				var err error
+				if n, err = strconv.Atoi(r); err != nil || n < 1 || n > 64 {
+					t.Fatalf("MODEL_RUNS=%q: want a number from 1 to 64", r)
+				}
+			}
+			seeds = nil
+			for i := range n {
+				seeds = append(seeds, uint64(time.Now().UnixNano())+uint64(i)*0x9e3779b97f4a7c15)
+			}
 		} else {
 			s, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
@@ -745,7 +760,7 @@ type model struct {
 	// sub numbers the rules' grants (now.sub).
 	sub int
 	// stats counts what the run exercised (reported with its time).
-	stats struct{ ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges int }
+	stats struct{ ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges, calls int }
 	// For the generator, in creation order.
 	orderIDs, txnIDs, keyed, txnSteps []int
 }
@@ -1139,8 +1154,8 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure, string
 	}
 	seq, fail := r.run(seed, seq, n)
 	st := r.m.stats
-	return seq, fail, fmt.Sprintf("%d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards",
-		st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges)
+	return seq, fail, fmt.Sprintf("%d requests; %d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards",
+		st.calls, st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges)
 }
 
 func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
@@ -1277,6 +1292,7 @@ func (r *runner) send(method, path string, body []byte, key string) *ts.Resp {
 		b = body
 	}
 	resp := r.h.Do(method, path, b, hs)
+	r.m.stats.calls++
 	if resp.Status == 422 && bytes.Contains(resp.Body, []byte(`"AWARD_NOT_HELD"`)) {
 		r.m.stats.notHeld++
 	}
@@ -1907,10 +1923,11 @@ func (r *runner) check(u int, before []int) error {
 		if err := sameAward(got, a.shown(perkDefs[p], r.m.day), r.pids[p]); err != nil {
 			return fmt.Errorf("u%d p%d: %w; the ledger's newest entries: %s", u, p, err, describe(r.ledgerEntries(u, p)))
 		}
-		if before != nil && len(a.entries) == before[p] {
-			continue // unchanged: read whole at its next change and at the end
+		from, ok := r.fromOf(before, p, len(a.entries))
+		if !ok {
+			continue // unchanged: read whole every 50 steps and at the end
 		}
-		if err := r.checkLedger(u, p); err != nil {
+		if err := r.checkLedger(u, p, from); err != nil {
 			return fmt.Errorf("u%d p%d ledger: %w", u, p, err)
 		}
 	}
@@ -1925,26 +1942,41 @@ func (r *runner) check(u int, before []int) error {
 	if bal != mu.balance || bal < 0 {
 		return fmt.Errorf("u%d balance %s, the model has %s", u, pence(bal), pence(mu.balance))
 	}
-	if before != nil && len(mu.money) == before[len(mu.awards)] {
-		return nil // unchanged: read whole at its next change and at the end
+	from, ok := r.fromOf(before, len(mu.awards), len(mu.money))
+	if !ok {
+		return nil
 	}
-	if err := r.checkMoney(u); err != nil {
+	if err := r.checkMoney(u, from); err != nil {
 		return fmt.Errorf("u%d money ledger: %w", u, err)
 	}
 	return nil
 }
 
-// checkMoney reads user u's whole money ledger, every page, and compares
-// it with the model's entries: numbered 1..n without gaps, each
-// balanceAfter the running sum, the sum the app balance.
-func (r *runner) checkMoney(u int) error {
-	mu := r.m.users[u]
-	base := "/users/" + r.uids[u] + "/balance/ledger"
+// fromOf tells which entries of ledger i of a user to read after a step:
+// those numbered above from; none (ok false) when the step wrote none.
+// Every wholeEvery steps, and at the end (before nil), ledgers are read
+// whole, so that an entry changed after it was written does not go
+// unseen; else only the step's new entries (a run's cost stays about
+// linear in its steps).
+func (r *runner) fromOf(before []int, i, n int) (from int, ok bool) {
+	switch {
+	case before == nil || r.n%wholeEvery == 0:
+		return 0, true
+	case n == before[i]:
+		return 0, false
+	}
+	return before[i], true
+}
+
+// newest reads a ledger (base: its path) newest first, page by page
+// (pages of 3 on every fifth step), down to the entry numbered after: it
+// returns the entries numbered above after, newest first, and the first
+// page (the award ledger's lots are on it). want bounds what it reads.
+func (r *runner) newest(base string, after, want int) (got []map[string]any, first map[string]any, err error) {
 	limit := 100
 	if r.n%5 == 0 {
-		limit = 3 // pages
+		limit = 3
 	}
-	var got []map[string]any // newest first
 	start := ""
 	for {
 		q := fmt.Sprintf("?limit=%d", limit)
@@ -1953,27 +1985,50 @@ func (r *runner) checkMoney(u int) error {
 		}
 		resp := r.send("GET", base+q, nil, "")
 		if resp.Status != 200 {
-			return fmt.Errorf("GET money ledger: %d %.300s", resp.Status, resp.Body)
+			return nil, nil, fmt.Errorf("GET %s: %d %.300s", base, resp.Status, resp.Body)
 		}
 		page := decode(resp.Body)
+		if first == nil {
+			first = page
+		}
 		for _, e := range page["items"].([]any) {
-			got = append(got, e.(map[string]any))
+			m := e.(map[string]any)
+			if intOf(m["seq"]) <= after {
+				return got, first, nil
+			}
+			got = append(got, m)
 		}
 		nk, _ := page["page"].(map[string]any)["nextKey"].(string)
 		if nk == "" {
-			break
+			return got, first, nil
 		}
 		start = nk
-		if len(got) > len(mu.money)+limit {
-			return fmt.Errorf("more entries than the model's %d", len(mu.money))
+		if len(got) > want+limit {
+			return nil, nil, fmt.Errorf("more entries than the model's %d", want)
 		}
 	}
-	if len(got) != len(mu.money) {
-		return fmt.Errorf("%d entries, the model has %d: %v", len(got), len(mu.money), describeMoney(got))
+}
+
+// checkMoney compares user u's money ledger with the model's entries: the
+// entries numbered above from (0: the whole ledger, every page) are
+// read, each numbered in turn without gaps, each balanceAfter the running
+// sum, the last the app balance.
+func (r *runner) checkMoney(u, from int) error {
+	mu := r.m.users[u]
+	got, _, err := r.newest("/users/"+r.uids[u]+"/balance/ledger", from, len(mu.money)-from)
+	if err != nil {
+		return err
+	}
+	if len(got) != len(mu.money)-from {
+		return fmt.Errorf("%d entries above %d, the model has %d: %v", len(got), from, len(mu.money)-from, describeMoney(got))
 	}
 	sum := 0
-	for i := range got {
-		e := got[len(got)-1-i]
+	for _, m := range mu.money[:from] {
+		sum += m.pence
+	}
+	for k := range got {
+		i := from + k
+		e := got[len(got)-1-k]
 		want := mu.money[i]
 		amt, err := penceOf(json.Number(fmt.Sprint(e["amount"])))
 		if err != nil {
@@ -1985,7 +2040,7 @@ func (r *runner) checkMoney(u int) error {
 		}
 		sum += amt
 		if intOf(e["seq"]) != i+1 || e["type"] != want.typ || amt != want.pence || after != sum || after < 0 || e["currency"] != "GBP" {
-			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %s after %s; all: %v",
+			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %s after %s; read: %v",
 				i+1, e["seq"], e["type"], e["amount"], e["balanceAfter"], i+1, want.typ, pence(want.pence), pence(sum), describeMoney(got))
 		}
 	}
@@ -2004,55 +2059,31 @@ func describeMoney(entries []map[string]any) string {
 	return b.String()
 }
 
-// checkLedger reads award (u, p)'s whole ledger, every page, and
-// compares it with the model's entries: numbered 1..n without gaps, each
-// balanceAfter the running sum, the sum the award's available.
-func (r *runner) checkLedger(u, p int) error {
+// checkLedger compares award (u, p)'s ledger with the model's entries:
+// the entries numbered above from (0: the whole ledger, every page) are
+// read, each numbered in turn without gaps, each balanceAfter the running
+// sum, the last the award's available; and the lots holding points.
+func (r *runner) checkLedger(u, p, from int) error {
 	a := r.m.users[u].awards[p]
-	base := "/users/" + r.uids[u] + "/pointawards/" + r.awardID(u, p) + "/ledger"
-	limit := 100
-	if r.n%5 == 0 {
-		limit = 3 // pages
+	got, first, err := r.newest("/users/"+r.uids[u]+"/pointawards/"+r.awardID(u, p)+"/ledger", from, len(a.entries)-from)
+	if err != nil {
+		return err
 	}
-	var got []map[string]any // newest first
-	var lots []any
-	start := ""
-	for {
-		q := fmt.Sprintf("?limit=%d", limit)
-		if start != "" {
-			q += "&startKey=" + url.QueryEscape(start)
-		}
-		resp := r.send("GET", base+q, nil, "")
-		if resp.Status != 200 {
-			return fmt.Errorf("GET ledger: %d %.300s", resp.Status, resp.Body)
-		}
-		page := decode(resp.Body)
-		if start == "" {
-			lots, _ = page["lots"].([]any)
-		}
-		for _, e := range page["items"].([]any) {
-			got = append(got, e.(map[string]any))
-		}
-		nk, _ := page["page"].(map[string]any)["nextKey"].(string)
-		if nk == "" {
-			break
-		}
-		start = nk
-		if len(got) > len(a.entries)+limit {
-			return fmt.Errorf("more entries than the model's %d", len(a.entries))
-		}
-	}
-	if len(got) != len(a.entries) {
-		return fmt.Errorf("%d entries, the model has %d: %v", len(got), len(a.entries), describe(got))
+	if len(got) != len(a.entries)-from {
+		return fmt.Errorf("%d entries above %d, the model has %d: %v", len(got), from, len(a.entries)-from, describe(got))
 	}
 	sum := 0
-	for i := range got {
-		e := got[len(got)-1-i]
+	for _, e := range a.entries[:from] {
+		sum += e.pts
+	}
+	for k := range got {
+		i := from + k
+		e := got[len(got)-1-k]
 		want := a.entries[i]
 		pts := intOf(e["points"])
 		sum += pts
 		if intOf(e["seq"]) != i+1 || e["type"] != want.typ || pts != want.pts || intOf(e["balanceAfter"]) != sum {
-			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %d after %d; all: %v",
+			return fmt.Errorf("entry %d is %v %v %v after %v; the model: seq %d %s %d after %d; read: %v",
 				i+1, e["seq"], e["type"], e["points"], e["balanceAfter"], i+1, want.typ, want.pts, sum, describe(got))
 		}
 	}
@@ -2060,6 +2091,7 @@ func (r *runner) checkLedger(u, p int) error {
 		return fmt.Errorf("entries sum to %d, available is %d", sum, a.avail)
 	}
 	// The lots that hold points now, in the order burns take them.
+	lots, _ := first["lots"].([]any)
 	v := a.view(r.m.day)
 	want := append([]mLot(nil), v.lots...)
 	sort.SliceStable(want, func(i, j int) bool { return want[i].spendsBefore(want[j]) })
@@ -2180,17 +2212,19 @@ func (r *runner) gone(s step) bool {
 func (r *runner) checkDeleted(u int, before []int) error {
 	mu := r.m.users[u]
 	for p, a := range mu.awards {
-		if !a.exists || before != nil && len(a.entries) == before[p] {
+		from, ok := r.fromOf(before, p, len(a.entries))
+		if !a.exists || !ok {
 			continue
 		}
-		if err := r.checkLedger(u, p); err != nil {
+		if err := r.checkLedger(u, p, from); err != nil {
 			return fmt.Errorf("deleted u%d p%d ledger: %w", u, p, err)
 		}
 	}
-	if before != nil && len(mu.money) == before[len(mu.awards)] {
+	from, ok := r.fromOf(before, len(mu.awards), len(mu.money))
+	if !ok {
 		return nil
 	}
-	if err := r.checkMoney(u); err != nil {
+	if err := r.checkMoney(u, from); err != nil {
 		return fmt.Errorf("deleted u%d money ledger: %w", u, err)
 	}
 	return nil
