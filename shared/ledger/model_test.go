@@ -319,8 +319,8 @@ type mAward struct {
 	// its segment.
 	member  bool
 	entries []entry
-	lots                                                                     []mLot
-	drawn                                                                    []mDraw
+	lots    []mLot
+	drawn   []mDraw
 }
 
 func (a mAward) clone() mAward {
