@@ -3,10 +3,11 @@
 #   make run                                the whole API on one machine (PORT, default 3000)
 #   make test                               vet, every test against DynamoDB Local, template lint
 #   make fuzz [FUZZTIME=10s]                 run every fuzz target for FUZZTIME, one after another
-#   make model [STEPS=N] [SEED=S|random] [RUNS=R] [RACE=]
+#   make model [STEPS=N] [SEED=S|random] [RUNS=R] [DURATION=8h] [RACE=]
 #                                           the model-based test of money and points, long
-#                                           (N steps a seed, R random seeds at once, RACE= without
-#                                           the race detector; the whole output in build/model.log)
+#                                           (N steps a seed or steps for DURATION, R random seeds
+#                                           at once, RACE= without the race detector; progress
+#                                           every 1,000 steps; the whole output in build/model.log)
 #   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
 #   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
 #                                           run one function locally on one event
@@ -76,17 +77,19 @@ test: $(DDB_LOCAL)
 ## model: the model-based test of money and points (shared/ledger TestModel)
 ## for STEPS steps of each seed (default 250), of seed SEED (a number, or
 ## random; default the fixed seeds make test runs), RUNS random seeds at
-## once (SEED=random), with the race detector (RACE= runs without, about
+## once (SEED=random), for DURATION (a Go duration: steps until then, each
+## seed), with the race detector (RACE= runs without, about
 ## twice as fast). A failure prints its seed and the shortest failing
 ## sequence it found.
-STEPS ?=
-SEED  ?=
-RUNS  ?=
-RACE  ?= -race
+STEPS    ?=
+SEED     ?=
+RUNS     ?=
+DURATION ?=
+RACE     ?= -race
 
 model: $(DDB_LOCAL)
 	@mkdir -p $(BUILD_DIR)
-	@MODEL_STEPS=$(STEPS) MODEL_SEED=$(SEED) MODEL_RUNS=$(RUNS) $(GO) run ./localstack/cmd/testenv -- $(GO) test $(RACE) -count=1 -timeout 0 -run '^TestModel$$' -v ./shared/ledger/ >$(BUILD_DIR)/model.log 2>&1; \
+	@MODEL_STEPS=$(STEPS) MODEL_SEED=$(SEED) MODEL_RUNS=$(RUNS) MODEL_DURATION=$(DURATION) MODEL_PROGRESS=1000 $(GO) run ./localstack/cmd/testenv -- $(GO) test $(RACE) -count=1 -timeout 0 -run '^TestModel$$' -v ./shared/ledger/ >$(BUILD_DIR)/model.log 2>&1; \
 		s=$$?; grep -v '^{"time"' $(BUILD_DIR)/model.log; echo "the whole output, the handlers' logs too: $(BUILD_DIR)/model.log"; exit $$s
 
 ## fuzz: run each fuzz target (func FuzzXxx in a _test.go file under shared/)

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -48,8 +49,31 @@ const wholeEvery = 200
 // maxShrinkRuns bounds the re-runs of a failing sequence.
 const maxShrinkRuns = 30
 
+// deadline, when set (MODEL_DURATION), ends each run's generation of
+// steps; progressEvery (MODEL_PROGRESS) is how often a run tells the
+// steps it passed on stderr (0: never).
+var (
+	deadline      time.Time
+	progressEvery int
+)
+
 func TestModel(t *testing.T) {
 	seeds, steps := defaultSeeds, defaultSteps
+	if v := os.Getenv("MODEL_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("MODEL_DURATION=%q: want a duration such as 90m", v)
+		}
+		deadline = time.Now().Add(d)
+		steps = math.MaxInt // unless MODEL_STEPS bounds them too
+	}
+	if v := os.Getenv("MODEL_PROGRESS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("MODEL_PROGRESS=%q: want a number of steps", v)
+		}
+		progressEvery = n
+	}
 	if v := os.Getenv("MODEL_STEPS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -1165,8 +1189,11 @@ func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
 	}
 	for i := 0; ; i++ {
 		if g != nil {
-			if i >= n {
+			if i >= n || !deadline.IsZero() && time.Now().After(deadline) {
 				break
+			}
+			if progressEvery > 0 && i > 0 && i%progressEvery == 0 {
+				fmt.Fprintf(os.Stderr, "model: seed %d: %d steps passed at %s\n", seed, i, time.Now().UTC().Format(time.TimeOnly))
 			}
 			seq = append(seq, g.next(i, r.m))
 		} else if i >= len(seq) {
