@@ -25,6 +25,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,13 +167,14 @@ const (
 	kDelete    // the user is deleted
 	kJoin      // the user joins the club segment (the CLUB perk's)
 	kLeave     // the user is removed from the club segment
+	kRace      // order Ref's completion and the refund of its transaction N at once
 )
 
 var kindNames = map[kind]string{
 	kGrant: "grant", kCreditPoints: "credit-points", kCreditBalance: "credit-balance", kRedeem: "redeem", kRefund: "refund",
 	kSet: "set", kOrder: "order", kComplete: "complete", kTxn: "txn", kTxnRefund: "txn-refund", kRetry: "retry",
 	kReuse: "key-reuse", kTxnRepeat: "txn-repeat", kAdvance: "advance", kExpire: "expiry-run", kPair: "redeem-pair", kDelete: "delete-user",
-	kJoin: "join", kLeave: "leave",
+	kJoin: "join", kLeave: "leave", kRace: "complete-and-refund",
 }
 
 // red is a redemption of an order: the perk, value and quantity (0:
@@ -238,6 +240,10 @@ func (s step) String() string {
 		} else {
 			b.WriteString(" no order")
 		}
+	case kRace:
+		fmt.Fprintf(&b, " of order #%d and transaction #%d at once", s.Ref, s.N)
+	case kJoin, kLeave, kDelete:
+		fmt.Fprintf(&b, " u%d", s.User)
 	case kRetry, kReuse, kTxnRepeat:
 		fmt.Fprintf(&b, " of #%d", s.Ref)
 		if s.Alt {
@@ -711,6 +717,7 @@ type mEvent struct {
 // rules; a grant on an order (o) records the points earned on it.
 func (m *model) runRules(u int, ev mEvent, o *mOrder, t now) {
 	applied := map[int]bool{}
+	grants := 0
 	var run func(ev mEvent)
 	run = func(ev mEvent) {
 		if ev.depth >= 3 {
@@ -743,12 +750,24 @@ func (m *model) runRules(u int, ev mEvent, o *mOrder, t now) {
 			if o != nil {
 				order = o.id
 			}
+			if m.beforeGrant != nil {
+				m.beforeGrant(grants)
+			}
+			grants++
 			m.sub++
 			at := now{day: t.day, at: t.at, sub: m.sub}
-			g := m.users[u].awards[rl.grant].grant(perkDefs[rl.grant], pts, at, at, order)
+			a := &m.users[u].awards[rl.grant]
+			g := a.grant(perkDefs[rl.grant], pts, at, at, order)
 			m.stats.ruleGrants++
-			if o != nil {
+			if o != nil && g > 0 {
 				o.earned[rl.grant] += g
+				// A refund that landed after the completion, before this
+				// grant: its share of the grant is taken back at once, in
+				// the grant's transaction (pos AddEarned).
+				if due := shareFloor(o.earned[rl.grant], o.after, o.base) - o.reversed[rl.grant]; o.completed && o.after > 0 && due > 0 {
+					o.reversed[rl.grant] += due
+					m.stats.reversed += a.reverse(due, o.id, at)
+				}
 			}
 			produced = append(produced, mEvent{typ: "AWARD_GRANTED", perk: rl.grant, granted: g, depth: ev.depth + 1, rule: i})
 		}
@@ -783,8 +802,16 @@ type model struct {
 	codes  map[string]codeUse
 	// sub numbers the rules' grants (now.sub).
 	sub int
+	// beforeGrant, when set, runs before the j-th grant of a run of the
+	// rules (a concurrent request landing between two of them).
+	beforeGrant func(j int)
 	// stats counts what the run exercised (reported with its time).
-	stats struct{ ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges, calls int }
+	stats struct {
+		ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges, calls int
+		// races counts the raced completions by the order that fitted:
+		// the refund first, then after 0, 1, 2, 3 grants.
+		races [5]int
+	}
 	// For the generator, in creation order.
 	orderIDs, txnIDs, keyed, txnSteps []int
 }
@@ -795,6 +822,57 @@ func newModel() *model {
 		m.users = append(m.users, &mUser{awards: make([]mAward, len(perkDefs))})
 	}
 	return m
+}
+
+// clone returns a deep copy of m (its orders, transactions and short
+// codes point at the copy's own).
+func (m *model) clone() *model {
+	c := *m
+	c.users = nil
+	for _, u := range m.users {
+		cu := *u
+		cu.awards = make([]mAward, len(u.awards))
+		for i, a := range u.awards {
+			cu.awards[i] = a.clone()
+		}
+		cu.money = slices.Clone(u.money)
+		c.users = append(c.users, &cu)
+	}
+	orders := map[*mOrder]*mOrder{}
+	c.orders = map[int]*mOrder{}
+	for id, o := range m.orders {
+		co := *o
+		co.earned, co.reversed = slices.Clone(o.earned), slices.Clone(o.reversed)
+		orders[o] = &co
+		c.orders[id] = &co
+	}
+	order := func(o *mOrder) *mOrder {
+		if co, ok := orders[o]; ok {
+			return co
+		}
+		co := *o // a transaction's generated order
+		co.earned, co.reversed = slices.Clone(o.earned), slices.Clone(o.reversed)
+		orders[o] = &co
+		return &co
+	}
+	txns := map[*mTxn]*mTxn{}
+	c.txns = map[int]*mTxn{}
+	for id, t := range m.txns {
+		ct := *t
+		ct.ord = order(t.ord)
+		txns[t] = &ct
+		c.txns[id] = &ct
+	}
+	c.codes = map[string]codeUse{}
+	for k, v := range m.codes {
+		if ct, ok := txns[v.txn]; ok {
+			v.txn = ct
+		}
+		c.codes[k] = v
+	}
+	c.orderIDs, c.txnIDs = slices.Clone(m.orderIDs), slices.Clone(m.txnIDs)
+	c.keyed, c.txnSteps = slices.Clone(m.keyed), slices.Clone(m.txnSteps)
+	return &c
 }
 
 // completeOrder burns o's redemptions on copies of the awards, in order;
@@ -858,7 +936,7 @@ var weights = []struct {
 }{
 	{kGrant, 12}, {kCreditPoints, 7}, {kCreditBalance, 9}, {kRedeem, 15}, {kRefund, 8}, {kSet, 4},
 	{kOrder, 8}, {kComplete, 8}, {kTxn, 12}, {kTxnRefund, 7}, {kRetry, 10}, {kReuse, 3}, {kTxnRepeat, 3},
-	{kAdvance, 3}, {kExpire, 3}, {kPair, 5}, {kDelete, 1}, {kJoin, 3}, {kLeave, 2},
+	{kAdvance, 3}, {kExpire, 3}, {kPair, 5}, {kDelete, 1}, {kJoin, 3}, {kLeave, 2}, {kRace, 6},
 }
 
 func (g *gen) next(id int, m *model) step {
@@ -877,7 +955,7 @@ func (g *gen) next(id int, m *model) step {
 			x -= w.w
 		}
 		if s, ok := g.make(id, k, m); ok {
-			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && k != kDelete && k != kJoin && k != kLeave && g.chance(0.85) {
+			if s.Key == "" && k != kTxnRepeat && k != kRetry && k != kReuse && k != kAdvance && k != kExpire && k != kPair && k != kDelete && k != kJoin && k != kLeave && k != kRace && g.chance(0.85) {
 				s.Key = fmt.Sprintf("k%d-%d", g.seed, id)
 			}
 			return s
@@ -968,6 +1046,27 @@ func (g *gen) make(id int, k kind, m *model) (step, bool) {
 			return s, false
 		}
 		s.Ref = g.recent(m.txnIDs)
+	case kRace:
+		// An open order with a transaction not refunded.
+		var txns []int
+		for _, id := range m.txnIDs {
+			if t := m.txns[id]; !t.refunded && !t.ord.completed && t.ord.id != "" && !m.users[t.user].deleted {
+				txns = append(txns, id)
+			}
+		}
+		if len(txns) == 0 {
+			return s, false
+		}
+		s.N = g.recent(txns)
+		for id, o := range m.orders {
+			if o == m.txns[s.N].ord {
+				s.Ref = id
+			}
+		}
+		if s.Ref < 0 {
+			return s, false
+		}
+		s.User = m.orders[s.Ref].user
 	case kRetry, kReuse:
 		if len(m.keyed) == 0 {
 			return s, false
@@ -1178,8 +1277,8 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure, string
 	}
 	seq, fail := r.run(seed, seq, n)
 	st := r.m.stats
-	return seq, fail, fmt.Sprintf("%d requests; %d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards",
-		st.calls, st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges)
+	return seq, fail, fmt.Sprintf("%d requests; %d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards, completions raced by a refund %v (refund first, after 0-3 grants)",
+		st.calls, st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges, st.races)
 }
 
 func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
@@ -1459,6 +1558,13 @@ func (r *runner) exec(s step) ([]int, error) {
 		return nil, nil
 	case kPair:
 		return []int{s.User}, r.pair(s)
+	case kRace:
+		o, ok := r.m.orders[s.Ref]
+		t, ok2 := r.m.txns[s.N]
+		if !ok || !ok2 || o.completed || t.refunded || t.ord != o {
+			return nil, nil // what it names was not made, or moved on
+		}
+		return nil, r.race(s)
 	case kExpire:
 		if _, err := r.h.Deps.Awards.ExpireTenantLots(context.Background(), r.h.Tenant.ID); err != nil {
 			return nil, fmt.Errorf("expiry run: %w", err)
@@ -1726,7 +1832,7 @@ func (r *runner) answer(s step, resp *ts.Resp) error {
 		if got["state"] != "COMPLETED" {
 			return fmt.Errorf("completed order answered %.300s", resp.Body)
 		}
-		return r.sameEarned(o, got)
+		return r.sameEarned(o, got, true)
 	case kTxn:
 		return r.transaction(s, resp)
 	case kTxnRefund:
@@ -1800,11 +1906,40 @@ func (r *runner) transaction(s step, resp *ts.Resp) error {
 }
 
 func (r *runner) refundTxn(s step, resp *ts.Resp) error {
-	m := r.m
-	t := m.txns[s.Ref]
+	t := r.m.txns[s.Ref]
 	if t.refunded {
 		return expect(resp, 409, "CONFLICT")
 	}
+	out, err := r.m.refund(t, r.now())
+	if err != nil {
+		return err
+	}
+	return out.same(t, resp)
+}
+
+// refunded is what a transaction's refund answers.
+type refunded struct{ returned, reversed, short int }
+
+// same compares a refund's answer with the model's.
+func (out refunded) same(t *mTxn, resp *ts.Resp) error {
+	if err := expect(resp, 200, ""); err != nil {
+		return err
+	}
+	got := decode(resp.Body)
+	restored, err := penceOf(got["balanceRestored"])
+	if err != nil || restored != t.charge || intOf(got["redemptionsReturned"]) != out.returned || intOf(got["pointsReversed"]) != out.reversed ||
+		intOf(got["pointsNotReversed"]) != out.short {
+		return fmt.Errorf("refund answered balanceRestored %v, redemptionsReturned %v, pointsReversed %v, pointsNotReversed %v; the model: %s, %d, %d, %d",
+			got["balanceRestored"], got["redemptionsReturned"], got["pointsReversed"], got["pointsNotReversed"], pence(t.charge), out.returned, out.reversed, out.short)
+	}
+	return nil
+}
+
+// refund is the refund of transaction t (not refunded yet) at at: the
+// app payment given back; after its order's completion, an APP payment's
+// redemptions given back (once per order) and the share of the order's
+// earn taken back.
+func (m *model) refund(t *mTxn, at now) (refunded, error) {
 	u := m.users[t.user]
 	t.refunded = true
 	u.balance += t.charge
@@ -1816,8 +1951,8 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 		for _, rd := range o.reds {
 			a := &u.awards[rd.Perk]
 			if v := min(redPoints(rd), a.rfd); v > 0 {
-				if code := a.refund(v, r.now()); code != "" {
-					return fmt.Errorf("model: the return of %v: %s", rd, code)
+				if code := a.refund(v, at); code != "" {
+					return refunded{}, fmt.Errorf("model: the return of %v: %s", rd, code)
 				}
 				returned++
 			}
@@ -1839,7 +1974,7 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 				continue
 			}
 			o.reversed[p] = target
-			taken := u.awards[p].reverse(due, o.id, r.now())
+			taken := u.awards[p].reverse(due, o.id, at)
 			m.stats.reversed += taken
 			reversed += taken
 			short += due - taken
@@ -1848,26 +1983,97 @@ func (r *runner) refundTxn(s step, resp *ts.Resp) error {
 	}
 	o.txns -= t.price
 	o.refunded += t.price
-	if err := expect(resp, 200, ""); err != nil {
-		return err
+	return refunded{returned: returned, reversed: reversed, short: short}, nil
+}
+
+// race sends the completion of order s.Ref and the refund of its
+// transaction s.N at once. The answers and the state must be those of one
+// of the orders they can land in: the refund first (the order still
+// OPEN: it completes on what was not refunded), or the completion first
+// and the refund after k of the grants its rules make (k = 0: before the
+// first; a refund landing before a grant takes its share back in the
+// grant's transaction). The model moves by the first that fits.
+func (r *runner) race(s step) error {
+	o, t := r.m.orders[s.Ref], r.m.txns[s.N]
+	before := r.counts()
+	var comp, ref *ts.Resp
+	var wg sync.WaitGroup
+	wg.Go(func() { comp = r.send("PUT", "/orders/"+o.id, marshal(map[string]any{"state": "COMPLETED"}), "") })
+	wg.Go(func() { ref = r.send("PUT", "/transactions/"+t.id+"?refund=true", nil, "") })
+	wg.Wait()
+	at := r.now()
+	var misfits []string
+	for k := -1; k <= 3; k++ {
+		c := r.m.clone()
+		co, ct := c.orders[s.Ref], c.txns[s.N]
+		var out refunded
+		var err error
+		landed := false
+		land := func() { landed = true; out, err = c.refund(ct, at) }
+		if k < 0 {
+			land()
+		} else {
+			c.beforeGrant = func(j int) {
+				if j == k && !landed {
+					land()
+				}
+			}
+		}
+		code := c.completeOrder(co, at)
+		c.beforeGrant = nil
+		if !landed {
+			if k > 0 && code == "" && !slices.ContainsFunc(co.earned, func(n int) bool { return n > 0 }) {
+				continue // no grants: the same as k = 0
+			}
+			land()
+		}
+		if err != nil {
+			return err
+		}
+		fit := func() error {
+			if err := expect(comp, codeStatus[code], code); err != nil {
+				return fmt.Errorf("completion: %w", err)
+			}
+			if code == "" {
+				if err := r.sameEarned(co, decode(comp.Body), false); err != nil {
+					return err
+				}
+			}
+			if err := out.same(ct, ref); err != nil {
+				return err
+			}
+			saved := r.m
+			r.m = c
+			err := r.check(o.user, before[o.user])
+			if msg := r.q.take(); err == nil && msg != "" {
+				err = fmt.Errorf("%s", msg)
+			}
+			r.m = saved
+			return err
+		}
+		if err := fit(); err != nil {
+			misfits = append(misfits, fmt.Sprintf("refund after %d grants: %v", k, err))
+			continue
+		}
+		r.m = c
+		r.m.stats.races[k+1]++
+		return nil
 	}
-	got := decode(resp.Body)
-	restored, err := penceOf(got["balanceRestored"])
-	if err != nil || restored != t.charge || intOf(got["redemptionsReturned"]) != returned || intOf(got["pointsReversed"]) != reversed ||
-		intOf(got["pointsNotReversed"]) != short {
-		return fmt.Errorf("refund answered balanceRestored %v, redemptionsReturned %v, pointsReversed %v, pointsNotReversed %v; the model: %s, %d, %d, %d",
-			got["balanceRestored"], got["redemptionsReturned"], got["pointsReversed"], got["pointsNotReversed"], pence(t.charge), returned, reversed, short)
-	}
-	return nil
+	return fmt.Errorf("the answers (completion %d %.200s; refund %d %.200s) and state fit no order of the two: %s",
+		comp.Status, comp.Body, ref.Status, ref.Body, strings.Join(misfits, "; "))
 }
 
 // sameEarned compares the points an order answered as earned and
-// reversed (by award id) with the model's.
-func (r *runner) sameEarned(o *mOrder, got map[string]any) error {
-	for _, f := range []struct {
+// (withReversed) reversed, by award id, with the model's.
+func (r *runner) sameEarned(o *mOrder, got map[string]any, withReversed bool) error {
+	fields := []struct {
 		name string
 		want []int
-	}{{"pointsEarned", o.earned}, {"pointsReversed", o.reversed}} {
+	}{{"pointsEarned", o.earned}, {"pointsReversed", o.reversed}}
+	if !withReversed {
+		fields = fields[:1]
+	}
+	for _, f := range fields {
 		want := map[string]int{}
 		for p, n := range f.want {
 			if n != 0 {
@@ -2221,7 +2427,7 @@ func (r *runner) gone(s step) bool {
 	switch s.Kind {
 	case kAdvance, kExpire, kTxnRefund:
 		return false
-	case kComplete:
+	case kComplete, kRace:
 		o, ok := r.m.orders[s.Ref]
 		return ok && deleted(o.user)
 	case kRetry, kReuse:
