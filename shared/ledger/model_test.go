@@ -3,14 +3,21 @@ package ledger_test
 // The model-based test of money and points: random sequences of the
 // requests that move them (grants, credits, redemptions, refunds, settings,
 // orders, transactions and their refunds, retries with the same
-// Idempotency-Key, repeats of a POS shortCode), run through the real
-// handlers and, step by step, against a reference model in plain Go (exact:
-// money in pence). After every step the model predicts the answer (status
-// and error code, the award or balance it shows) and the state: every award
-// of the step's user, its totals, its ledger (numbered 1..n, each
-// balanceAfter the running sum, the entries the model expects) and the app
-// balance with its money ledger (the same checks). A failing run is shrunk (steps removed greedily, each candidate
-// run on a fresh tenant) and printed with its seed.
+// Idempotency-Key, repeats of a POS shortCode, segment joins and leaves of
+// a CLUB perk's members, the clock and the daily expiry), with rules that
+// earn on orders, chain on grants and add to the segment, run through the
+// real handlers and, step by step, against a reference model in plain Go
+// (exact: money in pence). After every step the model predicts the answer
+// (status and error code, the award or balance it shows) and the state:
+// every award of the step's user, its totals, the ledger entries the step
+// wrote (numbered on, each balanceAfter the running sum, the entries the
+// model expects; the whole ledger every wholeEvery steps and at the end)
+// and the app balance with its money ledger (the same checks). Some steps
+// send two requests at once (two redemptions of one award; an order's
+// completion and the refund of its transaction) and the model moves by the
+// order that fits the answers and the state. A failing run is shrunk
+// (steps removed greedily, each candidate run on a fresh tenant) and
+// printed with its seed.
 //
 //	MODEL_SEED=S MODEL_STEPS=N go test -run TestModel ./shared/ledger/
 //
