@@ -58,6 +58,10 @@ type draw struct {
 	EarnedAt  string `dynamodbav:"earnedAt"`
 	ExpiresAt string `dynamodbav:"expiresAt,omitempty"`
 	Activity  bool   `dynamodbav:"activity,omitempty"`
+	// OrderID is the order whose rules earned the lot: a lot given back
+	// whole keeps it, so that a reversal of the order's earn still takes
+	// it first.
+	OrderID string `dynamodbav:"orderId,omitempty"`
 }
 
 // expired reports whether l has expired at stamp now.
@@ -167,7 +171,7 @@ func (r *record) drew(from []ledger.LotPoints, lots map[string]lot) {
 	for _, f := range from {
 		d := draw{Lot: f.LotID, Points: f.Points, ExpiresAt: f.ExpiresAt}
 		if l, ok := lots[f.LotID]; ok {
-			d.EarnedAt, d.Activity = l.EarnedAt, l.Activity
+			d.EarnedAt, d.Activity, d.OrderID = l.EarnedAt, l.Activity, l.OrderID
 		}
 		if i := slices.IndexFunc(r.Drawn, func(x draw) bool { return x.Lot == f.LotID }); i >= 0 {
 			d.Points += r.Drawn[i].Points
@@ -198,7 +202,7 @@ func (r *record) giveBack(points int, activityExpiry string) []ledger.LotPoints 
 			if d.Activity && activityExpiry != "" {
 				exp = activityExpiry
 			}
-			r.Lots = append(r.Lots, lot{ID: d.Lot, EarnedAt: d.EarnedAt, ExpiresAt: exp, Activity: d.Activity})
+			r.Lots = append(r.Lots, lot{ID: d.Lot, EarnedAt: d.EarnedAt, ExpiresAt: exp, Activity: d.Activity, OrderID: d.OrderID})
 			i = len(r.Lots) - 1
 		}
 		r.Lots[i].Remaining += t

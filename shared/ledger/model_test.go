@@ -54,8 +54,8 @@ const defaultSteps = 250
 // whole.
 const wholeEvery = 200
 
-// maxShrinkRuns bounds the re-runs of a failing sequence.
-const maxShrinkRuns = 30
+// maxShrinkRuns bounds the re-runs of a failing sequence (MODEL_SHRINK).
+var maxShrinkRuns = 30
 
 // deadline, when set (MODEL_DURATION), ends each run's generation of
 // steps; progressEvery (MODEL_PROGRESS) is how often a run tells the
@@ -74,6 +74,13 @@ func TestModel(t *testing.T) {
 		}
 		deadline = time.Now().Add(d)
 		steps = math.MaxInt // unless MODEL_STEPS bounds them too
+	}
+	if v := os.Getenv("MODEL_SHRINK"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("MODEL_SHRINK=%q: want a number of re-runs", v)
+		}
+		maxShrinkRuns = n
 	}
 	if v := os.Getenv("MODEL_PROGRESS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -127,6 +134,11 @@ func TestModel(t *testing.T) {
 			start := time.Now()
 			seq, fail, stats := run(t, seed, nil, steps)
 			results[i] = result{seq, fail, time.Since(start), stats}
+			if fail != nil && progressEvery > 0 {
+				// A long run tells its failure at once (the shrinking
+				// after it can take long).
+				fmt.Fprintf(os.Stderr, "model: seed %d failed at step %d of %d: %s\n", seed, fail.at, len(seq), fail.msg)
+			}
 		})
 	}
 	wg.Wait()

@@ -197,6 +197,52 @@ func TestRefundAfterRedemptionRefunded(t *testing.T) {
 	}
 }
 
+// TestReversalTakesOrderLotsGivenBack checks that a lot an order earned
+// keeps its order when a burn took it whole and a refund of the burn gave
+// it back: the refund of the order's transaction takes that lot back, not
+// an older lot that burns would take first.
+func TestReversalTakesOrderLotsGivenBack(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, "Lot")
+	loc := shop(t, h, "Lot Lane")
+	perk := newPerk(t, h, nil)
+	pointsRule(t, h, loc, perk, 1)
+	award := uid + "-" + perk
+	// An older lot of 10 (a credit), then the order's lot of 10.
+	h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "POINTS", "amount": 10, "perkId": perk}, h.Admin()).Expect(t, 200, "")
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	txn := h.Do("POST", "/users/"+uid+"/transactions", map[string]any{
+		"shortCode": "L-1", "totalPrice": 10, "paymentType": "CARD_AT_POS", "orderId": oid, "locationId": loc,
+	}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "")
+	lotsOf := func() []string {
+		t.Helper()
+		var out []string
+		for _, x := range h.Do("GET", "/users/"+uid+"/pointawards/"+award+"/ledger", nil, h.Admin()).Expect(t, 200, "").Map(t)["lots"].([]any) {
+			l := x.(map[string]any)
+			out = append(out, fmt.Sprintf("%v:%v", l["lotId"], l["remaining"]))
+		}
+		return out
+	}
+	before := lotsOf()
+	if len(before) != 2 {
+		t.Fatalf("lots before = %v, want the credit's and the order's", before)
+	}
+	// Both lots burnt whole, then given back.
+	h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/redeem", map[string]any{"valueToRedeem": 20}, h.Admin()).Expect(t, 200, "")
+	h.Do("POST", "/users/"+uid+"/pointawards/"+award+"/refund", map[string]any{"value": 20}, h.Admin()).Expect(t, 200, "")
+	if got := lotsOf(); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("lots given back = %v, want %v", got, before)
+	}
+	ref := h.Do("PUT", "/transactions/"+txn+"?refund=true", nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if ref["pointsReversed"] != 10.0 {
+		t.Fatalf("pointsReversed = %v, want 10", ref["pointsReversed"])
+	}
+	if got, want := lotsOf(), before[:1]; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lots after the reversal = %v, want the credit's alone %v (the order's lot taken back)", got, want)
+	}
+}
+
 // TestBalanceCredits checks that a credit answers the balance it left:
 // decimals add exactly, and parallel credits each see their own.
 func TestBalanceCredits(t *testing.T) {
