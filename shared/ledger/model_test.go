@@ -57,6 +57,20 @@ const wholeEvery = 200
 // maxShrinkRuns bounds the re-runs of a failing sequence (MODEL_SHRINK).
 var maxShrinkRuns = 30
 
+// envInt reads the environment variable name as a number from lo to hi
+// (def when it is not set).
+func envInt(t *testing.T, name string, def, lo, hi int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		t.Fatalf("%s=%q: want a number from %d to %d", name, v, lo, hi)
+	}
+	return n
+}
+
 // deadline, when set (MODEL_DURATION), ends each run's generation of
 // steps; progressEvery (MODEL_PROGRESS) is how often a run tells the
 // steps it passed on stderr (0: never).
@@ -75,37 +89,13 @@ func TestModel(t *testing.T) {
 		deadline = time.Now().Add(d)
 		steps = math.MaxInt // unless MODEL_STEPS bounds them too
 	}
-	if v := os.Getenv("MODEL_SHRINK"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			t.Fatalf("MODEL_SHRINK=%q: want a number of re-runs", v)
-		}
-		maxShrinkRuns = n
-	}
-	if v := os.Getenv("MODEL_PROGRESS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			t.Fatalf("MODEL_PROGRESS=%q: want a number of steps", v)
-		}
-		progressEvery = n
-	}
-	if v := os.Getenv("MODEL_STEPS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("MODEL_STEPS=%q: want a positive number", v)
-		}
-		steps = n
-	}
+	maxShrinkRuns = envInt(t, "MODEL_SHRINK", maxShrinkRuns, 0, math.MaxInt)
+	progressEvery = envInt(t, "MODEL_PROGRESS", 0, 0, math.MaxInt)
+	steps = envInt(t, "MODEL_STEPS", steps, 1, math.MaxInt)
 	if v := os.Getenv("MODEL_SEED"); v != "" {
 		if v == "random" {
 			// MODEL_RUNS random seeds at once (default 1).
-			n := 1
-			if r := os.Getenv("MODEL_RUNS"); r != "" {
-				var err error
-				if n, err = strconv.Atoi(r); err != nil || n < 1 || n > 64 {
-					t.Fatalf("MODEL_RUNS=%q: want a number from 1 to 64", r)
-				}
-			}
+			n := envInt(t, "MODEL_RUNS", 1, 1, 64)
 			seeds = nil
 			for i := range n {
 				seeds = append(seeds, uint64(time.Now().UnixNano())+uint64(i)*0x9e3779b97f4a7c15)
