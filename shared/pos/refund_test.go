@@ -1,11 +1,14 @@
 package pos_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/rule"
 	ts "github.com/loyalty-platform/platform/shared/testsupport"
 )
 
@@ -240,6 +243,45 @@ func TestReversalTakesOrderLotsGivenBack(t *testing.T) {
 	}
 	if got, want := lotsOf(), before[:1]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("lots after the reversal = %v, want the credit's alone %v (the order's lot taken back)", got, want)
+	}
+}
+
+// TestRefundLandsWhileRuleGrants refunds a transaction of an order while
+// the rule's grant on the order is being prepared (after the POS read the
+// order to record the points earned, before the grant's transaction
+// commits): the grant reads the order again and takes the refunded share
+// back at once, in the completion's own request, which answers it.
+func TestRefundLandsWhileRuleGrants(t *testing.T) {
+	h := ts.New(t)
+	uid := shopper(t, h, "Race")
+	loc := shop(t, h, "Race Road")
+	perk := newPerk(t, h, nil)
+	pointsRule(t, h, loc, perk, 1)
+	award := uid + "-" + perk
+	oid := h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
+	var txns []string
+	for i, price := range []float64{10, 30} {
+		txns = append(txns, h.Do("POST", "/users/"+uid+"/transactions", map[string]any{
+			"shortCode": fmt.Sprintf("R-%d", i), "totalPrice": price, "paymentType": "CARD_AT_POS", "orderId": oid, "locationId": loc,
+		}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string))
+	}
+	var once sync.Once
+	h.Deps.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
+		if g.OrderID == oid {
+			once.Do(func() {
+				h.Do("PUT", "/transactions/"+txns[0]+"?refund=true", nil, h.Admin()).Expect(t, 200, "")
+			})
+		}
+		return nil
+	})
+	done := h.Do("PUT", "/orders/"+oid, map[string]any{"state": "COMPLETED"}, h.Admin()).Expect(t, 200, "").Map(t)
+	earned, _ := done["pointsEarned"].(map[string]any)
+	reversed, _ := done["pointsReversed"].(map[string]any)
+	if earned[award] != 40.0 || reversed[award] != 10.0 {
+		t.Errorf("completion answered pointsEarned %v, pointsReversed %v; want 40 and 10 for %s", earned, reversed, award)
+	}
+	if got := available(t, h, uid, perk); got != 30 {
+		t.Errorf("available = %d, want 30 (40 earned, the refunded quarter taken back)", got)
 	}
 }
 

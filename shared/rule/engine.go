@@ -546,10 +546,21 @@ func (e *Engine) addEffect(ctx context.Context, tx *ddb.Tx, ef Effect, a action.
 		if err != nil {
 			return nil, nil, err
 		}
+		// The items the OnGrant hooks add (the order's points earned,
+		// conditional on the order as they read it): a failed condition
+		// there means the order changed meanwhile (a refund landed), and
+		// the group is read and applied again.
+		from := tx.Len()
 		if err := e.OnGrant.Run(ctx, tx, Granted{TenantID: a.TenantID, UserID: user.ID, OrderID: orderID, AwardID: w.AwardID, Points: w.Granted}); err != nil {
 			return nil, nil, err
 		}
+		to := tx.Len()
 		return []action.Action{w.Action}, func(err error) (bool, bool) {
+			for i := from; i < to; i++ {
+				if ddb.Failed(err, i) {
+					return true, false
+				}
+			}
 			retry, out := w.Failure(err)
 			if retry {
 				return true, false
