@@ -179,6 +179,7 @@ var samples = []struct {
 	{"awards-imports-create.json", "awardimports", 202},
 	{"awards-imports-file.json", "awardimports", 200},
 	{"reports-liability-exports-create.json", "awardimports", 202},
+	{"reports-liability-rebuild.json", "awardimports", 202},
 	{"actions-list.json", "actions", 200},
 	{"actions-user.json", "actions", 200},
 	{"actions-location.json", "actions", 200},

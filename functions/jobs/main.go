@@ -1,6 +1,6 @@
 // Command jobs is the Lambda function that runs the asynchronous jobs
 // (location import and export, award import, grant to a segment, actions
-// export): S3 invokes it with
+// export, points liability export and rebuild): S3 invokes it with
 // ObjectCreated events of jobs/ objects in the files bucket, and its
 // failure queue (the OnFailure destination of those invocations) with SQS
 // events whose messages are Lambda destination records (see shared/job).

@@ -35,10 +35,15 @@ import (
 // import merges the deltas of a batch into one Update per perk
 // (ImportWrite.Liability, LiabilityWrite).
 //
-// Awards stored before the aggregate existed are not in it (their first
-// change after adds only what it changes); virtual awards that never
-// changed (a global, CLUB or LEVEL perk's points.initial before the
-// award's first change) hold no entries and are not in it either.
+// An award item the aggregate holds carries the marker liabilityCounted.
+// Awards stored before the marker existed lack it and are not in the
+// aggregate (they predate it): the first write of such an award adds the
+// whole award (liabilityDelta) and sets the marker, and the rebuild
+// (rebuild.go, POST /reports/points-liability/rebuild) counts every award
+// still without it. Both write conditional on the marker being absent as
+// read, so an award is added once whatever the race. Virtual awards that
+// never changed (a global, CLUB or LEVEL perk's points.initial before the
+// award's first change) are not stored and not in the aggregate either.
 
 // LiabilityShards is how many aggregate items a perk's liability spreads
 // over.
@@ -80,15 +85,30 @@ func (d LiabilityDelta) Plus(o LiabilityDelta) LiabilityDelta {
 }
 
 // liabilityDelta is what award p's write changes in its perk's liability:
-// cur minus as.
+// cur minus as, where an award as read that the liability does not hold
+// yet (new, or stored before the marker: liabilityCounted unset) counts
+// as empty, so that its write adds the whole award. The write sets the
+// marker, conditional on the award still lacking it when read so (see
+// awardWrite): of this write and a rebuild's count, one adds the award.
 func (p *pending) liabilityDelta() LiabilityDelta {
-	d := LiabilityDelta{Outstanding: p.cur.Available - p.as.Available, Expiring: map[string]int{}}
-	for _, l := range p.cur.Lots {
+	as := p.as
+	if !as.LiabilityCounted {
+		as = record{}
+	}
+	return liabilityChange(as, p.cur)
+}
+
+// liabilityChange is what an award changes in its perk's liability from
+// as to cur: available, and the remaining points of the lots by expiry
+// instant.
+func liabilityChange(as, cur record) LiabilityDelta {
+	d := LiabilityDelta{Outstanding: cur.Available - as.Available, Expiring: map[string]int{}}
+	for _, l := range cur.Lots {
 		if l.ExpiresAt != "" && l.Remaining != 0 {
 			d.Expiring[l.ExpiresAt] += l.Remaining
 		}
 	}
-	for _, l := range p.as.Lots {
+	for _, l := range as.Lots {
 		if l.ExpiresAt != "" && l.Remaining != 0 {
 			d.Expiring[l.ExpiresAt] -= l.Remaining
 		}

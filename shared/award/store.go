@@ -31,6 +31,11 @@ import (
 //	      of LiabilityShards: outstanding and x#<expiresAt> (points of lots
 //	      expiring then), each the sum of ADD deltas (liability.go)
 //
+// An award item holds liabilityCounted (true) once its perk's liability
+// holds it; an award written before the marker existed has none, and is
+// counted whole by its next write or by the liability rebuild
+// (liability.go, rebuild.go).
+//
 // One item per (user, perk) is what makes "one award per user and perk"
 // hold under any concurrency; a user's awards are one Query. Only awards
 // that changed at least once are stored (virtual ones are derived from the
@@ -112,6 +117,13 @@ type record struct {
 	ActivityAt string `dynamodbav:"activityAt,omitempty"`
 	Created    string `dynamodbav:"created"`
 	UpdatedAt  string `dynamodbav:"updatedAt"`
+	// LiabilityCounted tells that the perk's liability holds the award
+	// (liability.go): set by every write of the award since the marker
+	// exists (which adds the whole award when it was not set) and by the
+	// liability rebuild; never removed. LiabilityCountedBy is the
+	// operation of the rebuild that set it, if one did.
+	LiabilityCounted   bool   `dynamodbav:"liabilityCounted,omitempty"`
+	LiabilityCountedBy string `dynamodbav:"liabilityCountedBy,omitempty"`
 }
 
 // store is the award domain's access to DynamoDB.

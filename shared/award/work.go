@@ -461,10 +461,11 @@ func reminderOf(p *pending) time.Duration {
 }
 
 // writeAward puts the write of award p's current state in tx: its
-// counters and lots, conditional on the award being as read (its entry
-// count, or its absence), and its key in the expiry run's index (when its
-// lots expire); and what it changes in the perk's liability (a shard's
-// Update, liability.go).
+// counters and lots and the liability marker, conditional on the award
+// being as read (its entry count, or its absence, and the marker's
+// absence when it was read without it), and its key in the expiry run's
+// index (when its lots expire); and what it changes in the perk's
+// liability (a shard's Update, liability.go).
 func (s *Service) writeAward(tx *ddb.Tx, p *pending, now time.Time) (int, error) {
 	item, err := s.awardWrite(p, now)
 	if err != nil {
@@ -490,12 +491,13 @@ func (s *Service) awardWrite(p *pending, now time.Time) (types.TransactWriteItem
 		return types.TransactWriteItem{}, fmt.Errorf("encode draws of %s: %w", p.cur.ID, err)
 	}
 	c := change{
-		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n, reversed = :rv, adjusted = :ad, expired = :ex, seq = :seq, lots = :lots, drawn = :drawn",
+		set: "available = :a, granted = :g, redeemed = :r, refunded = :rf, refundable = :rb, redemptions = :n, reversed = :rv, adjusted = :ad, expired = :ex, seq = :seq, lots = :lots, drawn = :drawn, " +
+			"liabilityCounted = :counted",
 		values: map[string]types.AttributeValue{
 			":a": num(p.cur.Available), ":g": num(p.cur.Granted), ":r": num(p.cur.Redeemed),
 			":rf": num(p.cur.Refunded), ":rb": num(p.cur.Refundable), ":n": num(p.cur.Redemptions),
 			":rv": num(p.cur.Reversed), ":ad": num(p.cur.Adjusted), ":ex": num(p.cur.Expired), ":seq": num(p.cur.Seq),
-			":lots": lots, ":drawn": drawn,
+			":lots": lots, ":drawn": drawn, ":counted": &types.AttributeValueMemberBOOL{Value: true},
 		},
 	}
 	if p.cur.ActivityAt != "" {
@@ -523,6 +525,11 @@ func (s *Service) awardWrite(p *pending, now time.Time) (types.TransactWriteItem
 		// deployment) is not overwritten either.
 		c.condition = "seq = :cseq AND available = :ca"
 		c.values[":cseq"], c.values[":ca"] = num(p.as.Seq), num(p.as.Available)
+	}
+	if p.found && !p.as.LiabilityCounted {
+		// Read without the marker: this write adds the whole award to the
+		// liability, unless a rebuild counted it meanwhile (read again).
+		c.condition += " AND attribute_not_exists(liabilityCounted)"
 	}
 	return s.st().item(p.tenant, p.uid, p.perk, stamp(now), c), nil
 }

@@ -26,6 +26,10 @@
 // without writing; suppressEvents (default true) false records an
 // AWARD_GRANTED action (source IMPORT, operationId) per grant in the
 // grant's transaction.
+//
+// The package also starts and runs the points liability's CSV export
+// (liabilityexport.go) and its rebuild (liabilityrebuild.go), jobs of the
+// same functions.
 package awardcsv
 
 import (
@@ -64,11 +68,17 @@ type Service struct {
 	Clock  clock.Clock
 	// TenantTitle names the tenant in the actions an import records.
 	TenantTitle func(ctx context.Context, tenantID string) (string, error)
+	// RebuildPage is how many awards a liability rebuild reads per
+	// checkpoint (0: rebuildPage); tests make it small.
+	RebuildPage int
 }
 
 // Kinds returns the job kinds of this package, for job.Service.Kinds.
 func (s *Service) Kinds() map[string]job.Kind {
-	return map[string]job.Kind{job.KindKey(Namespace, NameImport): importKind{s}, job.KindKey(NamespaceReports, NameLiability): liabilityKind{s}}
+	return map[string]job.Kind{
+		job.KindKey(Namespace, NameImport): importKind{s}, job.KindKey(NamespaceReports, NameLiability): liabilityKind{s},
+		job.KindKey(NamespaceReports, NameLiabilityRebuild): rebuildKind{s},
+	}
 }
 
 // Routes returns the routes this package adds to the loyalty function:
@@ -77,12 +87,15 @@ func (s *Service) Kinds() map[string]job.Kind {
 // Operation) and GET /awards/imports/{fileId} serves a finished import's
 // results file (admin); POST /reports/points-liability/exports starts a
 // CSV export of the points liability report (handleLiabilityExport) and
-// GET /reports/points-liability/exports/{fileId} serves its file (admin).
+// GET /reports/points-liability/exports/{fileId} serves its file (admin);
+// POST /reports/points-liability/rebuild starts a rebuild of the points
+// liability (handleLiabilityRebuild; admin).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
 		{Method: "GET", Path: "/awards/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
 		{Method: "POST", Path: "/reports/points-liability/exports", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
 		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
+		{Method: "POST", Path: "/reports/points-liability/rebuild", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityRebuild)},
 	}
 }

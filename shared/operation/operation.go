@@ -90,6 +90,9 @@ type Result struct {
 	// Granted counts the members a segment grant granted (the legacy
 	// POST /perks/{perkId}/grant with segmentId); absent on other jobs.
 	Granted *int64 `json:"granted,omitempty"`
+	// Counted counts the awards a points liability rebuild counted
+	// (POST /reports/points-liability/rebuild); absent on other jobs.
+	Counted *int64 `json:"counted,omitempty"`
 	// Href is the API path of the results file, once it exists.
 	Href string `json:"href,omitempty"`
 }

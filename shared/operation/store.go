@@ -160,6 +160,7 @@ type resultItem struct {
 	Imported int64  `dynamodbav:"imported"`
 	Errors   int64  `dynamodbav:"errors"`
 	Granted  *int64 `dynamodbav:"granted,omitempty"`
+	Counted  *int64 `dynamodbav:"counted,omitempty"`
 	Href     string `dynamodbav:"href,omitempty"`
 }
 
@@ -215,7 +216,7 @@ func (r *record) view() Operation {
 	}
 	if r.Result != nil {
 		op.Result = &Result{Message: r.Result.Message, EtaMs: r.Result.EtaMs, Total: r.Result.Total, Skipped: r.Result.Skipped,
-			Imported: r.Result.Imported, Errors: r.Result.Errors, Granted: r.Result.Granted, Href: r.Result.Href}
+			Imported: r.Result.Imported, Errors: r.Result.Errors, Granted: r.Result.Granted, Counted: r.Result.Counted, Href: r.Result.Href}
 	}
 	if r.EndedAt != "" {
 		e := r.EndedAt

@@ -17,9 +17,9 @@ import (
 )
 
 // Starts builds the award import's and the points liability export's
-// routes on jobs: starting a job and serving its file need nothing else
-// but the perks' read (an export's perkId), so the function serving them
-// does not link the loyalty domains.
+// and rebuild's routes on jobs: starting a job and serving its file need
+// nothing else but the perks' read (an export's perkId), so the function
+// serving them does not link the loyalty domains.
 func Starts(b *app.Base, jobs *job.Service) *awardcsv.Service {
 	// The liability export checks its perkId: the perks' read alone.
 	perks := &perk.Service{DB: b.DB, Table: b.Config.Tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor}
