@@ -37,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -816,7 +817,7 @@ type model struct {
 	beforeGrant func(j int)
 	// stats counts what the run exercised (reported with its time).
 	stats struct {
-		ruleGrants, reversed, joins, ruleJoins, notHeld, clubChanges, calls int
+		ruleGrants, reversed, joins, ruleJoins, clubChanges int
 		// races counts the raced completions by the order that fitted:
 		// the refund first, then after 0, 1, 2, 3 grants.
 		races [5]int
@@ -1176,6 +1177,9 @@ type runner struct {
 	sent  map[int]*sent
 	steps map[int]step
 	n     int // steps run
+	// calls and notHeld count the requests sent and the AWARD_NOT_HELD
+	// answers (two requests may be sent at once).
+	calls, notHeld atomic.Int64
 	// segment is the CLUB perk's segment.
 	segment string
 	// start is the tenant's local time of day 0 (see align).
@@ -1287,7 +1291,7 @@ func run(t testing.TB, seed uint64, seq []step, n int) ([]step, *failure, string
 	seq, fail := r.run(seed, seq, n)
 	st := r.m.stats
 	return seq, fail, fmt.Sprintf("%d requests; %d rule grants, %d points reversed, %d joins (%d by a rule), %d AWARD_NOT_HELD, %d changes of CLUB awards, completions raced by a refund %v (refund first, after 0-3 grants)",
-		st.calls, st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, st.notHeld, st.clubChanges, st.races)
+		r.calls.Load(), st.ruleGrants, st.reversed, st.joins+st.ruleJoins, st.ruleJoins, r.notHeld.Load(), st.clubChanges, st.races)
 }
 
 func (r *runner) run(seed uint64, seq []step, n int) ([]step, *failure) {
@@ -1427,9 +1431,9 @@ func (r *runner) send(method, path string, body []byte, key string) *ts.Resp {
 		b = body
 	}
 	resp := r.h.Do(method, path, b, hs)
-	r.m.stats.calls++
+	r.calls.Add(1)
 	if resp.Status == 422 && bytes.Contains(resp.Body, []byte(`"AWARD_NOT_HELD"`)) {
-		r.m.stats.notHeld++
+		r.notHeld.Add(1)
 	}
 	return resp
 }
