@@ -92,7 +92,7 @@ func (s *Service) ExpireTenantLots(ctx context.Context, tenantID string) (LotsRe
 	}
 	perks := map[string]perk.Perk{}
 	for shard := 0; shard < dueShards; shard++ {
-		in := &dynamodb.QueryInput{
+		in := dynamodb.QueryInput{
 			TableName: aws.String(s.Table), IndexName: aws.String("gsi2"),
 			KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :bound"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -101,56 +101,54 @@ func (s *Service) ExpireTenantLots(ctx context.Context, tenantID string) (LotsRe
 				":bound": str(stamp(now) + "$"),
 			},
 		}
-		for {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < stopBefore {
+			return rep, ErrLotsCutOff
+		}
+		err := ddb.QueryEach(ctx, s.DB, in, func(it ddb.Item) error {
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < stopBefore {
-				return rep, ErrLotsCutOff
+				return ErrLotsCutOff
 			}
-			page, err := s.DB.Query(ctx, in)
-			if err != nil {
-				return rep, fmt.Errorf("points expiry %s: %w", tenantID, err)
+			pk, _ := it["pk"].(*types.AttributeValueMemberS)
+			sk, _ := it["sk"].(*types.AttributeValueMemberS)
+			if pk == nil || sk == nil {
+				return nil
 			}
-			for _, it := range page.Items {
-				if dl, ok := ctx.Deadline(); ok && time.Until(dl) < stopBefore {
-					return rep, ErrLotsCutOff
+			uid := strings.TrimPrefix(pk.Value, userPK(tenantID, ""))
+			perkID := strings.TrimPrefix(sk.Value, skAwardPrefix)
+			p, ok := perks[perkID]
+			if !ok {
+				var err error
+				p, err = s.Perks.Find(ctx, tenantID, perkID)
+				if errors.Is(err, perk.ErrNotFound) {
+					// A deleted perk's award: its lots expire all the same.
+					p, err = perk.Perk{ID: perkID}, nil
 				}
-				pk, _ := it["pk"].(*types.AttributeValueMemberS)
-				sk, _ := it["sk"].(*types.AttributeValueMemberS)
-				if pk == nil || sk == nil {
-					continue
-				}
-				uid := strings.TrimPrefix(pk.Value, userPK(tenantID, ""))
-				perkID := strings.TrimPrefix(sk.Value, skAwardPrefix)
-				p, ok := perks[perkID]
-				if !ok {
-					p, err = s.Perks.Find(ctx, tenantID, perkID)
-					if errors.Is(err, perk.ErrNotFound) {
-						// A deleted perk's award: its lots expire all the same.
-						p, err = perk.Perk{ID: perkID}, nil
-					}
-					if err != nil {
-						return rep, fmt.Errorf("points expiry %s: %w", tenantID, err)
-					}
-					perks[perkID] = p
-				}
-				person := Person{ID: uid}
-				if got, err := s.Users.Person(ctx, tenantID, uid); err == nil {
-					person = got
-				} else if apierr.CodeOf(err) != apierr.NotFound {
-					return rep, fmt.Errorf("points expiry %s: %w", tenantID, err)
-				}
-				sub := Subject{TenantID: tenantID, TenantTitle: title, Perk: p, Person: person}
-				r, err := s.expireAward(ctx, sub)
 				if err != nil {
-					return rep, fmt.Errorf("points expiry %s: %w", tenantID, err)
+					return err
 				}
-				rep.Awards += r.Awards
-				rep.Expired += r.Expired
-				rep.Reminded += r.Reminded
+				perks[perkID] = p
 			}
-			if len(page.LastEvaluatedKey) == 0 {
-				break
+			person := Person{ID: uid}
+			if got, err := s.Users.Person(ctx, tenantID, uid); err == nil {
+				person = got
+			} else if apierr.CodeOf(err) != apierr.NotFound {
+				return err
 			}
-			in.ExclusiveStartKey = page.LastEvaluatedKey
+			sub := Subject{TenantID: tenantID, TenantTitle: title, Perk: p, Person: person}
+			r, err := s.expireAward(ctx, sub)
+			if err != nil {
+				return err
+			}
+			rep.Awards += r.Awards
+			rep.Expired += r.Expired
+			rep.Reminded += r.Reminded
+			return nil
+		})
+		switch {
+		case errors.Is(err, ErrLotsCutOff):
+			return rep, ErrLotsCutOff
+		case err != nil:
+			return rep, fmt.Errorf("points expiry %s: %w", tenantID, err)
 		}
 	}
 	return rep, nil

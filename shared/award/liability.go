@@ -207,40 +207,35 @@ func (s *store) liabilityItem(t, perkID string, shard int, d LiabilityDelta, now
 
 // liabilitySum reads the shards of a perk's liability and sums them.
 func (s *store) liabilitySum(ctx context.Context, t, perkID string) (LiabilityDelta, error) {
-	in := &dynamodb.QueryInput{
+	in := dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(liabilityPK(t, perkID))},
 		ConsistentRead:            aws.Bool(true),
 	}
 	sum := LiabilityDelta{Expiring: map[string]int{}}
-	for {
-		page, err := s.db.Query(ctx, in)
-		if err != nil {
-			return LiabilityDelta{}, fmt.Errorf("liability of perk %s: %w", perkID, err)
-		}
-		for _, it := range page.Items {
-			for name, v := range it {
-				n, ok := v.(*types.AttributeValueMemberN)
-				if !ok {
-					continue
-				}
-				x, err := strconv.Atoi(n.Value)
-				if err != nil {
-					return LiabilityDelta{}, fmt.Errorf("liability of perk %s: %s: %w", perkID, name, err)
-				}
-				if name == "outstanding" {
-					sum.Outstanding += x
-				} else if at, ok := strings.CutPrefix(name, expiryAttrPrefix); ok {
-					sum.Expiring[at] += x
-				}
+	err := ddb.QueryEach(ctx, s.db, in, func(it ddb.Item) error {
+		for name, v := range it {
+			n, ok := v.(*types.AttributeValueMemberN)
+			if !ok {
+				continue
+			}
+			x, err := strconv.Atoi(n.Value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if name == "outstanding" {
+				sum.Outstanding += x
+			} else if at, ok := strings.CutPrefix(name, expiryAttrPrefix); ok {
+				sum.Expiring[at] += x
 			}
 		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return sum, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+		return nil
+	})
+	if err != nil {
+		return LiabilityDelta{}, fmt.Errorf("liability of perk %s: %w", perkID, err)
 	}
+	return sum, nil
 }
 
 // Liability is the answer of GET /reports/points-liability.

@@ -86,3 +86,24 @@ func hasMore(ctx context.Context, api API, in dynamodb.QueryInput, start Item, k
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 }
+
+// QueryEach runs in (a Query) page after page to its end and calls each
+// with every item in turn; an error of each stops it and is returned as
+// it is.
+func QueryEach(ctx context.Context, api API, in dynamodb.QueryInput, each func(Item) error) error {
+	for {
+		out, err := api.Query(ctx, &in)
+		if err != nil {
+			return fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
+		}
+		for _, it := range out.Items {
+			if err := each(it); err != nil {
+				return err
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
