@@ -2215,13 +2215,13 @@ func (r *runner) fromOf(before []int, i, n int) (from int, ok bool) {
 }
 
 // newest reads a ledger (base: its path) newest first, page by page
-// (pages of 3 on every fifth step when it reads a step's new entries;
-// whole ledgers in pages of 100), down to the entry numbered after: it
+// (pages of 3 on every fifth step when it reads at most 300 entries, else
+// pages of 100), down to the entry numbered after: it
 // returns the entries numbered above after, newest first, and the first
 // page (the award ledger's lots are on it). want bounds what it reads.
 func (r *runner) newest(base string, after, want int) (got []map[string]any, first map[string]any, err error) {
 	limit := 100
-	if r.n%5 == 0 && after > 0 {
+	if r.n%5 == 0 && want <= 300 {
 		limit = 3
 	}
 	start := ""
