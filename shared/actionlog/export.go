@@ -259,15 +259,9 @@ func (k exportKind) Run(ctx context.Context, r *job.Run) error {
 				res.Message += fmt.Sprintf(" (stopped at maxFileSizeMB %d)", p.maxSize>>20)
 			}
 		}
-		if err := r.Commit(ctx, lines, cp, res, nil); err != nil {
+		var done bool
+		if cp, res, done, err = r.Step(ctx, lines, cp, res, last); err != nil || done {
 			return err
-		}
-		cp, res = r.Checkpoint(), r.Result()
-		if last {
-			return nil
-		}
-		if r.ShouldYield(0) {
-			return job.ErrYield
 		}
 	}
 }

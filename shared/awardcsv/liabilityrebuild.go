@@ -102,15 +102,9 @@ func (k rebuildKind) Run(ctx context.Context, r *job.Run) error {
 		if last {
 			res.Message = fmt.Sprintf("done: %d awards read, %d counted, %d counted already", res.Total, counted, res.Skipped)
 		}
-		if err := r.Commit(ctx, nil, cp, res, nil); err != nil {
+		var done bool
+		if cp, res, done, err = r.Step(ctx, nil, cp, res, last); err != nil || done {
 			return err
-		}
-		cp, res = r.Checkpoint(), r.Result()
-		if last {
-			return nil
-		}
-		if r.ShouldYield(0) {
-			return job.ErrYield
 		}
 	}
 }

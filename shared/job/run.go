@@ -80,6 +80,24 @@ func (r *Run) ETA(cp operation.Checkpoint) int64 {
 	return int64(float64(elapsed.Milliseconds()) * float64(left) / float64(r.bytes))
 }
 
+// Step commits one step of a kind's loop (Commit: its results lines, cp
+// and res, no other writes) and tells how the loop goes on: done after
+// its last step, ErrYield when the invocation should yield now, else the
+// checkpoint and result to go on from.
+func (r *Run) Step(ctx context.Context, lines [][]string, cp operation.Checkpoint, res operation.Result, last bool) (operation.Checkpoint, operation.Result, bool, error) {
+	if err := r.Commit(ctx, lines, cp, res, nil); err != nil {
+		return cp, res, false, err
+	}
+	cp, res = r.Checkpoint(), r.Result()
+	switch {
+	case last:
+		return cp, res, true, nil
+	case r.ShouldYield(0):
+		return cp, res, false, ErrYield
+	}
+	return cp, res, false, nil
+}
+
 // Commit writes the results lines of a batch to a new part object, then
 // records cp and res together with items (the batch's writes) in one
 // transaction conditional on the lease and the previous checkpoint. It
