@@ -1224,10 +1224,9 @@ func newRunner(t testing.TB) (r *runner, err error) {
 			err = fmt.Errorf("setup: %s", q.take())
 		}
 	}()
-	h := ts.New(q)
 	// The rules run in the requests alone, on the run's clock (see
-	// KeepFromStreams).
-	h.KeepFromStreams()
+	// NewKeptFromStreams).
+	h := ts.NewKeptFromStreams(q)
 	r = &runner{q: q, h: h, m: newModel(), sent: map[int]*sent{}, steps: map[int]step{}, earned: map[int]now{}}
 	r.align()
 	for i := range users {

@@ -151,6 +151,13 @@ func withPeer(next http.Handler) http.Handler {
 // New starts a harness with a fresh tenant.
 func New(t testing.TB) *Harness {
 	t.Helper()
+	return newHarness(t, "")
+}
+
+// newHarness starts a harness with a fresh tenant whose title ends with
+// suffix.
+func newHarness(t testing.TB, suffix string) *Harness {
+	t.Helper()
 	st := Stack(t)
 	ctx := context.Background()
 	deps, err := platform.New(ctx, app.ConfigFromEnv())
@@ -176,14 +183,19 @@ func New(t testing.TB) *Harness {
 	h.Server = httptest.NewServer(withPeer(countCalls(gw)))
 	h.Peer = NewPeer()
 	t.Cleanup(h.Server.Close)
-	h.Tenant, h.ServiceKey = h.NewTenant(tenant.Settings{InitialPoints: 0})
+	h.Tenant, h.ServiceKey = h.newTenant(tenant.Settings{InitialPoints: 0}, suffix)
 	return h
 }
 
 // NewTenant creates another tenant and returns it with its service key.
 func (h *Harness) NewTenant(settings tenant.Settings) (tenant.Tenant, string) {
 	h.T.Helper()
-	t, key, err := h.Deps.Tenants.Create(context.Background(), tenant.CreateInput{Title: "Test " + h.T.Name(), Settings: settings})
+	return h.newTenant(settings, "")
+}
+
+func (h *Harness) newTenant(settings tenant.Settings, suffix string) (tenant.Tenant, string) {
+	h.T.Helper()
+	t, key, err := h.Deps.Tenants.Create(context.Background(), tenant.CreateInput{Title: "Test " + h.T.Name() + suffix, Settings: settings})
 	if err != nil {
 		h.T.Fatalf("create tenant: %v", err)
 	}
