@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,13 +88,35 @@ func kept(r events.DynamoDBEventRecord) bool {
 	return ok && title.DataType() == events.DataTypeString && strings.HasSuffix(title.String(), keptTitle)
 }
 
-// withoutKept returns h without the records of the tenants kept from the
-// streams.
+// own are the tenants this test binary made (Harness.newTenant), by id.
+// Every binary using one DynamoDB Local reads the same streams; each
+// handles only the records of its own tenants, so that a test's
+// WaitStreams (which waits for its own binary's handlers) sees all that
+// happens to its tenant's records, and no other binary applies its rules.
+var own sync.Map
+
+// ours reports whether a stream record is of a tenant this binary made
+// (its image's tenantId).
+func ours(r events.DynamoDBEventRecord) bool {
+	img := r.Change.NewImage
+	if img == nil {
+		img = r.Change.OldImage
+	}
+	t, ok := img["tenantId"]
+	if !ok || t.DataType() != events.DataTypeString {
+		return false
+	}
+	_, mine := own.Load(t.String())
+	return mine
+}
+
+// withoutKept returns h with the records of this binary's tenants alone,
+// less those of the tenants kept from the streams.
 func withoutKept(h stack.StreamHandler) stack.StreamHandler {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		recs := ev.Records[:0:0]
 		for _, r := range ev.Records {
-			if !kept(r) {
+			if ours(r) && !kept(r) {
 				recs = append(recs, r)
 			}
 		}

@@ -199,6 +199,7 @@ func (h *Harness) newTenant(settings tenant.Settings, suffix string) (tenant.Ten
 	if err != nil {
 		h.T.Fatalf("create tenant: %v", err)
 	}
+	own.Store(t.ID, true)
 	return t, key
 }
 
