@@ -74,7 +74,7 @@ test: $(DDB_LOCAL)
 	$(GO) vet ./...
 	$(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 20m ./...
 
-## model: the model-based test of money and points (shared/ledger TestModel)
+## model: the model-based test of money and points (shared/domain/ledger TestModel)
 ## for STEPS steps of each seed (default 250), of seed SEED (a number, or
 ## random; default the fixed seeds make test runs), RUNS random seeds at
 ## once (SEED=random), for DURATION (a Go duration: steps until then, each
@@ -89,7 +89,7 @@ RACE     ?= -race
 
 model: $(DDB_LOCAL)
 	@mkdir -p $(BUILD_DIR)
-	@MODEL_STEPS=$(STEPS) MODEL_SEED=$(SEED) MODEL_RUNS=$(RUNS) MODEL_DURATION=$(DURATION) MODEL_PROGRESS=1000 $(GO) run ./localstack/cmd/testenv -- $(GO) test $(RACE) -count=1 -timeout 0 -run '^TestModel$$' -v ./shared/ledger/ >$(BUILD_DIR)/model.log 2>&1; \
+	@MODEL_STEPS=$(STEPS) MODEL_SEED=$(SEED) MODEL_RUNS=$(RUNS) MODEL_DURATION=$(DURATION) MODEL_PROGRESS=1000 $(GO) run ./localstack/cmd/testenv -- $(GO) test $(RACE) -count=1 -timeout 0 -run '^TestModel$$' -v ./shared/domain/ledger/ >$(BUILD_DIR)/model.log 2>&1; \
 		s=$$?; grep -v '^{"time"' $(BUILD_DIR)/model.log; echo "the whole output, the handlers' logs too: $(BUILD_DIR)/model.log"; exit $$s
 
 ## fuzz: run each fuzz target (func FuzzXxx in a _test.go file under shared/)
@@ -190,11 +190,11 @@ FORCE:
 ## openapi: write the merged OpenAPI document to build/openapi.json.
 openapi:
 	@mkdir -p $(BUILD_DIR)
-	$(GO) run ./shared/openapi/cmd/openapi > $(BUILD_DIR)/openapi.json
+	$(GO) run ./shared/contract/openapi/cmd/openapi > $(BUILD_DIR)/openapi.json
 	@echo "wrote $(BUILD_DIR)/openapi.json"
 
 ## openapi-lint: lint the merged OpenAPI document with Spectral and the
-## ruleset shared/openapi/spectral.yaml (make test runs the same lint as
-## TestSpectral in shared/openapi); errors fail, warnings are listed.
+## ruleset shared/contract/openapi/spectral.yaml (make test runs the same lint as
+## TestSpectral in shared/contract/openapi); errors fail, warnings are listed.
 openapi-lint: $(DDB_LOCAL) openapi
-	localstack/node_modules/.bin/spectral lint --ruleset shared/openapi/spectral.yaml --fail-severity error $(BUILD_DIR)/openapi.json
+	localstack/node_modules/.bin/spectral lint --ruleset shared/contract/openapi/spectral.yaml --fail-severity error $(BUILD_DIR)/openapi.json

@@ -50,12 +50,12 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/loyalty-platform/platform/shared/job"
-	"github.com/loyalty-platform/platform/shared/tenant"
-	"github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/job"
+	"github.com/loyalty-platform/platform/shared/testkit"
 )
 
-func TestMain(m *testing.M) { testsupport.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // The placeholders of the samples, bound by seedSamples.
 const (
@@ -124,7 +124,7 @@ var samples = []struct {
 	{"users-login.json", "accounts", 200},
 	{"users-reset.json", "accounts", 200},
 	// No OpenID Connect issuer is reachable, so the ID token fails
-	// verification (real sign-ins are tested in shared/user with a local
+	// verification (real sign-ins are tested in shared/domain/user with a local
 	// issuer).
 	{"users-sso-google.json", "accounts", 422},
 	{"guests-create.json", "accounts", 201},
@@ -208,7 +208,7 @@ var samples = []struct {
 	// The balance's ledger: the credit, the APP payment.
 	{"pos-balance-ledger.json", "pos", 200},
 	// EventBridge's daily event: the run removes the ended memberships of
-	// every tenant (real expiry is tested in shared/audience).
+	// every tenant (real expiry is tested in shared/domain/audience).
 	{"expiry-scheduled.json", "expiry", 0},
 	{"perks-delete.json", "loyalty", 204},
 	{"rules-delete.json", "audiences", 204},
@@ -220,13 +220,13 @@ var samples = []struct {
 	{"users-delete.json", "avatars", 204},
 	// S3 ObjectCreated of an import's input: the sample names an operation
 	// that does not exist, which the jobs function ignores without error
-	// (real deliveries are tested in shared/locationcsv).
+	// (real deliveries are tested in shared/domain/locationcsv).
 	{"jobs-s3-put.json", "jobs", 0},
 	// SQS message of the jobs function's failure queue: Lambda's
 	// destination record of a continuation's S3 event whose invocations
 	// all failed. Its operation does not exist either, so nothing changes
 	// and no message is reported for another delivery (real records are
-	// tested in shared/job).
+	// tested in shared/platform/job).
 	{"jobs-failure.json", "jobs", 0},
 	{"tenants-create.json", "tenants", 0},
 	{"tenants-get.json", "tenants", 0},
@@ -235,7 +235,7 @@ var samples = []struct {
 }
 
 func TestSampleEvents(t *testing.T) {
-	h := testsupport.New(t)
+	h := testkit.New(t)
 	ctx := context.Background()
 	local, err := h.Deps.Tenants.Seed(ctx, "local", "Local tenant", "local-service-token")
 	if err != nil {
@@ -427,10 +427,10 @@ func idReplacer(bindings map[string]string) *strings.Replacer {
 // the entities the samples' placeholders stand for, and returns the map
 // placeholder -> real value, and the id of the rule the stream sample
 // triggers (see runStreamSample).
-func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, string) {
+func seedSamples(t *testing.T, h *testkit.Harness) (map[string]string, string) {
 	t.Helper()
 	admin := h.Admin()
-	v4 := testsupport.Headers{"x-api-version", "4"}
+	v4 := testkit.Headers{"x-api-version", "4"}
 	for _, id := range fixedIdentifiers {
 		var found struct{ Items []struct{ ID string } }
 		h.Do("GET", "/users?credentialId="+id, nil, admin, v4).Expect(t, 200, "").JSON(t, &found)
@@ -458,7 +458,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, strin
 		"credentials": []map[string]any{{"provider": "EMAIL", "id": userEmail}},
 	}, admin).Expect(t, 201, "").JSON(t, &u)
 	h.Do("PUT", "/users/"+u.ID+"/avatar", sampleBody(t, "users-avatar-put.json"), admin,
-		testsupport.Headers{"Content-Type", "image/jpeg"}).Expect(t, 200, "")
+		testkit.Headers{"Content-Type", "image/jpeg"}).Expect(t, 200, "")
 	var addrs []entity
 	h.Do("POST", "/users/"+u.ID+"/addresses", map[string]any{
 		"name":        "Office",
@@ -498,10 +498,10 @@ func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, strin
 	// finished (results file written).
 	var imp, exp entity
 	h.Do("POST", "/locations/imports?dryRun=true", sampleBody(t, "locations-imports-create.json"), admin,
-		testsupport.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testsupport.Nonce()}).
+		testkit.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testkit.Nonce()}).
 		Expect(t, 202, "").JSON(t, &imp)
 	h.Do("POST", "/locations/exports", map[string]any{"limit": 10}, admin,
-		testsupport.Headers{"x-platform-req-nonce", testsupport.Nonce()}).Expect(t, 202, "").JSON(t, &exp)
+		testkit.Headers{"x-platform-req-nonce", testkit.Nonce()}).Expect(t, 202, "").JSON(t, &exp)
 	for _, id := range []string{imp.ID, exp.ID} {
 		if op := h.WaitOperation(id); op["status"] != "DONE" {
 			t.Fatalf("operation %s = %v, want DONE", id, op)
@@ -516,7 +516,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, strin
 	h.Do("POST", "/segments", map[string]any{"title": "Regulars", "type": "ROLLING", "expiryHorizon": "P30D"}, admin).
 		Expect(t, 201, "").JSON(t, &seg)
 	h.Do("POST", "/awards/imports?dryRun=true", sampleBody(t, "awards-imports-create.json"), admin,
-		testsupport.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testsupport.Nonce()}).
+		testkit.Headers{"Content-Type", "multipart/form-data; boundary=----platformboundary7MA4YWxkTrZu0gW", "x-platform-req-nonce", testkit.Nonce()}).
 		Expect(t, 202, "").JSON(t, &awardsImp)
 	if op := h.WaitOperation(awardsImp.ID); op["status"] != "DONE" {
 		t.Fatalf("award import %s = %v, want DONE", awardsImp.ID, op)
@@ -524,7 +524,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, strin
 	// A finished actions export.
 	var actionsExp entity
 	h.Do("POST", "/actions/exports", map[string]any{"from": "2020-01-01T00:00:00Z", "to": "2099-01-01T00:00:00Z", "types": []string{"CHECKIN_CREATED"}}, admin,
-		testsupport.Headers{"x-platform-req-nonce", testsupport.Nonce()}).Expect(t, 202, "").JSON(t, &actionsExp)
+		testkit.Headers{"x-platform-req-nonce", testkit.Nonce()}).Expect(t, 202, "").JSON(t, &actionsExp)
 	if op := h.WaitOperation(actionsExp.ID); op["status"] != "DONE" {
 		t.Fatalf("actions export %s = %v, want DONE", actionsExp.ID, op)
 	}
@@ -533,7 +533,7 @@ func seedSamples(t *testing.T, h *testsupport.Harness) (map[string]string, strin
 	// transaction of the user without an order (the platform generates
 	// its order and completes it). A short code names one transaction of
 	// the tenant for good: this run's are new.
-	run := testsupport.Nonce()[:8]
+	run := testkit.Nonce()[:8]
 	var order, txn entity
 	h.Do("POST", "/users/"+u.ID+"/orders", map[string]any{
 		"locationId": loc.ID, "scenario": "PAYATPOS", "shortCode": "T12-0042",
@@ -611,7 +611,7 @@ func sampleBody(t *testing.T, file string) []byte {
 // runS3Sample checks that an S3 sample is an ObjectCreated event that one
 // of the function's template S3 triggers matches, and runs it through the
 // function's handler.
-func runS3Sample(t *testing.T, h *testsupport.Harness, raw []byte, function string) {
+func runS3Sample(t *testing.T, h *testkit.Harness, raw []byte, function string) {
 	t.Helper()
 	ev := checkS3Event(t, h, raw, function)
 	handler, err := h.Deps.S3Handler(function)
@@ -625,7 +625,7 @@ func runS3Sample(t *testing.T, h *testsupport.Harness, raw []byte, function stri
 
 // checkS3Event decodes an S3 ObjectCreated event that one of the
 // function's template S3 triggers matches.
-func checkS3Event(t *testing.T, h *testsupport.Harness, raw []byte, function string) events.S3Event {
+func checkS3Event(t *testing.T, h *testkit.Harness, raw []byte, function string) events.S3Event {
 	t.Helper()
 	var ev events.S3Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
@@ -653,7 +653,7 @@ func checkS3Event(t *testing.T, h *testsupport.Harness, raw []byte, function str
 // records of S3 events that the function's template S3 triggers match, and
 // runs it through the function's Lambda handler (which dispatches by event
 // source), expecting no message reported for another delivery.
-func runFailureSample(t *testing.T, h *testsupport.Harness, raw []byte, function string) {
+func runFailureSample(t *testing.T, h *testkit.Harness, raw []byte, function string) {
 	t.Helper()
 	var ev events.SQSEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
@@ -704,7 +704,7 @@ const streamPoints = 2
 // streamPoints), the second changes nothing (a rule applies once per
 // action); neither reports a batch item failure. ruleID is deleted after,
 // whatever happened, so that no later action triggers it.
-func runStreamSample(t *testing.T, h *testsupport.Harness, raw []byte, bindings map[string]string, ruleID, function string) {
+func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string, ruleID, function string) {
 	t.Helper()
 	defer func() {
 		if r := h.Do("DELETE", "/rules/"+ruleID, nil, h.Admin()); r.Status != 204 {
@@ -772,7 +772,7 @@ func runStreamSample(t *testing.T, h *testsupport.Harness, raw []byte, bindings 
 
 // availablePoints returns the points the user's award of the perk holds
 // (0 while the user holds none).
-func availablePoints(t *testing.T, h *testsupport.Harness, userID, perkID string) int {
+func availablePoints(t *testing.T, h *testkit.Harness, userID, perkID string) int {
 	t.Helper()
 	var out struct {
 		Awards []struct {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/loyalty-platform/platform/shared/apidoc"
-	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/contract/apidoc"
+	"github.com/loyalty-platform/platform/shared/contract/sam"
 )
 
 // The interactive API reference of the local stack: GET /docs is a Swagger

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/platform"
-	"github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/testkit"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/whole"
 )
 
 // TestDocs serves the local stack's handler (what make run serves) and
@@ -19,8 +19,8 @@ import (
 // UI files it loads, and the OpenAPI document it reads, which must
 // validate and name this server first (so "Try it out" calls it).
 func TestDocs(t *testing.T) {
-	st := testsupport.Stack(t)
-	deps, err := platform.New(context.Background(), app.ConfigFromEnv())
+	st := testkit.Stack(t)
+	deps, err := whole.New(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,11 +38,11 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/localstack/stack"
-	"github.com/loyalty-platform/platform/shared/apigw"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/platform"
-	"github.com/loyalty-platform/platform/shared/sam"
-	"github.com/loyalty-platform/platform/shared/web"
+	"github.com/loyalty-platform/platform/shared/aws/apigw"
+	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/whole"
 )
 
 func main() {
@@ -120,7 +120,7 @@ func run() error {
 		}
 	}
 
-	deps, err := platform.New(ctx, app.ConfigFromEnv())
+	deps, err := whole.New(ctx, wire.ConfigFromEnv())
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
 	}
@@ -179,7 +179,7 @@ func run() error {
 type local struct {
 	template *sam.Template
 	stack    *stack.Stack
-	deps     *platform.Deps
+	deps     *whole.Deps
 	settings settings
 	routes   []sam.Route
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/loyalty-platform/platform/shared/testsupport"
+	"github.com/loyalty-platform/platform/shared/testkit"
 )
 
-func TestMain(m *testing.M) { testsupport.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -9,12 +9,12 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/places"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/places"
 )
 
 func main() {
-	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("checkins: %v", err)
 	}

@@ -3,7 +3,7 @@
 // export, points liability export and rebuild): S3 invokes it with
 // ObjectCreated events of jobs/ objects in the files bucket, and its
 // failure queue (the OnFailure destination of those invocations) with SQS
-// events whose messages are Lambda destination records (see shared/job).
+// events whose messages are Lambda destination records (see shared/platform/job).
 // The handler dispatches by the event source of the first record.
 package main
 
@@ -12,16 +12,16 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/awardfiles"
-	"github.com/loyalty-platform/platform/shared/app/files"
-	"github.com/loyalty-platform/platform/shared/app/locationfiles"
-	"github.com/loyalty-platform/platform/shared/app/places"
-	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/awardfiles"
+	"github.com/loyalty-platform/platform/shared/wire/files"
+	"github.com/loyalty-platform/platform/shared/wire/locationfiles"
+	"github.com/loyalty-platform/platform/shared/wire/places"
+	"github.com/loyalty-platform/platform/shared/wire/rewards"
 )
 
 func main() {
-	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("jobs: %v", err)
 	}

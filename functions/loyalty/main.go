@@ -12,14 +12,14 @@ import (
 	"slices"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/awardfiles"
-	"github.com/loyalty-platform/platform/shared/app/files"
-	"github.com/loyalty-platform/platform/shared/app/rewards"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/awardfiles"
+	"github.com/loyalty-platform/platform/shared/wire/files"
+	"github.com/loyalty-platform/platform/shared/wire/rewards"
 )
 
 func main() {
-	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("loyalty: %v", err)
 	}

@@ -7,11 +7,11 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/app"
+	"github.com/loyalty-platform/platform/shared/wire"
 )
 
 func main() {
-	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("tenants: %v", err)
 	}

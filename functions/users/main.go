@@ -11,15 +11,15 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/app"
-	"github.com/loyalty-platform/platform/shared/app/identity"
-	"github.com/loyalty-platform/platform/shared/app/places"
-	"github.com/loyalty-platform/platform/shared/app/rewards"
-	"github.com/loyalty-platform/platform/shared/geo/amazonlocation"
+	"github.com/loyalty-platform/platform/shared/aws/amazonlocation"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/identity"
+	"github.com/loyalty-platform/platform/shared/wire/places"
+	"github.com/loyalty-platform/platform/shared/wire/rewards"
 )
 
 func main() {
-	b, err := app.NewBase(context.Background(), app.ConfigFromEnv())
+	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
 	if err != nil {
 		log.Fatalf("users: %v", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/loyalty-platform/platform/shared/bucket"
-	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/aws/bucket"
+	"github.com/loyalty-platform/platform/shared/contract/sam"
 )
 
 // EnvName returns the environment variable that carries the physical name of

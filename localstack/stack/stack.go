@@ -21,8 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/loyalty-platform/platform/shared/ddb"
-	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
 // Environment variables the stack reads.

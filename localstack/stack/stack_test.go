@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/loyalty-platform/platform/shared/sam"
+	"github.com/loyalty-platform/platform/shared/contract/sam"
 )
 
 func testConfig() aws.Config {

@@ -23,7 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/loyalty-platform/platform/localstack/stack"
-	"github.com/loyalty-platform/platform/shared/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
 // env is one running local stack as the driver sees it: DynamoDB Local

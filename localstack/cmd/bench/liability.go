@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// The points liability (shared/award liability.go): every write of an
+// The points liability (shared/domain/award liability.go): every write of an
 // award adds its change to one of a perk's 16 shard items, in the award's
 // own transaction. Its cost is measured on the raw side: grants of one
 // perk by liabilityWriters writers at once, each a grant's transaction

@@ -1,0 +1,237 @@
+package sam_test
+
+import (
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/loyalty-platform/platform/shared/contract/sam"
+)
+
+// TestTemplateLint runs cfn-lint (installed on the machine image) over
+// template.yaml, informational findings included (such as a stateful
+// resource without an explicit DeletionPolicy). Outside CI a machine
+// without cfn-lint skips it.
+func TestTemplateLint(t *testing.T) {
+	bin, err := exec.LookPath("cfn-lint")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("cfn-lint is not installed: %v", err)
+		}
+		t.Skip("cfn-lint is not installed")
+	}
+	out, err := exec.Command(bin, "-t", sam.Path(), "--include-checks", "I").CombinedOutput()
+	if err != nil {
+		t.Fatalf("cfn-lint template.yaml: %v\n%s", err, out)
+	}
+}
+
+// TestThrottling: the stage's routes are throttled by API Gateway with
+// limits the operator sets as parameters (positive numbers with defaults).
+func TestThrottling(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	if len(tpl.APIs) != 1 {
+		t.Fatalf("HttpApis = %d, want 1", len(tpl.APIs))
+	}
+	api := tpl.APIs[0]
+	for setting, param := range map[string]string{"ThrottlingBurstLimit": api.ThrottlingBurstLimit, "ThrottlingRateLimit": api.ThrottlingRateLimit} {
+		t.Run(setting, func(t *testing.T) {
+			p, ok := tpl.Parameters[param]
+			if !ok {
+				t.Fatalf("DefaultRouteSettings.%s = %q, want a !Ref to a parameter", setting, param)
+			}
+			n, err := strconv.Atoi(p.Default)
+			if p.Type != "Number" || err != nil || n < 1 || p.MinValue != "1" {
+				t.Errorf("parameter %s = %+v, want a Number of at least 1 with a default", param, p)
+			}
+		})
+	}
+}
+
+func TestParseTemplate(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	users, ok := tpl.Function("users")
+	if !ok {
+		t.Fatal("no users function")
+	}
+	if len(users.Routes) == 0 {
+		t.Fatal("users function has no routes")
+	}
+	tables := map[string]sam.Table{}
+	for _, tb := range tpl.Tables {
+		tables[tb.LogicalID] = tb
+	}
+	tests := []struct {
+		table   string
+		ttl     string
+		indexes int
+	}{
+		{"TenantsTable", "", 0},
+		{"UsersTable", "expiresAt", 3},
+		{"SessionsTable", "expiresAt", 1},
+		{"ActionsTable", "", 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.table, func(t *testing.T) {
+			tb, ok := tables[tc.table]
+			if !ok {
+				t.Fatalf("table %s missing", tc.table)
+			}
+			if got, want := tb.HashKey+"/"+tb.RangeKey, "pk/sk"; got != want {
+				t.Errorf("key = %s, want %s", got, want)
+			}
+			if tb.TTL != tc.ttl {
+				t.Errorf("ttl = %q, want %q", tb.TTL, tc.ttl)
+			}
+			if len(tb.Indexes) != tc.indexes {
+				t.Errorf("indexes = %d, want %d", len(tb.Indexes), tc.indexes)
+			}
+		})
+	}
+}
+
+func TestParseShortFormTags(t *testing.T) {
+	tpl, err := sam.Parse([]byte(`
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        Up:
+          Type: S3
+          Properties:
+            Bucket: !Ref Files
+            Events: s3:ObjectCreated:*
+            Filter:
+              S3Key:
+                Rules:
+                  - Name: prefix
+                    Value: jobs/
+        Daily:
+          Type: Schedule
+          Properties:
+            Schedule: rate(1 day)
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tpl.Functions[0]
+	if got, want := f.Name, "fn"; got != want {
+		t.Errorf("name = %q, want %q", got, want)
+	}
+	if len(f.S3Events) != 1 || f.S3Events[0].Bucket != "Files" || f.S3Events[0].Prefix != "jobs/" {
+		t.Errorf("s3 events = %+v", f.S3Events)
+	}
+	if len(f.Schedules) != 1 || f.Schedules[0] != "rate(1 day)" {
+		t.Errorf("schedules = %v", f.Schedules)
+	}
+}
+
+func TestParseStreams(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	rules, ok := tpl.Function("rules")
+	if !ok {
+		t.Fatal("no rules function")
+	}
+	want := []sam.StreamEvent{{
+		Event:                          "ActionsStream",
+		Table:                          "ActionsTable",
+		StartingPosition:               "LATEST",
+		BatchSize:                      100,
+		MaximumBatchingWindowInSeconds: 1,
+		MaximumRetryAttempts:           5,
+		BisectBatchOnFunctionError:     true,
+		FunctionResponseTypes:          []string{"ReportBatchItemFailures"},
+	}}
+	if !reflect.DeepEqual(rules.Streams, want) {
+		t.Errorf("rules streams = %+v, want %+v", rules.Streams, want)
+	}
+	if !rules.Streams[0].ReportsBatchItemFailures() {
+		t.Error("ReportsBatchItemFailures = false")
+	}
+	// The actions table is the only one with a stream, and the rules
+	// function the only one reading a stream.
+	for _, tb := range tpl.Tables {
+		want := ""
+		if tb.LogicalID == "ActionsTable" {
+			want = "NEW_IMAGE"
+		}
+		if tb.StreamView != want {
+			t.Errorf("%s stream view = %q, want %q", tb.LogicalID, tb.StreamView, want)
+		}
+	}
+	for _, f := range tpl.Functions {
+		if f.Name != "rules" && len(f.Streams) > 0 {
+			t.Errorf("function %s has stream events %+v", f.Name, f.Streams)
+		}
+	}
+}
+
+func TestParseStreamForms(t *testing.T) {
+	tpl, err := sam.Parse([]byte(`
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        A:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt ItemsTable.StreamArn
+            StartingPosition: TRIM_HORIZON
+            BatchSize: 10
+            MaximumRetryAttempts: 0
+            BisectBatchOnFunctionError: True
+        B:
+          Type: DynamoDB
+          Properties:
+            Stream:
+              Fn::GetAtt: [OtherTable, StreamArn]
+            StartingPosition: LATEST
+        C:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt [ThirdTable, StreamArn]
+            StartingPosition: LATEST
+        D:
+          Type: DynamoDB
+          Properties:
+            Stream: arn:aws:dynamodb:us-east-1:123456789012:table/x/stream/2024
+            StartingPosition: LATEST
+            FunctionResponseTypes: [ReportBatchItemFailures]
+  ItemsTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      StreamSpecification:
+        StreamViewType: NEW_AND_OLD_IMAGES
+      KeySchema:
+        - AttributeName: pk
+          KeyType: HASH
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sam.StreamEvent{
+		{Event: "A", Table: "ItemsTable", StartingPosition: "TRIM_HORIZON", BatchSize: 10, MaximumRetryAttempts: 0, BisectBatchOnFunctionError: true},
+		{Event: "B", Table: "OtherTable", StartingPosition: "LATEST", MaximumRetryAttempts: -1},
+		{Event: "C", Table: "ThirdTable", StartingPosition: "LATEST", MaximumRetryAttempts: -1},
+		{Event: "D", StartingPosition: "LATEST", MaximumRetryAttempts: -1, FunctionResponseTypes: []string{"ReportBatchItemFailures"}},
+	}
+	if got := tpl.Functions[0].Streams; !reflect.DeepEqual(got, want) {
+		t.Errorf("streams =\n%+v\nwant\n%+v", got, want)
+	}
+	if got := tpl.Tables[0].StreamView; got != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("stream view = %q", got)
+	}
+}

@@ -1,0 +1,73 @@
+package awardcsv
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/award"
+)
+
+// The points liability of an import (see shared/domain/award liability.go): each
+// grant's ImportWrite carries what it changes in its perk's liability, and
+// each transaction of a batch adds the sum of its rows' changes to one
+// shard per perk, chosen at random per batch, so that a transaction names
+// each shard once however many rows grant the perk.
+
+// newPerks is how many perks e grants that the batch does not yet: the
+// liability writes e adds to the batch's transaction.
+func (b *batch) newPerks(e *entry) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, w := range e.writes {
+		if !b.perks[w.PerkID] && !seen[w.PerkID] {
+			seen[w.PerkID] = true
+			n++
+		}
+	}
+	return n
+}
+
+// notePerks notes the perks e grants and returns how many were new.
+func (b *batch) notePerks(e *entry) int {
+	n := b.newPerks(e)
+	for _, w := range e.writes {
+		b.perks[w.PerkID] = true
+	}
+	return n
+}
+
+// liability returns the chunk's Shared writes: for the rows [lo, hi) that
+// still grant (a row failed or prepared again counts as it is now), per
+// perk the Update that adds the sum of their liability changes to the
+// shard the batch chose for the perk.
+func (imp *importer) liability(entries []*entry) func(lo, hi int) []types.TransactWriteItem {
+	if imp.params.DryRun {
+		return nil
+	}
+	shards := map[string]int{}
+	return func(lo, hi int) []types.TransactWriteItem {
+		sums := map[string]award.LiabilityDelta{}
+		for _, e := range entries[lo:hi] {
+			if !e.ok() {
+				continue
+			}
+			for _, w := range e.writes {
+				sums[w.PerkID] = sums[w.PerkID].Plus(w.Liability)
+			}
+		}
+		var out []types.TransactWriteItem
+		for _, id := range slices.Sorted(maps.Keys(sums)) {
+			if sums[id].Zero() {
+				continue
+			}
+			shard, ok := shards[id]
+			if !ok {
+				shard = award.RandomShard()
+				shards[id] = shard
+			}
+			out = append(out, imp.s.Awards.LiabilityWrite(imp.tenantID, id, shard, sums[id]))
+		}
+		return out
+	}
+}

@@ -1,0 +1,383 @@
+package perk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/web"
+)
+
+// ErrConcurrent is a lost race with another change of the same perk.
+var ErrConcurrent = apierr.New(apierr.Conflict, "the perk was changed by another request; retry")
+
+// Segments tells whether a segment exists (the audiences domain).
+type Segments interface {
+	SegmentExists(ctx context.Context, tenantID, segmentID string) (bool, error)
+}
+
+// Locations tells which locations a tenant has (the locations domain).
+type Locations interface {
+	// Known returns which of ids are locations of the tenant, read in one
+	// batch (BatchGetItem, 100 ids a request).
+	Known(ctx context.Context, tenantID string, ids []string) (map[string]bool, error)
+}
+
+// Service runs the perk domain's operations.
+type Service struct {
+	DB        ddb.API
+	Table     string
+	Clock     clock.Clock
+	Cursor    ddb.Cursor
+	Segments  Segments
+	Locations Locations
+}
+
+func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
+
+// timeFormat is the platform's fixed-width UTC timestamp form.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// nullable lists the optional top-level fields a body may send as null
+// (no value: POST leaves the field out, PUT removes it) and the nested
+// fields that may be null (stored as absent).
+var nullable = []string{
+	"terms", "redemptionMethod", "token", "maximumPointCashValue", "discount", "dateTimeRestriction",
+	"basketQualification", "visualisation", "barcodeValue", "segmentId", "locationIds",
+	"discount.combinationRule", "discount.discountCharges",
+}
+
+// Create stores a new perk (POST /perks, admin). Read-only fields in the
+// body are ignored; `enabled` defaults to true.
+func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Perk, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Perk{}, err
+	}
+	var in Input
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
+		return Perk{}, err
+	}
+	if in.LoyaltyProvider != nil && *in.LoyaltyProvider != ProviderInternal {
+		return Perk{}, apierr.Invalid("loyaltyProvider", "must be %s (perks are this platform's own)", ProviderInternal)
+	}
+	if err := s.validate(ctx, caller.TenantID, &in.Definition); err != nil {
+		return Perk{}, err
+	}
+	if err := s.checkLocations(ctx, caller.TenantID, in.LocationIDs); err != nil {
+		return Perk{}, err
+	}
+	now := s.Clock.Now()
+	p := Perk{
+		ID: NewID(now), TenantID: caller.TenantID, LoyaltyProvider: ProviderInternal, Definition: in.Definition,
+		Enabled: in.Enabled == nil || *in.Enabled, Created: stamp(now), UpdatedAt: stamp(now),
+	}
+	if err := s.st().put(ctx, p, 1); err != nil {
+		return Perk{}, fmt.Errorf("create perk: %w", err)
+	}
+	return p, nil
+}
+
+// validate checks a definition and that its segment exists.
+func (s *Service) validate(ctx context.Context, tenantID string, d *Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if d.SegmentID == "" {
+		return nil
+	}
+	if s.Segments == nil {
+		return ErrUnknownSegment
+	}
+	ok, err := s.Segments.SegmentExists(ctx, tenantID, d.SegmentID)
+	if err != nil {
+		return fmt.Errorf("check segment %s: %w", d.SegmentID, err)
+	}
+	if !ok {
+		return ErrUnknownSegment
+	}
+	return nil
+}
+
+// checkLocations refuses a location id that is not a location of the
+// tenant (unknown, or another tenant's), naming locationIds[i]: all of them
+// in one batch read. The ids were validated (at most MaxLocations).
+func (s *Service) checkLocations(ctx context.Context, tenantID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	if s.Locations != nil {
+		var err error
+		if known, err = s.Locations.Known(ctx, tenantID, ids); err != nil {
+			return fmt.Errorf("check locations: %w", err)
+		}
+	}
+	for i, id := range ids {
+		if !known[id] {
+			return apierr.Invalid(fmt.Sprintf("locationIds[%d]", i), "no such location")
+		}
+	}
+	return nil
+}
+
+// Get returns one perk (GET /perks/{perkId}): admins see any, users only
+// enabled ones (a disabled perk is 404 to them).
+func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Perk, error) {
+	if err := caller.RequireAuth(); err != nil {
+		return Perk{}, err
+	}
+	if !web.ValidID(id) {
+		return Perk{}, ErrNotFound
+	}
+	p, _, err := s.st().get(ctx, caller.TenantID, id)
+	if err != nil {
+		return Perk{}, err
+	}
+	if !p.Enabled && !caller.IsAdmin() {
+		return Perk{}, ErrNotFound
+	}
+	return p, nil
+}
+
+// Find returns a perk of a tenant in any state (for other domains).
+func (s *Service) Find(ctx context.Context, tenantID, id string) (Perk, error) {
+	if !web.ValidID(id) {
+		return Perk{}, ErrNotFound
+	}
+	p, _, err := s.st().get(ctx, tenantID, id)
+	return p, err
+}
+
+// All returns every perk of a tenant in any state, in creation order (for
+// other domains: the award lists present their perks).
+func (s *Service) All(ctx context.Context, tenantID string) ([]Perk, error) {
+	return s.st().all(ctx, tenantID)
+}
+
+// ListQuery are the parameters of GET /perks.
+type ListQuery struct {
+	// Enabled filters by state (admins only; users always get enabled
+	// perks). Nil lists both.
+	Enabled *bool
+	// Templates keeps the perks of these templates (none: all).
+	Templates []string
+	Limit     int
+	StartKey  string
+}
+
+// List returns a page of the tenant's perks in creation order (GET
+// /perks).
+func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Perk, web.Page, error) {
+	if err := caller.RequireAuth(); err != nil {
+		return nil, web.Page{}, err
+	}
+	if !caller.IsAdmin() {
+		t := true
+		q.Enabled = &t
+	}
+	for _, t := range q.Templates {
+		if !slices.Contains(Templates, t) {
+			return nil, web.Page{}, apierr.Invalid("template", "must be one of %s", strings.Join(Templates, ", "))
+		}
+	}
+	scope := fmt.Sprintf("perks|%v|%s", q.Enabled != nil && *q.Enabled, strings.Join(q.Templates, ","))
+	if q.Enabled == nil {
+		scope = "perks|all|" + strings.Join(q.Templates, ",")
+	}
+	start, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
+	if err != nil {
+		return nil, web.Page{}, err
+	}
+	keep := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
+		var out []ddb.Item
+		for _, it := range items {
+			var rec record
+			if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+				return nil, err
+			}
+			if q.Enabled != nil && rec.Enabled != *q.Enabled {
+				continue
+			}
+			if len(q.Templates) > 0 && !slices.Contains(q.Templates, rec.Template) {
+				continue
+			}
+			out = append(out, it)
+		}
+		return out, nil
+	}
+	items, next, err := ddb.QueryPage(ctx, s.DB, s.st().query(caller.TenantID), start, q.Limit, keep)
+	if err != nil {
+		return nil, web.Page{}, fmt.Errorf("list perks: %w", err)
+	}
+	out := make([]Perk, 0, len(items))
+	for _, it := range items {
+		p, err := decode(it)
+		if err != nil {
+			return nil, web.Page{}, err
+		}
+		out = append(out, p)
+	}
+	nk, err := s.Cursor.Encode(caller.TenantID, scope, next)
+	if err != nil {
+		return nil, web.Page{}, err
+	}
+	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: nk}, nil
+}
+
+// Update changes a perk (PUT /perks/{perkId}, admin). The body holds any
+// of the perk's fields: a field present replaces the stored one (objects
+// and arrays as a whole), null removes an optional field, an absent field
+// is unchanged. The read-only fields may be sent back as GET returned
+// them. The whole result is validated as on create.
+func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Perk, error) {
+	if err := caller.RequireAdmin(); err != nil {
+		return Perk{}, err
+	}
+	if !web.ValidID(id) {
+		return Perk{}, ErrNotFound
+	}
+	var in Input
+	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
+		return Perk{}, err
+	}
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(body, &patch); err != nil {
+		return Perk{}, apierr.Invalid("", "the body must be a JSON object")
+	}
+	if len(patch) == 0 {
+		return Perk{}, apierr.Invalid("", "send at least one field to change")
+	}
+	// The locations are checked when the body sets them (once, whatever
+	// the retries): a change of other fields leaves them as they are.
+	_, setsLocations := patch["locationIds"]
+	for attempt := 0; attempt < 3; attempt++ {
+		cur, version, err := s.st().get(ctx, caller.TenantID, id)
+		if err != nil {
+			return Perk{}, err
+		}
+		if err := readOnlyUnchanged(in, cur); err != nil {
+			return Perk{}, err
+		}
+		next, err := merge(cur, patch)
+		if err != nil {
+			return Perk{}, err
+		}
+		if err := s.validate(ctx, caller.TenantID, &next.Definition); err != nil {
+			return Perk{}, err
+		}
+		if setsLocations {
+			if err := s.checkLocations(ctx, caller.TenantID, next.LocationIDs); err != nil {
+				return Perk{}, err
+			}
+			setsLocations = false
+		}
+		next.ID, next.TenantID, next.LoyaltyProvider, next.Created = cur.ID, cur.TenantID, ProviderInternal, cur.Created
+		next.UpdatedAt = stamp(s.Clock.Now())
+		err = s.st().put(ctx, next, version+1)
+		if errors.Is(err, ErrConcurrent) {
+			continue
+		}
+		if err != nil {
+			return Perk{}, err
+		}
+		return next, nil
+	}
+	return Perk{}, ErrConcurrent
+}
+
+// readOnlyUnchanged refuses a changed read-only field.
+func readOnlyUnchanged(in Input, cur Perk) error {
+	return web.CheckReadOnly(
+		web.ReadOnly("_id", in.ID, cur.ID), web.ReadOnly("tenantId", in.TenantID, cur.TenantID),
+		web.ReadOnly("loyaltyProvider", in.LoyaltyProvider, cur.LoyaltyProvider),
+		web.ReadOnly("created", in.Created, cur.Created), web.ReadOnly("updatedAt", in.UpdatedAt, cur.UpdatedAt),
+	)
+}
+
+// merge overlays the top-level fields of patch on cur (null removes a
+// field) and decodes the result.
+func merge(cur Perk, patch map[string]json.RawMessage) (Perk, error) {
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return Perk{}, fmt.Errorf("encode perk: %w", err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return Perk{}, fmt.Errorf("decode perk: %w", err)
+	}
+	for k, v := range patch {
+		switch k {
+		case "_id", "tenantId", "loyaltyProvider", "created", "updatedAt":
+			continue
+		}
+		if string(v) == "null" {
+			delete(doc, k)
+			continue
+		}
+		doc[k] = v
+	}
+	merged, err := json.Marshal(doc)
+	if err != nil {
+		return Perk{}, fmt.Errorf("encode perk: %w", err)
+	}
+	var next Perk
+	if err := json.Unmarshal(merged, &next); err != nil {
+		return Perk{}, apierr.Invalid("", "the body does not make a valid perk")
+	}
+	return next, nil
+}
+
+// Disable disables a perk (DELETE /perks/{perkId}, admin): its awards stay
+// as history, hidden from the award lists unless includeDisabled. Disabling
+// a disabled perk changes nothing.
+func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) error {
+	if err := caller.RequireAdmin(); err != nil {
+		return err
+	}
+	if !web.ValidID(id) {
+		return ErrNotFound
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		cur, version, err := s.st().get(ctx, caller.TenantID, id)
+		if err != nil {
+			return err
+		}
+		if !cur.Enabled {
+			return nil
+		}
+		cur.Enabled = false
+		cur.UpdatedAt = stamp(s.Clock.Now())
+		err = s.st().put(ctx, cur, version+1)
+		if errors.Is(err, ErrConcurrent) {
+			continue
+		}
+		return err
+	}
+	return ErrConcurrent
+}
+
+// TiedTo counts the enabled CLUB and LEVEL perks tied to a segment (for
+// the audiences domain: such a segment cannot be deleted).
+func (s *Service) TiedTo(ctx context.Context, tenantID, segmentID string) (int, error) {
+	perks, err := s.st().all(ctx, tenantID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range perks {
+		if p.Enabled && p.HeldThroughSegment() && p.SegmentID == segmentID {
+			n++
+		}
+	}
+	return n, nil
+}

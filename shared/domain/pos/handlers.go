@@ -1,0 +1,106 @@
+package pos
+
+import (
+	"net/http"
+
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/web"
+)
+
+// Routes returns the routes of the pos function. Every POST and PUT takes
+// the Idempotency-Key header (web.Route.Idempotent).
+func (s *Service) Routes() []web.Route {
+	return []web.Route{
+		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit), Idempotent: true},
+		{Method: "GET", Path: "/users/{userId}/balance/ledger", Handler: web.Serve(http.StatusOK, s.handleBalanceLedger)},
+		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder), Idempotent: true},
+		{Method: "GET", Path: "/orders/{orderId}", Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
+		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(true)), Idempotent: true},
+		{Method: "POST", Path: "/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(false)), Idempotent: true},
+		{Method: "GET", Path: "/transactions", Handler: web.ServeAdmin(http.StatusOK, s.handleFindTransaction)},
+		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: web.ServeAdmin(http.StatusOK, s.handleRefund), Idempotent: true},
+	}
+}
+
+// handleCredit serves POST /users/{userId}/credits (admin): 200 with the
+// new balance or the award.
+func (s *Service) handleCredit(r *http.Request, caller web.Caller) (CreditResult, error) {
+	in, err := web.Decoded[CreditInput](r)
+	if err != nil {
+		return CreditResult{}, err
+	}
+	return s.Credit(r.Context(), caller, r.PathValue("userId"), in)
+}
+
+// handleCreateOrder serves POST /users/{userId}/orders (admin): 201 with
+// the OPEN order. The body may be absent.
+func (s *Service) handleCreateOrder(r *http.Request, caller web.Caller) (Order, error) {
+	var in OrderInput
+	if err := web.DecodeOptional(r, &in); err != nil {
+		return Order{}, err
+	}
+	return s.CreateOrder(r.Context(), caller, r.PathValue("userId"), in)
+}
+
+// handleGetOrder serves GET /orders/{orderId} (an admin, or the order's
+// user).
+func (s *Service) handleGetOrder(r *http.Request, caller web.Caller) (Order, error) {
+	return s.GetOrder(r.Context(), caller, r.PathValue("orderId"))
+}
+
+// handleUpdateOrder serves PUT /orders/{orderId} (admin): 200 with the
+// order (COMPLETED when the body said so).
+func (s *Service) handleUpdateOrder(r *http.Request, caller web.Caller) (Order, error) {
+	in, err := web.Decoded[OrderInput](r)
+	if err != nil {
+		return Order{}, err
+	}
+	return s.UpdateOrder(r.Context(), caller, r.PathValue("orderId"), in)
+}
+
+// handleCreateTransaction serves POST /users/{userId}/transactions (inPath)
+// and POST /transactions (userId in the body), admin: 201 with the
+// transaction (also for a repeat with the same shortCode and body).
+func (s *Service) handleCreateTransaction(inPath bool) web.Op[Transaction] {
+	return func(r *http.Request, caller web.Caller) (Transaction, error) {
+		in, err := web.Decoded[TransactionInput](r)
+		if err != nil {
+			return Transaction{}, err
+		}
+		userID := in.UserID
+		if inPath {
+			userID = r.PathValue("userId")
+			if in.UserID != "" && in.UserID != userID {
+				return Transaction{}, apierr.Invalid("userId", "must be the path's user (or left out)")
+			}
+		}
+		t, _, err := s.CreateTransaction(r.Context(), caller, userID, in)
+		return t, err
+	}
+}
+
+// handleFindTransaction serves GET /transactions?shortCode= (admin): the
+// transaction of a POS short code.
+func (s *Service) handleFindTransaction(r *http.Request, caller web.Caller) (Transaction, error) {
+	return s.FindTransaction(r.Context(), caller, r.URL.Query().Get("shortCode"))
+}
+
+// handleRefund serves PUT /transactions/{transactionId}?refund=true
+// (admin): 200 with the refunded transaction and what the refund did; a
+// second refund is 409. Without refund=true it is 422: a transaction is
+// not otherwise changed. A body is not needed (one sent is read and
+// ignored, within the size limit).
+func (s *Service) handleRefund(r *http.Request, caller web.Caller) (RefundResult, error) {
+	refund, err := web.BoolParam(r, "refund", false)
+	if err != nil {
+		return RefundResult{}, err
+	}
+	if !refund {
+		return RefundResult{}, apierr.Invalid("refund", "must be true: a transaction only changes by its refund")
+	}
+	if _, err := web.ReadBody(r, web.MaxBodyBytes); err != nil {
+		return RefundResult{}, err
+	}
+	return s.Refund(r.Context(), caller, r.PathValue("transactionId"))
+}

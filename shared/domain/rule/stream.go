@@ -1,0 +1,98 @@
+package rule
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/action"
+)
+
+// HandleStream is the rules function's handler: the Actions table's
+// stream delivers every new action (INSERT records, NEW_IMAGE), and the
+// rules whose trigger is its type run on it. Each (rule, action) applies at
+// most once, so a record delivered again, or an action whose rules the
+// request that recorded it already ran, changes nothing; and as on the
+// request's path, each rule applies at most once per originating action
+// (metadata.originActionId of the record) and the chain's effects stay
+// within the tenant's rulesBudget, counted on items both paths share. A
+// record that
+// fails is reported (ReportBatchItemFailures) so that Lambda retries from
+// it.
+func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	var resp events.DynamoDBEventResponse
+	for _, rec := range ev.Records {
+		if rec.EventName != "INSERT" {
+			continue
+		}
+		a, ok := actionOf(rec.Change.NewImage)
+		if !ok {
+			if sk := rec.Change.NewImage["sk"]; sk.DataType() == events.DataTypeString && sk.String() == "ACTION" {
+				// An action item that does not decode: nothing can run
+				// on it, and retrying would not help.
+				e.log().Error("stream record of an undecodable action skipped", "eventId", rec.EventID, "sequenceNumber", rec.Change.SequenceNumber)
+			}
+			continue
+		}
+		// The rules are as fresh as on the request's path: the cache is
+		// checked against the tenant's rules version (see rulesOf).
+		if err := e.Run(ctx, a); err != nil {
+			e.log().Error("rules failed on an action", "actionId", a.ID, "type", a.Type, "error", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+			// Later records wait: Lambda retries from the first failure.
+			return resp, nil
+		}
+	}
+	return resp, nil
+}
+
+// actionOf decodes the action of a stream image (the Actions table's
+// action items; other items are not actions).
+func actionOf(image map[string]events.DynamoDBAttributeValue) (action.Action, bool) {
+	if image["sk"].DataType() != events.DataTypeString || image["sk"].String() != "ACTION" {
+		return action.Action{}, false
+	}
+	item := make(map[string]types.AttributeValue, len(image))
+	for k, v := range image {
+		item[k] = sdkValue(v)
+	}
+	var a action.Action
+	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+		return action.Action{}, false
+	}
+	return a, a.ID != "" && a.Type != ""
+}
+
+// sdkValue converts a stream attribute value to the SDK's.
+func sdkValue(v events.DynamoDBAttributeValue) types.AttributeValue {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}
+	case events.DataTypeNumber:
+		return &types.AttributeValueMemberN{Value: v.Number()}
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}
+	case events.DataTypeBinary:
+		return &types.AttributeValueMemberB{Value: v.Binary()}
+	case events.DataTypeList:
+		var out []types.AttributeValue
+		for _, x := range v.List() {
+			out = append(out, sdkValue(x))
+		}
+		return &types.AttributeValueMemberL{Value: out}
+	case events.DataTypeMap:
+		out := map[string]types.AttributeValue{}
+		for k, x := range v.Map() {
+			out[k] = sdkValue(x)
+		}
+		return &types.AttributeValueMemberM{Value: out}
+	case events.DataTypeStringSet:
+		return &types.AttributeValueMemberSS{Value: v.StringSet()}
+	case events.DataTypeNumberSet:
+		return &types.AttributeValueMemberNS{Value: v.NumberSet()}
+	case events.DataTypeBinarySet:
+		return &types.AttributeValueMemberBS{Value: v.BinarySet()}
+	}
+	return &types.AttributeValueMemberNULL{Value: true}
+}

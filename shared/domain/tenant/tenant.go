@@ -1,0 +1,214 @@
+// Package tenant is the tenant (merchant) domain: tenants, their settings and
+// their service keys, and the direct-invoke handler operators use to create
+// tenants and rotate keys.
+//
+// Every request resolves its tenant (and a service key its tenant), so each
+// warm function caches them (Cache, shared by the function's Stores):
+// a tenant or a key's lookup is trusted for CacheTTL (30 seconds), an
+// unknown id or key for NegativeCacheTTL (5 seconds), at most CacheSize of
+// each kind. A settings change or a key rotation therefore applies at once
+// in the function that made it and within 30 seconds in the others; a
+// rotated key stops earlier in a function that has read the tenant again
+// (for its new key, or when its entry expired), since a key is accepted
+// only while the tenant item names it.
+package tenant
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/domain/money"
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
+)
+
+// Tenant is a merchant using the platform.
+type Tenant struct {
+	ID       string    `json:"id" dynamodbav:"id"`
+	Title    string    `json:"title" dynamodbav:"title"`
+	Settings Settings  `json:"settings" dynamodbav:"settings"`
+	Created  time.Time `json:"created" dynamodbav:"created"`
+	Updated  time.Time `json:"updatedAt" dynamodbav:"updatedAt"`
+}
+
+// Settings are a tenant's options.
+type Settings struct {
+	// InitialPoints is the loyalty point balance of a new user.
+	InitialPoints int `json:"initialPoints" dynamodbav:"initialPoints"`
+	// SingleAccountPerDevice limits a device to one account
+	// (x-client-platform with uniqueDeviceIdAndroid/uniqueDeviceIdIOS).
+	SingleAccountPerDevice bool `json:"singleAccountPerDevice" dynamodbav:"singleAccountPerDevice"`
+	// SessionHours is the lifetime of non-permanent sessions; 0 means the
+	// platform default.
+	SessionHours int `json:"sessionHours,omitempty" dynamodbav:"sessionHours,omitempty"`
+	// POSEndpoint receives check-in and checkout notifications.
+	POSEndpoint string `json:"posEndpoint,omitempty" dynamodbav:"posEndpoint,omitempty"`
+	// POSSecret signs POS notifications (HMAC-SHA256).
+	POSSecret string `json:"posSecret,omitempty" dynamodbav:"posSecret,omitempty"`
+	// SSOClientIDs maps an SSO provider (google, apple) to the client ids
+	// accepted as token audiences.
+	SSOClientIDs map[string][]string `json:"ssoClientIds,omitempty" dynamodbav:"ssoClientIds,omitempty"`
+	// SMSCountryCodes are the country calling codes ("+44", "+1") of the
+	// mobile numbers the platform sends text messages to for this tenant:
+	// a MOBILE credential with another code is refused wherever it would
+	// get a code by SMS. Empty (a tenant created without the setting)
+	// allows every country; the tenant's hourly SMS cap still applies.
+	SMSCountryCodes []string `json:"smsCountryCodes,omitempty" dynamodbav:"smsCountryCodes,omitempty"`
+	// RulesBudget is the most effects the rules apply for one originating
+	// action, whatever the chain (MinRulesBudget to MaxRulesBudget);
+	// absent means DefaultRulesBudget.
+	RulesBudget *int `json:"rulesBudget,omitempty" dynamodbav:"rulesBudget,omitempty"`
+	// Currency is the ISO 4217 code of the tenant's money (POS amounts,
+	// app balances); empty is GBP. Its minor-unit digits (money.Lookup)
+	// are the most decimal places an amount may have. Changing it does not
+	// convert amounts already stored.
+	Currency string `json:"currency,omitempty" dynamodbav:"currency,omitempty"`
+	// Timezone is the IANA name of the tenant's time zone ("Europe/London",
+	// "America/New_York"); empty is DefaultTimezone. A perk's
+	// dateTimeRestriction is evaluated in it unless the redemption
+	// provably happens at a location (see award.Service.Redeem).
+	Timezone string `json:"timezone,omitempty" dynamodbav:"timezone,omitempty"`
+	// PointsExpiringDays is how many days before a lot of points expires
+	// the daily expiry records POINTS_EXPIRING for it (1 to 365); absent
+	// means DefaultPointsExpiringDays.
+	PointsExpiringDays *int `json:"pointsExpiringDays,omitempty" dynamodbav:"pointsExpiringDays,omitempty"`
+}
+
+// DefaultPointsExpiringDays is the reminder of a tenant without
+// settings.pointsExpiringDays.
+const DefaultPointsExpiringDays = 30
+
+// ExpiringDaysOrDefault is the tenant's reminder ahead of an expiry, in
+// days.
+func (s Settings) ExpiringDaysOrDefault() int {
+	if s.PointsExpiringDays == nil {
+		return DefaultPointsExpiringDays
+	}
+	return *s.PointsExpiringDays
+}
+
+// DefaultTimezone is the time zone of a tenant without settings.timezone.
+const DefaultTimezone = "Europe/London"
+
+// TimezoneOrDefault is the IANA name of the tenant's time zone: Timezone,
+// or DefaultTimezone when it is not set.
+func (s Settings) TimezoneOrDefault() string {
+	if s.Timezone == "" {
+		return DefaultTimezone
+	}
+	return s.Timezone
+}
+
+// Zone is the tenant's time zone, loaded as actions load a location's
+// (action.Zone, from the zone database the action package embeds, so the
+// Lambda image needs none).
+func (s Settings) Zone() *time.Location { return action.Zone(s.TimezoneOrDefault()) }
+
+// validZone reports whether name is an IANA time zone name (not "Local",
+// the machine's zone, which means nothing to a tenant).
+func validZone(name string) bool {
+	if name == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
+// Bounds of settings.rulesBudget.
+const (
+	DefaultRulesBudget = 100
+	MinRulesBudget     = 1
+	MaxRulesBudget     = 1000
+)
+
+// RulesBudgetOrDefault is the tenant's rules budget: RulesBudget, or
+// DefaultRulesBudget when it is not set.
+func (s Settings) RulesBudgetOrDefault() int {
+	if s.RulesBudget == nil {
+		return DefaultRulesBudget
+	}
+	return *s.RulesBudget
+}
+
+// Money returns the tenant's currency (GBP when the setting is empty).
+func (s Settings) Money() (money.Currency, error) { return money.Of(s.Currency) }
+
+// MaxSMSCountryCodes is how many calling codes settings.smsCountryCodes
+// may list.
+const MaxSMSCountryCodes = 100
+
+// callingCodePattern is a country calling code ("+44"), compiled on first
+// use so that a cold start does not pay for it.
+var callingCodePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+[1-9][0-9]{0,3}$`) })
+
+// AllowsSMSTo reports whether a mobile number in E.164 form ("+447700900123")
+// may receive text messages under these settings. Country calling codes
+// form a prefix code, so a number has exactly one of them as its prefix.
+func (s Settings) AllowsSMSTo(number string) bool {
+	if len(s.SMSCountryCodes) == 0 {
+		return true
+	}
+	for _, c := range s.SMSCountryCodes {
+		if strings.HasPrefix(number, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// idPattern is compiled on first use: its counted repetition makes it
+// the costliest regexp to compile, and every cold start would pay for it.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
+
+// Sentinel errors of the tenant domain.
+var (
+	ErrNotFound = apierr.New(apierr.NotFound, "tenant not found")
+	ErrExists   = apierr.New(apierr.Conflict, "tenant already exists")
+)
+
+// ValidID reports whether id is a well-formed tenant id.
+func ValidID(id string) bool { return idPattern().MatchString(id) }
+
+// Validate checks a tenant before it is stored.
+func (t *Tenant) Validate() error {
+	if !ValidID(t.ID) {
+		return apierr.Invalid("id", "must be 1-63 lower-case letters, digits or '-'")
+	}
+	t.Title = strings.TrimSpace(t.Title)
+	if t.Title == "" || len(t.Title) > 200 {
+		return apierr.Invalid("title", "is required (1-200 characters)")
+	}
+	if t.Settings.InitialPoints < 0 {
+		return apierr.Invalid("settings.initialPoints", "must be >= 0")
+	}
+	if t.Settings.SessionHours < 0 {
+		return apierr.Invalid("settings.sessionHours", "must be >= 0")
+	}
+	if b := t.Settings.RulesBudget; b != nil && (*b < MinRulesBudget || *b > MaxRulesBudget) {
+		return apierr.Invalid("settings.rulesBudget", "must be an integer from %d to %d (the most effects the rules apply for one originating action; absent means %d)", MinRulesBudget, MaxRulesBudget, DefaultRulesBudget)
+	}
+	if d := t.Settings.PointsExpiringDays; d != nil && (*d < 1 || *d > 365) {
+		return apierr.Invalid("settings.pointsExpiringDays", "must be an integer from 1 to 365 (days before points expire that POINTS_EXPIRING is recorded; absent means %d)", DefaultPointsExpiringDays)
+	}
+	if len(t.Settings.SMSCountryCodes) > MaxSMSCountryCodes {
+		return apierr.Invalid("settings.smsCountryCodes", "must list at most %d calling codes", MaxSMSCountryCodes)
+	}
+	for i, c := range t.Settings.SMSCountryCodes {
+		c = strings.TrimSpace(c)
+		if !callingCodePattern().MatchString(c) {
+			return apierr.Invalid("settings.smsCountryCodes", "each must be a country calling code such as +44 or +1 (a + and 1 to 4 digits)")
+		}
+		t.Settings.SMSCountryCodes[i] = c
+	}
+	t.Settings.Currency = strings.TrimSpace(t.Settings.Currency)
+	if err := money.ValidateCode("settings.currency", t.Settings.Currency); err != nil {
+		return err
+	}
+	t.Settings.Timezone = strings.TrimSpace(t.Settings.Timezone)
+	if tz := t.Settings.Timezone; tz != "" && !validZone(tz) {
+		return apierr.Invalid("settings.timezone", "must be an IANA time zone name such as Europe/London or America/New_York (absent means %s)", DefaultTimezone)
+	}
+	return nil
+}

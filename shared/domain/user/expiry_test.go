@@ -1,0 +1,59 @@
+package user_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/domain/user"
+	ts "github.com/loyalty-platform/platform/shared/testkit"
+)
+
+// TestResetCodeExpires: a reset code works until ResetLifetime has passed,
+// and not after, whether or not the store has deleted it yet.
+func TestResetCodeExpires(t *testing.T) {
+	h := ts.New(t)
+	_, _, email := activeUser(t, h, "Rita", "Reset")
+	tests := []struct {
+		name   string
+		wait   time.Duration
+		status int
+		code   string
+	}{
+		{"Expired", user.ResetLifetime + time.Second, 422, "INVALID_TOKEN"},
+		{"JustInTime", user.ResetLifetime - time.Minute, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h.Do("POST", "/users/reset", map[string]any{"id": email}, h.Anon()).Expect(t, 200, "")
+			code := lastCode(t, h, email)
+			h.Clock.Advance(tc.wait)
+			h.Do("POST", "/users/reset", map[string]any{"username": email, "token": code, "password": "another-horse-9"}, h.Anon()).Expect(t, tc.status, tc.code)
+		})
+	}
+}
+
+// TestExpiredGuestIsNotListed: once GuestLifetime has passed, a guest is in
+// no list or lookup, although its items are still stored (TTL deletes
+// lazily).
+func TestExpiredGuestIsNotListed(t *testing.T) {
+	h := ts.New(t)
+	g := h.Do("POST", "/guests", map[string]any{"firstName": "Gone"}, h.Anon()).Expect(t, 201, "").Map(t)
+	gid := g["user"].(map[string]any)["id"].(string)
+	listed := func(t *testing.T) (inList, inLookup bool) {
+		t.Helper()
+		var l struct{ Items []map[string]any }
+		h.Do("GET", "/users?role=GUEST", nil, h.Admin()).Expect(t, 200, "").JSON(t, &l)
+		for _, u := range l.Items {
+			inList = inList || u["id"] == gid
+		}
+		h.Do("POST", "/users/lookup", map[string]any{"userIds": []string{gid}}, h.Admin()).Expect(t, 200, "").JSON(t, &l)
+		return inList, len(l.Items) > 0
+	}
+	if inList, inLookup := listed(t); !inList || !inLookup {
+		t.Fatalf("a live guest: listed %v, looked up %v", inList, inLookup)
+	}
+	h.Clock.Advance(user.GuestLifetime + time.Second)
+	if inList, inLookup := listed(t); inList || inLookup {
+		t.Errorf("an expired guest: listed %v, looked up %v", inList, inLookup)
+	}
+}

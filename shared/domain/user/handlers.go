@@ -1,0 +1,483 @@
+package user
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/metrics"
+	"github.com/loyalty-platform/platform/shared/platform/web"
+)
+
+// Routes returns every route of the users domain, as the whole platform
+// serves them; each Lambda function serves one of the three groups below.
+func (s *Service) Routes() []web.Route {
+	return append(append(s.AccountRoutes(), s.ProfileRoutes()...), s.AvatarRoutes()...)
+}
+
+// AccountRoutes are the routes of signing up and in (the accounts
+// function): sign-up, activation, login and logout, password reset,
+// guests, sessions, SSO and the secondary credentials. They send codes by
+// SMS and e-mail, check passwords against the common-password list and
+// verify SSO tokens.
+func (s *Service) AccountRoutes() []web.Route {
+	return []web.Route{
+		{Method: "POST", Path: "/users", Handler: s.handleCreate},
+		{Method: "POST", Path: "/users/activate", Handler: s.handleActivate},
+		{Method: "GET", Path: "/users/login", Handler: s.handleLogin},
+		{Method: "GET", Path: "/users/logout", Handler: s.handleLogout},
+		{Method: "POST", Path: "/users/reset", Handler: s.handleReset},
+		{Method: "POST", Path: "/guests", Handler: s.handleCreateGuest},
+		{Method: "POST", Path: "/sessions", Handler: s.handleCreateSession},
+		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
+		{Method: "GET", Path: "/credentials", Handler: s.handleListCredentials},
+		{Method: "POST", Path: "/users/{ssoProvider}/sso", Handler: s.handleSSO},
+		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
+		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
+		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
+	}
+}
+
+// ProfileRoutes are the routes of the user record (the users function):
+// list, search and lookup, read and update, and the addresses. An update
+// registers push tokens; the includes read points, segments and the
+// current check-in.
+func (s *Service) ProfileRoutes() []web.Route {
+	return []web.Route{
+		{Method: "GET", Path: "/users", Handler: s.handleList},
+		{Method: "POST", Path: "/users/lookup", Handler: s.handleLookup},
+		{Method: "GET", Path: "/users/{userId}", Handler: s.handleGet},
+		{Method: "PUT", Path: "/users/{userId}", Handler: s.handleUpdate},
+		{Method: "GET", Path: "/users/{userId}/addresses", Handler: s.handleListAddresses},
+		{Method: "POST", Path: "/addresses/suggestions", Handler: s.handleSuggestAddresses},
+		{Method: "POST", Path: "/addresses/coordinates", Handler: s.handleAddressCoordinates},
+		{Method: "POST", Path: "/users/{userId}/addresses", Handler: s.handleCreateAddress},
+		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleUpdateAddress},
+		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleDeleteAddress},
+	}
+}
+
+// AvatarRoutes are the routes that write or remove objects in the media
+// bucket (the avatars function): the profile photo, and deleting a user,
+// which removes it.
+func (s *Service) AvatarRoutes() []web.Route {
+	return []web.Route{
+		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
+		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
+		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
+	}
+}
+
+// handleCreate serves POST /users: register a user, or convert the calling
+// guest into a full user.
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireTenant(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	auto, err := web.BoolParam(r, "autoActivate", false)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if _, err := web.BoolParam(r, "awaitExternalAccountSync", false); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	platform, err := ParsePlatform(r.Header.Get(web.HeaderPlatform))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	opt := CreateOptions{AutoActivate: auto, Platform: platform,
+		DeviceIDAndroid: r.URL.Query().Get("uniqueDeviceIdAndroid"), DeviceIDIOS: r.URL.Query().Get("uniqueDeviceIdIOS")}
+	var in CreateInput
+	if err := web.Decode(r, &in); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if err := s.admit(r, caller); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	u, err := s.Create(r.Context(), caller, in, opt)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.UsersCreated, 1)
+	web.JSON(w, http.StatusCreated, u)
+}
+
+// handleCreateGuest serves POST /guests: a guest user and a one-hour
+// session.
+func (s *Service) handleCreateGuest(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireTenant(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	platform, err := ParsePlatform(r.Header.Get(web.HeaderPlatform))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var in CreateInput
+	if err := web.DecodeOptional(r, &in); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if err := s.admit(r, caller); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	sess, err := s.CreateGuest(r.Context(), caller, in, platform)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusCreated, sess)
+}
+
+// listResponse is the current shape of a user list.
+type listResponse struct {
+	Items []User   `json:"items"`
+	Page  web.Page `json:"page"`
+}
+
+// legacyListResponse is the shape of GET /users below x-api-version 4.
+type legacyListResponse struct {
+	Items []LegacyUser `json:"items"`
+	Page  web.Page     `json:"page"`
+}
+
+// handleList serves GET /users (admin only): name search and filters.
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
+	version, err := web.APIVersion(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	caller := web.CallerOf(r)
+	if err := caller.RequireAdmin(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	q, err := listQuery(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	users, page, err := s.List(r.Context(), caller, q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	writeList(w, version, users, page)
+}
+
+func writeList(w http.ResponseWriter, version int, users []User, page web.Page) {
+	if version >= 4 {
+		web.JSON(w, http.StatusOK, listResponse{Items: users, Page: page})
+		return
+	}
+	legacy := make([]LegacyUser, len(users))
+	for i, u := range users {
+		legacy[i] = LegacyUser{LegacyID: u.ID, Name: u.FullName, User: u}
+	}
+	web.JSON(w, http.StatusOK, legacyListResponse{Items: legacy, Page: page})
+}
+
+func listQuery(r *http.Request) (ListQuery, error) {
+	limit, start, err := web.Paging(r)
+	if err != nil {
+		return ListQuery{}, err
+	}
+	v := r.URL.Query()
+	include, err := ParseInclude(web.ParamValues(r, "include"))
+	if err != nil {
+		return ListQuery{}, err
+	}
+	q := ListQuery{
+		Name: v.Get("name"), CredentialID: plusFromQuery(v.Get("credentialId")), Role: strings.ToUpper(v.Get("role")),
+		Sort: v.Get("sort"), Include: include, Limit: limit, StartKey: start,
+	}
+	if q.CreatedAfter, err = ParseAfter("createdAfter", v.Get("createdAfter")); err != nil {
+		return ListQuery{}, err
+	}
+	if q.UpdatedAfter, err = ParseAfter("updatedAfter", v.Get("updatedAfter")); err != nil {
+		return ListQuery{}, err
+	}
+	return q, q.Validate()
+}
+
+// lookupBody is the body of POST /users/lookup.
+type lookupBody struct {
+	UserIDs []string `json:"userIds"`
+}
+
+// handleLookup serves POST /users/lookup (admin only).
+func (s *Service) handleLookup(w http.ResponseWriter, r *http.Request) {
+	version, err := web.APIVersion(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	caller := web.CallerOf(r)
+	if err := caller.RequireAdmin(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	limit, start, err := web.Paging(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	include, err := ParseInclude(web.ParamValues(r, "include"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var body lookupBody
+	if err := web.Decode(r, &body); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	users, page, err := s.Lookup(r.Context(), caller, LookupQuery{UserIDs: body.UserIDs, Sort: r.URL.Query().Get("sort"), Include: include, Limit: limit, StartKey: start})
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	_ = version
+	web.JSON(w, http.StatusOK, listResponse{Items: users, Page: page})
+}
+
+// handleGet serves GET /users/{userId}.
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
+	if _, err := web.APIVersion(r); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	include, err := ParseInclude(web.ParamValues(r, "include"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	u, err := s.Get(r.Context(), web.CallerOf(r), r.PathValue("userId"), include)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, u)
+}
+
+// handleUpdate serves PUT /users/{userId}.
+func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	userID := r.PathValue("userId")
+	if err := caller.RequireUser(userID); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	body, err := web.ReadBody(r, web.MaxBodyBytes)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	in, err := DecodeUpdate(body)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	u, err := s.Update(r.Context(), caller, userID, in)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, u)
+}
+
+// activateBody is the body of POST /users/activate.
+type activateBody struct {
+	ID    string `json:"id"`
+	Token string `json:"token"`
+}
+
+// resendResponse answers an activation request without a token.
+type resendResponse struct {
+	State   string `json:"state"`
+	Message string `json:"message"`
+}
+
+// handleActivate serves POST /users/activate.
+func (s *Service) handleActivate(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireTenant(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var body activateBody
+	if err := web.Decode(r, &body); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if strings.TrimSpace(body.ID) == "" {
+		web.Error(w, r, apierr.Invalid("id", "is required"))
+		return
+	}
+	if strings.TrimSpace(body.Token) == "" {
+		// A resend of the activation code.
+		if err := s.admit(r, caller); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
+	sess, err := s.Activate(r.Context(), caller.TenantID, body.ID, strings.TrimSpace(body.Token))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if sess == nil {
+		web.JSON(w, http.StatusOK, resendResponse{State: StatePending, Message: "a new activation code was sent"})
+		return
+	}
+	web.JSON(w, http.StatusOK, sess)
+}
+
+// handleLogin serves GET /users/login: HTTP Basic credentials, provider in
+// the AuthProvider header.
+func (s *Service) handleLogin(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireTenant(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	scheme, enc, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		web.Error(w, r, apierr.New(apierr.Unauthorized, "HTTP Basic credentials are required"))
+		return
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if err != nil {
+		web.Error(w, r, apierr.New(apierr.Unauthorized, "malformed Basic credentials"))
+		return
+	}
+	username, password, ok := strings.Cut(string(raw), ":")
+	if !ok || username == "" {
+		web.Error(w, r, apierr.New(apierr.Unauthorized, "malformed Basic credentials"))
+		return
+	}
+	sess, err := s.Login(r.Context(), caller.TenantID, r.Header.Get("AuthProvider"), username, password)
+	if err != nil {
+		// A refused login (bad credentials, a locked identifier, a
+		// pending user); a failure of the platform is no failed login.
+		if e, ok := apierr.As(err); ok && e.Code.Status() < 500 {
+			metrics.Count(r.Context(), caller.TenantID, metrics.LoginsFailed, 1)
+		}
+		web.Error(w, r, err)
+		return
+	}
+	metrics.Count(r.Context(), caller.TenantID, metrics.Logins, 1)
+	web.JSON(w, http.StatusOK, sess)
+}
+
+// handleLogout serves GET /users/logout?userId=.
+func (s *Service) handleLogout(w http.ResponseWriter, r *http.Request) {
+	userID := r.URL.Query().Get("userId")
+	if userID == "" {
+		web.Error(w, r, apierr.Invalid("userId", "is required"))
+		return
+	}
+	if err := s.Logout(r.Context(), web.CallerOf(r), userID); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.Empty(w, http.StatusOK)
+}
+
+// resetBody is either a reset request {id} or its completion {username,
+// token, password}.
+type resetBody struct {
+	ID       *string `json:"id"`
+	Username string  `json:"username"`
+	Token    string  `json:"token"`
+	Password string  `json:"password"`
+}
+
+// handleReset serves POST /users/reset.
+func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
+	caller := web.CallerOf(r)
+	if err := caller.RequireTenant(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var body resetBody
+	if err := web.Decode(r, &body); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var err error
+	completing := body.Username != "" || body.Token != "" || body.Password != ""
+	switch {
+	case body.ID != nil && completing:
+		err = apierr.Invalid("", "send either {id} or {username, token, password}")
+	case body.ID != nil && strings.TrimSpace(*body.ID) == "":
+		err = apierr.Invalid("id", "is required")
+	case body.ID != nil:
+		if err = s.admit(r, caller); err == nil {
+			err = s.RequestReset(r.Context(), caller.TenantID, *body.ID)
+		}
+	case !completing:
+		err = apierr.Invalid("id", "is required (or send {username, token, password} to set a new password)")
+	case body.Username == "":
+		err = apierr.Invalid("username", "is required")
+	case body.Token == "":
+		err = apierr.Invalid("token", "is required")
+	case body.Password == "":
+		err = apierr.Invalid("password", "is required")
+	default:
+		err = s.CompleteReset(r.Context(), caller.TenantID, body.Username, body.Token, body.Password)
+	}
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.Empty(w, http.StatusOK)
+}
+
+// handleCreateSession serves POST /sessions: an admin session from a
+// service key or an admin session.
+func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	var none struct{}
+	if err := web.DecodeOptional(r, &none); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	sess, err := s.AdminSession(r.Context(), web.CallerOf(r))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusCreated, sess)
+}
+
+// handleDeleteSessions serves DELETE /sessions/{userId}: every session of
+// the user ends.
+func (s *Service) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
+	if err := s.DeleteSessions(r.Context(), web.CallerOf(r), r.PathValue("userId")); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.Empty(w, http.StatusOK)
+}
+
+// plusFromQuery restores the leading + of a mobile number sent unencoded in
+// a query string, where it arrives as a space.
+func plusFromQuery(v string) string {
+	if strings.HasPrefix(v, " ") && len(strings.TrimSpace(v)) > 0 && strings.TrimSpace(v)[0] >= '0' && strings.TrimSpace(v)[0] <= '9' {
+		return "+" + strings.TrimSpace(v)
+	}
+	return v
+}

@@ -1,0 +1,226 @@
+package user_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	ts "github.com/loyalty-platform/platform/shared/testkit"
+)
+
+// address returns a valid address body.
+func address(name string) map[string]any {
+	return map[string]any{"name": name, "address": map[string]any{"line1": "1 Main St"}, "coordinates": []float64{-0.12, 51.5}}
+}
+
+// parallel runs n requests at once and returns their statuses.
+func parallel(n int, do func(i int) int) []int {
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = do(i)
+		}()
+	}
+	wg.Wait()
+	return statuses
+}
+
+// tally counts statuses.
+func tally(statuses []int) map[int]int {
+	m := map[int]int{}
+	for _, s := range statuses {
+		m[s]++
+	}
+	return m
+}
+
+func TestOversizePathIDs(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Long", "Ids")
+	long := strings.Repeat("a", 1024)
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   any
+	}{
+		{"UpdateAddress", "PUT", "/users/" + id + "/addresses/" + long, address("Home")},
+		{"DeleteAddress", "DELETE", "/users/" + id + "/addresses/" + long, nil},
+		{"DeleteCredential", "DELETE", "/users/" + id + "/credentials/" + long, nil},
+		{"VerifyCredential", "POST", "/users/" + id + "/credentials/" + long + "/verify", map[string]any{"verificationCode": "1234"}},
+		{"BadCharactersAddress", "DELETE", "/users/" + id + "/addresses/" + url.PathEscape("a#b"), nil},
+		{"BadCharactersCredential", "DELETE", "/users/" + id + "/credentials/" + url.PathEscape("a b"), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h.Do(tc.method, tc.path, tc.body, ts.Token(token)).Expect(t, 404, "NOT_FOUND")
+		})
+	}
+}
+
+func TestGuestCannotAddCredentials(t *testing.T) {
+	h := ts.New(t)
+	s := h.Do("POST", "/guests", map[string]any{"firstName": "Gus"}, h.Anon()).Expect(t, 201, "").Map(t)
+	id := s["user"].(map[string]any)["id"].(string)
+	mobile := uniqueMobile()
+	tests := []struct {
+		name string
+		auth ts.Headers
+		body map[string]any
+	}{
+		{"GuestSession", ts.Token(s["_id"].(string)), map[string]any{"id": mobile, "provider": "MOBILE"}},
+		{"AdminForGuest", h.Admin(), map[string]any{"id": mobile, "provider": "MOBILE", "skipVerification": true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h.Do("POST", "/users/"+id+"/credentials", tc.body, tc.auth).Expect(t, 422, "VALIDATION_FAILED")
+		})
+	}
+	if _, ok := h.Outbox.Last(mobile); ok {
+		t.Errorf("a code was sent for a guest's credential")
+	}
+}
+
+func TestAddressLimitUnderConcurrency(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Many", "Homes")
+	for range 45 {
+		h.Do("POST", "/users/"+id+"/addresses", address("Home"), ts.Token(token)).Expect(t, 201, "")
+	}
+	statuses := parallel(20, func(int) int {
+		return h.Do("POST", "/users/"+id+"/addresses", address("Extra"), ts.Token(token)).Status
+	})
+	if got := tally(statuses); got[201] != 5 || got[422] != 15 {
+		t.Errorf("statuses = %v, want 5 x 201 and 15 x 422", got)
+	}
+	var list []map[string]any
+	h.Do("GET", "/users/"+id+"/addresses", nil, ts.Token(token)).Expect(t, 200, "").JSON(t, &list)
+	if len(list) != 50 {
+		t.Fatalf("%d addresses stored, want 50", len(list))
+	}
+	t.Run("DeleteFreesASlot", func(t *testing.T) {
+		h.Do("DELETE", "/users/"+id+"/addresses/"+list[0]["_id"].(string), nil, ts.Token(token)).Expect(t, 200, "")
+		h.Do("POST", "/users/"+id+"/addresses", address("Again"), ts.Token(token)).Expect(t, 201, "")
+		h.Do("POST", "/users/"+id+"/addresses", address("Over"), ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+	})
+	t.Run("DeleteUnknownKeepsCount", func(t *testing.T) {
+		h.Do("DELETE", "/users/"+id+"/addresses/nope", nil, ts.Token(token)).Expect(t, 404, "NOT_FOUND")
+		h.Do("POST", "/users/"+id+"/addresses", address("Over"), ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+	})
+}
+
+func TestCredentialLimitUnderConcurrency(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Many", "Creds")
+	statuses := parallel(20, func(int) int {
+		return h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": uniqueEmail("many"), "provider": "EMAIL", "skipVerification": true}, h.Admin()).Status
+	})
+	// The user holds one primary credential, so nine more fit.
+	if got := tally(statuses); got[201] != 9 || got[422] != 11 {
+		t.Errorf("statuses = %v, want 9 x 201 and 11 x 422", got)
+	}
+	var l struct {
+		Items []map[string]any `json:"items"`
+	}
+	h.Do("GET", "/credentials?limit=100", nil, ts.Token(token)).Expect(t, 200, "").JSON(t, &l)
+	if len(l.Items) != 10 {
+		t.Errorf("%d credentials stored, want 10", len(l.Items))
+	}
+}
+
+func TestParallelPrimaryDeletes(t *testing.T) {
+	h := ts.New(t)
+	for round := range 10 {
+		a, b := uniqueEmail("pa"), uniqueEmail("pb")
+		body := map[string]any{"firstName": "Two", "lastName": "Primaries", "password": "correct-horse-9",
+			"credentials": []map[string]any{{"provider": "EMAIL", "id": a}, {"provider": "EMAIL", "id": b}}}
+		u := h.Do("POST", "/users", body, h.Anon()).Expect(t, 201, "").Map(t)
+		id := u["id"].(string)
+		var credIDs []string
+		for _, e := range []string{a, b} {
+			var l struct {
+				Items []map[string]any `json:"items"`
+			}
+			h.Do("GET", "/credentials?id="+url.QueryEscape(e), nil, h.Admin()).Expect(t, 200, "").JSON(t, &l)
+			if len(l.Items) != 1 {
+				t.Fatalf("credentials of %s = %v", e, l.Items)
+			}
+			credIDs = append(credIDs, l.Items[0]["_id"].(string))
+		}
+		statuses := parallel(2, func(i int) int {
+			return h.Do("DELETE", "/users/"+id+"/credentials/"+credIDs[i], nil, h.Admin()).Status
+		})
+		if got := tally(statuses); got[204] != 1 || got[422] != 1 {
+			t.Fatalf("round %d: statuses = %v, want one 204 and one 422", round, got)
+		}
+	}
+}
+
+func TestAvatarOfDeletedUser(t *testing.T) {
+	h := ts.New(t)
+	jpg := testJPEG(t)
+	asJPEG := ts.Headers{"Content-Type", "image/jpeg"}
+	stored := func(id string) bool {
+		_, err := h.Deps.S3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(h.Deps.Config.Buckets.Media), Key: aws.String("users/avatars/" + id + ".jpg")})
+		return err == nil
+	}
+	t.Run("DeletedFirst", func(t *testing.T) {
+		id, _, _ := activeUser(t, h, "Gone", "Photo")
+		h.Do("DELETE", "/users/"+id, nil, h.Admin()).Expect(t, 204, "")
+		h.Do("PUT", "/users/"+id+"/avatar", jpg, h.Admin(), asJPEG).Expect(t, 404, "NOT_FOUND")
+		if stored(id) {
+			t.Errorf("the photo of a deleted user is stored")
+		}
+	})
+	t.Run("DeletedMeanwhile", func(t *testing.T) {
+		for range 10 {
+			id, _, _ := activeUser(t, h, "Race", "Photo")
+			parallel(2, func(i int) int {
+				if i == 0 {
+					return h.Do("PUT", "/users/"+id+"/avatar", jpg, h.Admin(), asJPEG).Status
+				}
+				return h.Do("DELETE", "/users/"+id, nil, h.Admin()).Status
+			})
+			if stored(id) {
+				t.Fatalf("the photo of deleted user %s is stored", id)
+			}
+		}
+	})
+}
+
+func TestAddressKeepsEmptyStrings(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Empty", "Keys")
+	tests := []struct {
+		name string
+		body map[string]any
+	}{
+		{"EmptyStringsSent", map[string]any{"name": "", "note": "", "address": map[string]any{"line1": "1 Main St", "line2": "", "region": ""}, "coordinates": []float64{0, 0}}},
+		{"KeysNotSent", map[string]any{"address": map[string]any{"line1": "2 Main St"}, "coordinates": []float64{0, 0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var list []map[string]any
+			h.Do("POST", "/users/"+id+"/addresses", tc.body, ts.Token(token)).Expect(t, 201, "").JSON(t, &list)
+			a := list[len(list)-1]
+			for _, k := range []string{"name", "note"} {
+				if v, ok := a[k].(string); !ok || v != "" {
+					t.Errorf("%s = %#v, want \"\"", k, a[k])
+				}
+			}
+			postal := a["address"].(map[string]any)
+			for _, k := range []string{"line2", "city", "region", "postalCode", "country"} {
+				if v, ok := postal[k].(string); !ok || v != "" {
+					t.Errorf("address.%s = %#v, want \"\"", k, postal[k])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,238 @@
+package user_test
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loyalty-platform/platform/shared/domain/user"
+	ts "github.com/loyalty-platform/platform/shared/testkit"
+)
+
+// TestSecondaryCredentialCannotTakeOver checks that a secondary credential
+// can neither request nor complete a password reset, nor activate a user.
+func TestSecondaryCredentialCannotTakeOver(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Ann", "Owner")
+	mobile := uniqueMobile()
+	h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE"}, ts.Token(token)).Expect(t, 201, "")
+	h.Do("POST", "/users/reset", map[string]any{"id": mobile}, h.Anon()).Expect(t, 404, "NOT_FOUND")
+	h.Do("POST", "/users/reset", map[string]any{"username": mobile, "token": "123456", "password": "hijacked-pass-1"}, h.Anon()).Expect(t, 404, "NOT_FOUND")
+	h.Do("POST", "/users/activate", map[string]any{"id": mobile}, h.Anon()).Expect(t, 404, "NOT_FOUND")
+}
+
+func TestDevicePerAccountEnforced(t *testing.T) {
+	h := ts.New(t)
+	s := h.Tenant.Settings
+	s.SingleAccountPerDevice = true
+	h.SetSettings(s)
+	android := ts.Headers{"x-client-platform", "ANDROID"}
+	tests := []struct {
+		name    string
+		query   string
+		headers ts.Headers
+	}{
+		{"NoPlatformHeader", "?uniqueDeviceIdAndroid=dev-x", nil},
+		{"NoDeviceID", "", android},
+		{"OtherPlatformsParameter", "?uniqueDeviceIdIOS=dev-x", android},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := []ts.Headers{h.Anon()}
+			if tc.headers != nil {
+				hs = append(hs, tc.headers)
+			}
+			h.Do("POST", "/users"+tc.query, createBody("Dev", "Ice", "MOBILE", uniqueMobile(), ""), hs...).Expect(t, 422, "VALIDATION_FAILED")
+		})
+	}
+	t.Run("DeletionReleasesTheDevice", func(t *testing.T) {
+		u := h.Do("POST", "/users?autoActivate=true&uniqueDeviceIdAndroid=dev-9", createBody("Dev", "One", "MOBILE", uniqueMobile(), ""), h.Admin(), android).Expect(t, 201, "").Map(t)
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", createBody("Dev", "Two", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 422, "DEVICE_ALREADY_REGISTERED")
+		h.Do("DELETE", "/users/"+u["id"].(string), nil, h.Admin()).Expect(t, 204, "")
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", createBody("Dev", "Three", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 201, "")
+	})
+}
+
+func TestUpdateFreeFormAndNulls(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Free", "Form")
+	deep := map[string]any{}
+	cur := deep
+	for i := 0; i < 12; i++ {
+		next := map[string]any{}
+		cur["n"] = next
+		cur = next
+	}
+	rejected := []struct {
+		name string
+		body any
+	}{
+		{"EmptyKey", map[string]any{"extended": map[string]any{"": 1}}},
+		{"EmptyContactsKey", map[string]any{"contacts": map[string]any{"": "x"}}},
+		{"HugeNumber", `{"extended":{"n":1e308}}`},
+		{"TinyNumber", `{"extended":{"n":1.5e-200}}`},
+		{"TooDeep", map[string]any{"extended": deep}},
+		{"TooLarge", map[string]any{"extended": map[string]any{"s": strings.Repeat("x", 20000)}}},
+		{"TipWithoutAmount", map[string]any{"defaultTip": map[string]any{"scheme": "PERCENTAGE"}}},
+		{"NullFirstName", `{"firstName":null}`},
+	}
+	for _, tc := range rejected {
+		t.Run(tc.name, func(t *testing.T) {
+			h.Do("PUT", "/users/"+id, tc.body, ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+		})
+	}
+	t.Run("PushTokens", func(t *testing.T) {
+		h.Do("PUT", "/users/"+id, map[string]any{"apnDeviceToken": ""}, ts.Token(token)).Expect(t, 200, "")
+		u := h.Do("PUT", "/users/"+id, map[string]any{"apnDeviceToken": "abc", "gcmDeviceToken": "def"}, ts.Token(token)).Expect(t, 200, "").Map(t)
+		if u["isRegisteredForPushNotifications"] != true {
+			t.Errorf("not registered: %v", u)
+		}
+		u = h.Do("PUT", "/users/"+id, map[string]any{"apnDeviceToken": "", "gcmDeviceToken": ""}, ts.Token(token)).Expect(t, 200, "").Map(t)
+		if u["isRegisteredForPushNotifications"] != false {
+			t.Errorf("still registered: %v", u)
+		}
+	})
+	t.Run("NullClears", func(t *testing.T) {
+		h.Do("PUT", "/users/"+id, map[string]any{"defaultTip": map[string]any{"scheme": "ABSOLUTE", "amount": 2}, "extended": map[string]any{"k": "v"}}, ts.Token(token)).Expect(t, 200, "")
+		u := h.Do("PUT", "/users/"+id, `{"defaultTip":null,"extended":null}`, ts.Token(token)).Expect(t, 200, "").Map(t)
+		if _, ok := u["defaultTip"]; ok {
+			t.Errorf("defaultTip not cleared: %v", u["defaultTip"])
+		}
+		got := h.Do("GET", "/users/"+id+"?include=extended", nil, ts.Token(token)).Expect(t, 200, "").Map(t)
+		if len(got["extended"].(map[string]any)) != 0 {
+			t.Errorf("extended not cleared: %v", got["extended"])
+		}
+	})
+	t.Run("RolesRepeatedOrTooMany", func(t *testing.T) {
+		for _, roles := range [][]string{{"USER", "USER"}, {"USER", "ADMIN", "USER"}} {
+			h.Do("PUT", "/users/"+id, map[string]any{"roles": roles}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+			h.Do("POST", "/users", map[string]any{"id": "roles" + strconv.Itoa(len(roles)) + "@example.com", "password": "Correct-Horse-9", "roles": roles}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+		}
+		u := h.Do("GET", "/users/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
+		if roles := u["roles"].([]any); len(roles) != 1 {
+			t.Errorf("roles = %v, want unchanged [USER]", roles)
+		}
+	})
+	t.Run("LongPathID", func(t *testing.T) {
+		h.Do("GET", "/users/"+strings.Repeat("a", 3000), nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
+		h.Do("DELETE", "/sessions/"+strings.Repeat("a", 3000), nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
+	})
+}
+
+func TestCodeRequestsAreCapped(t *testing.T) {
+	h := ts.New(t)
+	email := uniqueEmail("capped")
+	h.Do("POST", "/users", createBody("Cap", "Ped", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
+	// The sign-up code is the hour's first of MaxCodeSends.
+	for i := 1; i < user.MaxCodeSends; i++ {
+		h.Do("POST", "/users/activate", map[string]any{"id": email}, h.Anon()).Expect(t, 200, "")
+	}
+	h.Do("POST", "/users/activate", map[string]any{"id": email}, h.Anon()).Expect(t, 422, "VALIDATION_FAILED")
+	h.Clock.Advance(61 * time.Minute)
+	h.Do("POST", "/users/activate", map[string]any{"id": email}, h.Anon()).Expect(t, 200, "")
+}
+
+func TestVoidedSecondaryCredentialGetsNewCode(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Re", "Send")
+	mobile := uniqueMobile()
+	c := h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE"}, ts.Token(token)).Expect(t, 201, "").Map(t)
+	path := "/users/" + id + "/credentials/" + c["_id"].(string) + "/verify"
+	code := lastCode(t, h, mobile)
+	for i := 0; i < 5; i++ {
+		h.Do("POST", path, map[string]any{"verificationCode": wrong(code)}, ts.Token(token)).Expect(t, 422, "INVALID_TOKEN")
+	}
+	h.Do("POST", path, map[string]any{"verificationCode": code}, ts.Token(token)).Expect(t, 422, "INVALID_TOKEN")
+	again := h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE"}, ts.Token(token)).Expect(t, 201, "").Map(t)
+	if again["_id"] != c["_id"] {
+		t.Errorf("re-adding made a new credential: %v", again)
+	}
+	h.Do("POST", path, map[string]any{"verificationCode": lastCode(t, h, mobile)}, ts.Token(token)).Expect(t, 200, "")
+}
+
+func TestGuestSocialCredentialIsVerified(t *testing.T) {
+	h, google, _ := ssoHarness(t)
+	body := map[string]any{"credentials": []map[string]any{{"provider": "GOOGLE", "id": "g-victim", "token": google.TokenWith("none", nil, google.Claims(googleClient, "g-victim"))}}}
+	h.Do("POST", "/guests", body, h.Anon()).Expect(t, 422, "VALIDATION_FAILED")
+	good := map[string]any{"credentials": []map[string]any{{"provider": "GOOGLE", "id": "g-guest", "token": google.Token(google.Claims(googleClient, "g-guest"))}}}
+	h.Do("POST", "/guests", good, h.Anon()).Expect(t, 201, "")
+}
+
+func TestVerificationCodeSendsAreCapped(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Code", "Cap")
+	email := uniqueEmail("cap")
+	path := "/users/" + id + "/credentials"
+	body := map[string]any{"id": email, "provider": "EMAIL"}
+	h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	// The sign-up code was the hour's first; re-adding resends a fresh code.
+	for i := 2; i < user.MaxCodeSends; i++ {
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	}
+	t.Run("ErrTooManyCodes", func(t *testing.T) {
+		before := len(h.Outbox.Messages(email))
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+		h.Do("POST", path, map[string]any{"id": uniqueMobile(), "provider": "MOBILE"}, ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
+		if got := len(h.Outbox.Messages(email)); got != before {
+			t.Errorf("messages to %s = %d after the cap, want %d", email, got, before)
+		}
+	})
+	t.Run("skipVerification sends nothing and is not capped", func(t *testing.T) {
+		h.Do("POST", path, map[string]any{"id": uniqueEmail("cap"), "provider": "EMAIL", "skipVerification": true}, h.Admin()).Expect(t, 201, "")
+	})
+	t.Run("a new hour allows codes again", func(t *testing.T) {
+		h.Clock.Advance(61 * time.Minute)
+		h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
+	})
+}
+
+func TestConcurrentCredentialAddsForOneUser(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Two", "Adds")
+	ids := []string{uniqueEmail("cap"), uniqueMobile(), uniqueEmail("cap")}
+	statuses := make([]int, len(ids))
+	var wg sync.WaitGroup
+	for i, cid := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			provider := "EMAIL"
+			if !strings.Contains(cid, "@") {
+				provider = "MOBILE"
+			}
+			statuses[i] = h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": cid, "provider": provider}, ts.Token(token)).Status
+		}()
+	}
+	wg.Wait()
+	for i, got := range statuses {
+		if got != 201 {
+			t.Errorf("add %s: status %d, want 201", ids[i], got)
+		}
+	}
+}
+
+func TestFullNameOnUpdate(t *testing.T) {
+	h := ts.New(t)
+	id, token, _ := activeUser(t, h, "Ada", "Lovelace")
+	tests := []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"DerivedFollowsFirstName", map[string]any{"firstName": "Augusta"}, "Augusta Lovelace"},
+		{"ChosenFullName", map[string]any{"fullName": "Countess of Lovelace"}, "Countess of Lovelace"},
+		{"ChosenSurvivesLastName", map[string]any{"lastName": "King"}, "Countess of Lovelace"},
+		{"EmptyFullNameDerivesAgain", map[string]any{"fullName": ""}, "Augusta King"},
+		{"DerivedFollowsBoth", map[string]any{"firstName": "Ada", "lastName": "Byron"}, "Ada Byron"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := h.Do("PUT", "/users/"+id, tc.body, ts.Token(token)).Expect(t, 200, "").Map(t)["fullName"]
+			if got != tc.want {
+				t.Errorf("fullName = %v, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,9 +1,0 @@
-package location_test
-
-import (
-	"testing"
-
-	"github.com/loyalty-platform/platform/shared/testsupport"
-)
-
-func TestMain(m *testing.M) { testsupport.Main(m) }

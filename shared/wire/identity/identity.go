@@ -1,0 +1,144 @@
+// Package identity builds the users domain for the three functions that
+// serve it, and for the whole platform. Each function links only the
+// services of the routes it serves:
+//   - accounts (user.Service.AccountRoutes): sign-up, login, SSO, codes by
+//     SMS (SNS) and e-mail (SES), the common-password list;
+//   - users (ProfileRoutes): the user record and its addresses, with push
+//     registration (SNS), geocoding (Amazon Location) and the parts of a
+//     user other domains own (points, segments, the current check-in);
+//   - avatars (AvatarRoutes): the profile photo in S3, and deleting a user,
+//     which removes it.
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/loyalty-platform/platform/shared/aws/awsnotify"
+	"github.com/loyalty-platform/platform/shared/aws/sesmail"
+	"github.com/loyalty-platform/platform/shared/aws/snsapi"
+	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/domain/checkin"
+	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/allowance"
+	"github.com/loyalty-platform/platform/shared/platform/geo"
+	"github.com/loyalty-platform/platform/shared/platform/notify"
+	"github.com/loyalty-platform/platform/shared/platform/sso"
+	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/rewards"
+)
+
+// Messaging returns the notifier and the push registrar the configuration
+// names: SNS and SES with NOTIFIER=aws, else the outbox that only logs.
+func Messaging(b *wire.Base) (notify.Notifier, notify.Pusher, error) {
+	switch b.Config.Notifier {
+	case "aws":
+		n := &awsnotify.AWS{Push: push(b), SES: sesmail.New(b.AWS), From: b.Config.SenderEmail}
+		return n, n, nil
+	case "", "log":
+		o := outbox(b)
+		return o, o, nil
+	}
+	return nil, nil, errNotifier(b)
+}
+
+// Pusher returns the push registrar alone (SNS with NOTIFIER=aws, else the
+// outbox that only logs), for the functions that store or remove device
+// tokens but send no codes.
+func Pusher(b *wire.Base) (notify.Pusher, error) {
+	switch b.Config.Notifier {
+	case "aws":
+		return push(b), nil
+	case "", "log":
+		return outbox(b), nil
+	}
+	return nil, errNotifier(b)
+}
+
+func push(b *wire.Base) *awsnotify.Push {
+	return &awsnotify.Push{SNS: snsapi.New(b.AWS), PlatformApps: map[string]string{
+		"IOS": os.Getenv("SNS_APNS_APP_ARN"), "ANDROID": os.Getenv("SNS_GCM_APP_ARN"),
+	}}
+}
+
+func outbox(b *wire.Base) *notify.Outbox {
+	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" && !wire.RunningLocally() {
+		b.Log.Warn("NOTIFIER is not aws: codes and messages are only logged, never sent")
+	}
+	return &notify.Outbox{Log: b.Log}
+}
+
+func errNotifier(b *wire.Base) error {
+	return fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
+}
+
+// Users builds the core of the users domain that every one of its
+// functions needs: the store, the tenants, paging, the media URL and the
+// per-address allowance of anonymous calls (ANONYMOUS_CALLS_PER_MINUTE),
+// counted in the sessions table. The builders below add what each group
+// of routes needs.
+func Users(b *wire.Base) *user.Service {
+	return &user.Service{
+		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Cursor: b.Cursor,
+		MediaURL:  b.Config.MediaURL,
+		Allowance: newAllowance(b), AnonymousPerMinute: user.AnonymousPerMinuteFromEnv(),
+		Actions: b.Actions(),
+	}
+}
+
+func newAllowance(b *wire.Base) *allowance.Counter {
+	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
+}
+
+// Accounts gives u what signing up and in needs (user.AccountRoutes): the
+// notifier and push registrar, the tenants' hourly message caps
+// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) and the SSO verifier.
+func Accounts(u *user.Service, b *wire.Base, n notify.Notifier, p notify.Pusher) {
+	u.Notifier, u.Pusher = n, p
+	u.Caps = notify.CapsFromEnv(u.Allowance)
+	u.SSO = sso.NewVerifier(sso.FromEnv(), b.Clock)
+}
+
+// Profiles gives u what the user record and its addresses need
+// (user.ProfileRoutes): the push registrar, the geocoder
+// (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
+// function alone, so that the others link no Amazon Location client) and the parts of a user other domains own:
+// include=points and include=segmentIds,segments (the loyalty domains) and
+// include=checkin (check-ins).
+func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewards, checkins *checkin.Service) {
+	u.Pusher, u.Geocoder = p, g
+	u.Extras.Points = r.Awards.Total
+	u.Extras.SegmentIDs = r.Audiences.SegmentsOf
+	u.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {
+		refs, err := r.Audiences.UserSegments(ctx, tenantID, userID)
+		out := make([]user.SegmentRef, 0, len(refs))
+		for _, ref := range refs {
+			out = append(out, user.SegmentRef{ID: ref.ID, Title: ref.Title, Included: ref.Included})
+		}
+		return out, err
+	}
+	u.Extras.CurrentCheckin = func(ctx context.Context, tenantID, userID string) (any, error) {
+		// The users domain's contract: nil, nil when not checked in.
+		c, err := checkins.Current(ctx, tenantID, userID)
+		if errors.Is(err, checkin.ErrNotCheckedIn) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// Avatars gives u what the profile photo and a user's deletion need
+// (user.AvatarRoutes): the photo store (files.Photos: the media bucket),
+// the push registrar (a deletion
+// removes the user's push endpoints) and what else a deletion removes:
+// the user's check-in and their name in the actions log.
+func Avatars(u *user.Service, photos user.Photos, p notify.Pusher, removeCheckin func(ctx context.Context, tenantID, userID string) error, actions *action.Recorder) {
+	u.Pusher = p
+	u.Photos = photos
+	u.Extras.OnDelete = append(u.Extras.OnDelete, removeCheckin, actions.RedactUser)
+}
