@@ -3,27 +3,22 @@
 // secondary credentials, with the codes it sends by SMS and e-mail. It
 // builds what it serves once per cold start and serves API Gateway HTTP
 // API (payload 2.0) events through the api-proxy adapter.
+// Its wiring is shared/wire/accounts.
 package main
 
 import (
-	"context"
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/identity"
+	"github.com/loyalty-platform/platform/shared/wire/accounts"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
+	b := wire.MustBase("accounts")
+	f, err := accounts.New(b)
 	if err != nil {
 		log.Fatalf("accounts: %v", err)
 	}
-	notifier, pusher, err := identity.Messaging(b)
-	if err != nil {
-		log.Fatalf("accounts: %v", err)
-	}
-	users := identity.Users(b)
-	identity.Accounts(users, b, notifier, pusher)
-	lambda.Start(b.Lambda(users.AccountRoutes()))
+	lambda.Start(b.Lambda(f.Routes()))
 }

@@ -3,30 +3,23 @@
 // which removes the photo with the rest of the user's data. It builds what
 // it serves once per cold start and serves API Gateway HTTP API (payload
 // 2.0) events through the api-proxy adapter.
+// Its wiring is shared/wire/avatars.
 package main
 
 import (
-	"context"
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/files"
-	"github.com/loyalty-platform/platform/shared/wire/identity"
-	"github.com/loyalty-platform/platform/shared/wire/places"
+	"github.com/loyalty-platform/platform/shared/wire/avatars"
+	"github.com/loyalty-platform/platform/shared/wire/parts/files"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
+	b := wire.MustBase("avatars")
+	f, err := avatars.New(b, files.NewS3(b))
 	if err != nil {
 		log.Fatalf("avatars: %v", err)
 	}
-	pusher, err := identity.Pusher(b)
-	if err != nil {
-		log.Fatalf("avatars: %v", err)
-	}
-	actions := b.Actions()
-	users := identity.Users(b)
-	identity.Avatars(users, files.Photos(b), pusher, places.CheckinRemover(b), actions)
-	lambda.Start(b.Lambda(users.AvatarRoutes()))
+	lambda.Start(b.Lambda(f.Routes()))
 }

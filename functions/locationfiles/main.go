@@ -5,24 +5,17 @@
 // locations function does not link the S3 client. It builds what it serves
 // once per cold start and serves API Gateway HTTP API (payload 2.0) events
 // through the api-proxy adapter.
+// Its wiring is shared/wire/locationfiles.
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/files"
 	"github.com/loyalty-platform/platform/shared/wire/locationfiles"
-	"github.com/loyalty-platform/platform/shared/wire/places"
+	"github.com/loyalty-platform/platform/shared/wire/parts/files"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
-	if err != nil {
-		log.Fatalf("locationfiles: %v", err)
-	}
-	imports := locationfiles.New(b, places.Locations(b), files.Jobs(b, files.NewS3(b)), b.Actions())
-	lambda.Start(b.Lambda(imports.Routes()))
+	b := wire.MustBase("locationfiles")
+	lambda.Start(b.Lambda(locationfiles.New(b, files.Jobs(b, files.NewS3(b))).Routes()))
 }

@@ -3,21 +3,16 @@
 // that this one links no S3 client). It builds what it serves once per cold
 // start and serves API Gateway HTTP API (payload 2.0) events through the
 // api-proxy adapter.
+// Its wiring is shared/wire/locations.
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/places"
+	"github.com/loyalty-platform/platform/shared/wire/locations"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
-	if err != nil {
-		log.Fatalf("locations: %v", err)
-	}
-	lambda.Start(b.Lambda(places.Locations(b).Routes()))
+	b := wire.MustBase("locations")
+	lambda.Start(b.Lambda(locations.New(b).Routes()))
 }

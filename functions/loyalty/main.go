@@ -4,26 +4,17 @@
 // goes to the files bucket; the S3 client is made on first use). It builds
 // what it serves once per cold start and serves API Gateway HTTP API
 // (payload 2.0) events through the api-proxy adapter.
+// Its wiring is shared/wire/loyalty.
 package main
 
 import (
-	"context"
-	"log"
-	"slices"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/awardfiles"
-	"github.com/loyalty-platform/platform/shared/wire/files"
-	"github.com/loyalty-platform/platform/shared/wire/rewards"
+	"github.com/loyalty-platform/platform/shared/wire/loyalty"
+	"github.com/loyalty-platform/platform/shared/wire/parts/files"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
-	if err != nil {
-		log.Fatalf("loyalty: %v", err)
-	}
-	r := rewards.New(b, b.Actions())
-	grants := awardfiles.SegmentGrants(r, files.Jobs(b, files.NewS3(b)))
-	lambda.Start(b.Lambda(slices.Concat(r.LoyaltyRoutes(), grants.Routes())))
+	b := wire.MustBase("loyalty")
+	lambda.Start(b.Lambda(loyalty.New(b, files.Jobs(b, files.NewS3(b))).Routes()))
 }

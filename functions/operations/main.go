@@ -3,21 +3,16 @@
 // /openapi.json (the API's OpenAPI document, public). It builds what it
 // serves once per cold start and serves API Gateway HTTP API (payload 2.0)
 // events through the api-proxy adapter.
+// Its wiring is shared/wire/operations.
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/loyalty-platform/platform/shared/contract/apidoc"
 	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/operations"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
-	if err != nil {
-		log.Fatalf("operations: %v", err)
-	}
-	lambda.Start(b.Lambda(append(b.Operations().Routes(), new(apidoc.Service).Routes()...)))
+	b := wire.MustBase("operations")
+	lambda.Start(b.Lambda(operations.New(b).Routes()))
 }

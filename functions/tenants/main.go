@@ -1,19 +1,15 @@
 // Command tenants is the Lambda function operators invoke directly to create
 // tenants and rotate their service keys (see tenant.Request for the payload).
+// Its wiring is shared/wire/tenants.
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/tenants"
 )
 
 func main() {
-	b, err := wire.NewBase(context.Background(), wire.ConfigFromEnv())
-	if err != nil {
-		log.Fatalf("tenants: %v", err)
-	}
-	lambda.Start(b.TenantService().Handle)
+	b := wire.MustBase("tenants")
+	lambda.Start(tenants.New(b).Tenants.Handle)
 }

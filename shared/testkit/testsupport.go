@@ -166,7 +166,9 @@ func newHarness(t testing.TB, suffix string) *Harness {
 	}
 	h := &Harness{T: t, Deps: deps, Clock: &clock.Manual{}, Outbox: &notify.Outbox{}, Template: st.Template}
 	deps.Clock, deps.Notifier, deps.Pusher = h.Clock, h.Outbox, h.Outbox
-	deps.Wire()
+	if err := deps.Wire(); err != nil {
+		t.Fatalf("wire the functions: %v", err)
+	}
 	gw := apigw.New()
 	for _, f := range st.Template.Functions {
 		if len(f.Routes) == 0 {

@@ -1,20 +1,21 @@
-// Package app is what every function builds once per cold start: its
+// Package wire is what every function builds once per cold start: its
 // configuration from the environment, the AWS configuration and the
 // DynamoDB client, the clock, the logger and paging keys (Base), the small
 // shared services every domain uses (who calls, tenants, users' profiles,
 // the actions recorder, operations, idempotency), and the Lambda handler of
 // an HTTP function. It links no domain beyond those, and no S3 client:
-// each function's main builds what it serves with the group builders under
-// shared/wire/... (shared/wire/files for S3 and the jobs), so a function
-// links, and initialises at its cold start, only what it serves.
-// shared/wire/whole assembles every function at once for the local
-// stack and the tests.
+// each function's wiring (shared/wire/<function>, one package per
+// Lambda function, built from the group builders under shared/wire/parts)
+// builds what it serves, so a function links, and initialises at its cold
+// start, only what it serves. shared/wire/whole assembles the same
+// wirings at once for the local stack and the tests.
 package wire
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -37,6 +38,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/idempotency"
+	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -81,6 +83,17 @@ func ConfigFromEnv() Config {
 	return c
 }
 
+// MustBase builds the base of the function named name from its
+// environment, or stops the process: a function's cold start that cannot
+// read its configuration or AWS credentials cannot serve.
+func MustBase(name string) *Base {
+	b, err := NewBase(context.Background(), ConfigFromEnv())
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
+	}
+	return b
+}
+
 // RunningLocally reports whether the function runs against local
 // endpoints (make run, make invoke) rather than in AWS.
 func RunningLocally() bool {
@@ -98,6 +111,11 @@ type Base struct {
 	// TenantCache is the container's cache of tenants and service keys
 	// (Config.TenantCacheTTL), shared by every domain; nil is no cache.
 	TenantCache *tenant.Cache
+	// Notifier and Pusher, when set, send the codes and register the push
+	// endpoints of the functions that do (the tests' outbox); nil means
+	// the ones Config.Notifier names (shared/wire/parts/identity).
+	Notifier notify.Notifier
+	Pusher   notify.Pusher
 }
 
 // NewBase builds the base of a function from cfg with the real clock.

@@ -88,7 +88,9 @@ func TestDocumentLoads(t *testing.T) {
 // without changing this test.
 func servedRoutes() map[string][]web.Route {
 	d := &whole.Deps{}
-	d.Wire()
+	if err := d.Wire(); err != nil {
+		panic(err)
+	}
 	return d.Routes()
 }
 

@@ -113,7 +113,7 @@ func TestExportResumes(t *testing.T) {
 	base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	ids := seed(t, h, 23, base, "u1", "l1")
 	c := h.CaptureS3("jobs")
-	h.Deps.ActionLog.ExportPage = 2 // 12 parts: more than the assembly reads ahead
+	h.Deps.Fn.Jobs.ActionLog.ExportPage = 2 // 12 parts: more than the assembly reads ahead
 	op := startExport(t, h, map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2027-01-01T00:00:00Z", "types": []string{"A_ONE", "A_TWO"}})
 	ev := c.Next(t)
 	jobs := h.Deps.Jobs

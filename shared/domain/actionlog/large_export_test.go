@@ -81,11 +81,11 @@ func TestLargeExport(t *testing.T) {
 	c := h.CaptureS3("jobs")
 	// Time the export's reads of the actions and its writes of the
 	// operation (checkpoints), to tell DynamoDB Local's share of the time.
-	reads := &timedDB{API: h.Deps.ActionLog.Actions.DB}
-	h.Deps.ActionLog.Actions.DB = reads
+	reads := &timedDB{API: h.Deps.Fn.Jobs.ActionLog.Actions.DB}
+	h.Deps.Fn.Jobs.ActionLog.Actions.DB = reads
 	ops := &timedDB{API: h.Deps.Jobs.Ops.DB}
 	h.Deps.Jobs.Ops.DB = ops
-	t.Cleanup(func() { h.Deps.ActionLog.Actions.DB, h.Deps.Jobs.Ops.DB = reads.API, ops.API })
+	t.Cleanup(func() { h.Deps.Fn.Jobs.ActionLog.Actions.DB, h.Deps.Jobs.Ops.DB = reads.API, ops.API })
 	jobs := h.Deps.Jobs
 	disk := &diskS3{S3API: jobs.S3, dir: t.TempDir()}
 	jobs.S3 = disk

@@ -103,13 +103,20 @@ func (r *recordingDB) TransactWriteItems(ctx context.Context, in *dynamodb.Trans
 	return r.API.TransactWriteItems(ctx, in, opts...)
 }
 
-// recordListReads puts a recordingDB under the actions log's recorder (the
-// one GET /actions and the export read through) until the test ends.
+// recordListReads puts a recordingDB under the actions log's recorders
+// (the actions function's, which GET /actions reads through, and the jobs
+// function's, which the export reads through) until the test ends.
 func recordListReads(tb testing.TB, h *ts.Harness) *recordingDB {
-	rec := h.Deps.ActionLog.Actions
-	r := &recordingDB{API: rec.DB}
-	rec.DB = r
-	tb.Cleanup(func() { rec.DB = r.API })
+	recs := []*action.Recorder{h.Deps.Fn.Actions.ActionLog.Actions, h.Deps.Fn.Jobs.ActionLog.Actions}
+	r := &recordingDB{API: recs[0].DB}
+	for _, rec := range recs {
+		rec.DB = r
+	}
+	tb.Cleanup(func() {
+		for _, rec := range recs {
+			rec.DB = r.API
+		}
+	})
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loyalty-platform/platform/shared/domain/award"
 	"math/rand/v2"
 	"mime/multipart"
 	"reflect"
@@ -367,12 +368,20 @@ func (d *raceDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWr
 	return out, err
 }
 
-// withRaceDB puts a raceDB under the harness's award domain (the loyalty
-// routes and the harness's jobs) for the rest of the test.
+// withRaceDB puts a raceDB under the award domain of the loyalty function
+// (its routes) and of the jobs function (the rebuild) for the rest of the
+// test.
 func withRaceDB(t *testing.T, h *ts.Harness) *raceDB {
 	d := &raceDB{API: h.Deps.Awards.DB}
-	h.Deps.Awards.DB = d
-	t.Cleanup(func() { h.Deps.Awards.DB = d.API })
+	awards := []*award.Service{h.Deps.Fn.Loyalty.Awards, h.Deps.Fn.Jobs.Awards}
+	for _, a := range awards {
+		a.DB = d
+	}
+	t.Cleanup(func() {
+		for _, a := range awards {
+			a.DB = d.API
+		}
+	})
 	return d
 }
 

@@ -266,7 +266,8 @@ func TestRefundLandsWhileRuleGrants(t *testing.T) {
 		}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string))
 	}
 	var once sync.Once
-	h.Deps.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
+	// The rules the completion runs are the pos function's.
+	h.Deps.Fn.POS.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
 		if g.OrderID == oid {
 			once.Do(func() {
 				h.Do("PUT", "/transactions/"+txns[0]+"?refund=true", nil, h.Admin()).Expect(t, 200, "")

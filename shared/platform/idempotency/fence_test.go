@@ -19,7 +19,8 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/idempotency"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
-	"github.com/loyalty-platform/platform/shared/wire/whole"
+	"github.com/loyalty-platform/platform/shared/wire/loyalty"
+	"github.com/loyalty-platform/platform/shared/wire/parts/files"
 )
 
 // faultDB is the DynamoDB of a function under fault injection: it fails
@@ -97,10 +98,9 @@ func faultyLoyalty(t *testing.T, h *ts.Harness) (*faultDB, *httptest.Server) {
 	f := &faultDB{API: h.Deps.DB, held: make(chan struct{}, 1)}
 	base := *h.Deps.Base
 	base.DB = f
-	d := &whole.Deps{Base: &base, S3: h.Deps.S3, Notifier: h.Outbox, Pusher: h.Outbox}
-	d.Wire()
+	fn := loyalty.New(&base, files.Jobs(&base, files.Of(h.Deps.S3)))
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	srv := httptest.NewServer(web.Handler(d.Idempotency().Decorate(d.Routes()["loyalty"]), d.Auth(), log))
+	srv := httptest.NewServer(web.Handler(base.Idempotency().Decorate(fn.Routes()), base.Auth(), log))
 	t.Cleanup(srv.Close)
 	return f, srv
 }

@@ -1,19 +1,27 @@
-// Package locationfiles builds the location CSV import and export
-// (shared/domain/locationcsv) on the locations domain and the job runner, for the
-// locationfiles function (which starts them and serves their files) and the
-// jobs function (which runs them, with files.Register of the service's
-// Kinds).
+// Package locationfiles wires the locationfiles function: starting a
+// location CSV import or export (the jobs function runs them) and serving
+// their files. It is apart from the locations function so that the
+// locations function does not link the S3 client.
 package locationfiles
 
 import (
-	"github.com/loyalty-platform/platform/shared/domain/action"
-	"github.com/loyalty-platform/platform/shared/domain/location"
 	"github.com/loyalty-platform/platform/shared/domain/locationcsv"
 	"github.com/loyalty-platform/platform/shared/platform/job"
+	"github.com/loyalty-platform/platform/shared/platform/web"
 	"github.com/loyalty-platform/platform/shared/wire"
+	"github.com/loyalty-platform/platform/shared/wire/parts/places"
 )
 
-// New builds the location import and export on locations and jobs.
-func New(b *wire.Base, locations *location.Service, jobs *job.Service, actions *action.Recorder) *locationcsv.Service {
-	return &locationcsv.Service{Locations: locations, Jobs: jobs, Actions: actions, Clock: b.Clock, TenantTitle: b.TenantTitle}
+// Function is what the locationfiles function runs.
+type Function struct {
+	LocationJobs *locationcsv.Service
 }
+
+// New builds the locationfiles function on b and the process's job
+// runner.
+func New(b *wire.Base, jobs *job.Service) *Function {
+	return &Function{LocationJobs: places.LocationFiles(b, places.Locations(b), jobs, b.Actions())}
+}
+
+// Routes are the function's routes.
+func (f *Function) Routes() []web.Route { return f.LocationJobs.Routes() }

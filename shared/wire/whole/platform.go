@@ -1,19 +1,23 @@
-// Package platform assembles every function of the platform at once, from
-// the same builders their mains use: the local stack (make run) serves all
-// of them on one port and the tests run them in one process. The
-// functions themselves never link it.
+// Package whole assembles every function of the platform at once, by
+// calling each function's own wiring (shared/wire/<function>) on one base:
+// the local stack (make run) serves all of them on one port and the tests
+// run them in one process, so a function whose wiring is broken fails a
+// test. The functions themselves never link it.
+//
+// In Lambda each function is its own process with its own S3 client and
+// job runner; here the functions share one of each (a job a function
+// starts is run by the jobs function's kinds on the same runner, as the
+// tests expect of knobs they set on it).
 package whole
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/loyalty-platform/platform/shared/aws/amazonlocation"
 	"github.com/loyalty-platform/platform/shared/aws/blob"
 	"github.com/loyalty-platform/platform/shared/contract/apidoc"
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -34,48 +38,77 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
-	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/awardfiles"
-	"github.com/loyalty-platform/platform/shared/wire/files"
-	"github.com/loyalty-platform/platform/shared/wire/identity"
+	"github.com/loyalty-platform/platform/shared/wire/accounts"
+	"github.com/loyalty-platform/platform/shared/wire/actions"
+	"github.com/loyalty-platform/platform/shared/wire/audiences"
+	"github.com/loyalty-platform/platform/shared/wire/avatars"
+	"github.com/loyalty-platform/platform/shared/wire/awardimports"
+	"github.com/loyalty-platform/platform/shared/wire/checkins"
+	"github.com/loyalty-platform/platform/shared/wire/expiry"
+	"github.com/loyalty-platform/platform/shared/wire/jobs"
 	"github.com/loyalty-platform/platform/shared/wire/locationfiles"
-	"github.com/loyalty-platform/platform/shared/wire/places"
-	"github.com/loyalty-platform/platform/shared/wire/rewards"
+	"github.com/loyalty-platform/platform/shared/wire/locations"
+	"github.com/loyalty-platform/platform/shared/wire/loyalty"
+	"github.com/loyalty-platform/platform/shared/wire/operations"
+	"github.com/loyalty-platform/platform/shared/wire/parts/files"
+	posfn "github.com/loyalty-platform/platform/shared/wire/pos"
+	"github.com/loyalty-platform/platform/shared/wire/rules"
+	"github.com/loyalty-platform/platform/shared/wire/tenants"
+	"github.com/loyalty-platform/platform/shared/wire/users"
 )
 
-// Deps is the whole platform: one base and every domain, shared by all
-// functions (one job runner serves the locations, loyalty and jobs
-// functions, as the tests expect of knobs they set on it).
+// Functions are the platform's functions, each as its wiring builds it.
+type Functions struct {
+	Accounts      *accounts.Function
+	Actions       *actions.Function
+	Audiences     *audiences.Function
+	Avatars       *avatars.Function
+	AwardImports  *awardimports.Function
+	Checkins      *checkins.Function
+	Expiry        *expiry.Function
+	Jobs          *jobs.Function
+	LocationFiles *locationfiles.Function
+	Locations     *locations.Function
+	Loyalty       *loyalty.Function
+	Operations    *operations.Function
+	POS           *posfn.Function
+	Rules         *rules.Function
+	Tenants       *tenants.Function
+	Users         *users.Function
+}
+
+// Deps is the whole platform: one base, the functions, and short names for
+// the services the tests reach into (each names the function whose
+// instance it is).
 type Deps struct {
 	*wire.Base
 	// S3 is the S3 client every function that stores files uses (the
 	// tests and the local stack read the buckets with it).
-	S3       *s3.Client
-	Notifier notify.Notifier
-	Pusher   notify.Pusher
+	S3 *s3.Client
+	// Jobs is the job runner the functions share (every kind registered).
+	Jobs *job.Service
+	Fn   Functions
 
-	Tenants      *tenant.Service
-	Users        *user.Service
-	Actions      *action.Recorder
-	Checkins     *checkin.Service
-	Locations    *location.Service
-	Operations   *operation.Service
-	Docs         *apidoc.Service // GET /openapi.json, in the operations function
-	Jobs         *job.Service
-	LocationJobs *locationcsv.Service
-	Rewards      *rewards.Rewards
-	Perks        *perk.Service
-	Enrichments  *enrichment.Service
-	Awards       *award.Service
-	Audiences    *audience.Service
-	AwardJobs    *awardcsv.Service
-	// SegmentGrants is the legacy grant, whose grant to a segment is a job.
+	Tenants      *tenant.Service      // the tenants function's
+	Users        *user.Service        // the accounts function's
+	Actions      *action.Recorder     // a recorder on the Actions table
+	Checkins     *checkin.Service     // the checkins function's
+	Locations    *location.Service    // the locations function's
+	Operations   *operation.Service   // the job runner's
+	Docs         *apidoc.Service      // the operations function's
+	LocationJobs *locationcsv.Service // the jobs function's
+	Perks        *perk.Service        // the loyalty function's
+	Enrichments  *enrichment.Service  // the loyalty function's
+	Awards       *award.Service       // the loyalty function's
+	Audiences    *audience.Service    // the audiences function's
+	AwardJobs    *awardcsv.Service    // the jobs function's
+	ActionLog    *actionlog.Service   // the actions function's
+	Rules        *rule.Engine         // the rules function's (the stream)
+	POS          *pos.Service         // the pos function's
+	// SegmentGrants is the legacy grant (the jobs function's).
 	SegmentGrants *segmentgrant.Service
-	ActionLog     *actionlog.Service
-	Rules         *rule.Engine
-	POS           *pos.Service
 }
 
 // New builds the whole platform from cfg with the real clock and the
@@ -86,16 +119,15 @@ func New(ctx context.Context, cfg wire.Config) (*Deps, error) {
 		return nil, err
 	}
 	d := &Deps{Base: b, S3: blob.NewClient(b.AWS)}
-	if d.Notifier, d.Pusher, err = identity.Messaging(b); err != nil {
+	if err := d.Wire(); err != nil {
 		return nil, err
 	}
-	d.Wire()
 	return d, nil
 }
 
-// Wire (re)builds the domains from the base, clock and notifier in d.
+// Wire (re)builds every function from the base, clock and notifier in d.
 // Tests replace the clock or the notifier and call Wire again.
-func (d *Deps) Wire() {
+func (d *Deps) Wire() error {
 	if d.Base == nil {
 		d.Base = &wire.Base{}
 	}
@@ -105,45 +137,67 @@ func (d *Deps) Wire() {
 	}
 	s3c := files.Of(d.S3)
 	b.Cursor = ddb.NewCursor(b.Config.PagingSecret)
-	d.Actions = b.Actions()
-	d.Tenants = b.TenantService()
 	d.Jobs = files.Jobs(b, s3c)
+	f := &d.Fn
+	var err error
+	if f.Accounts, err = accounts.New(b); err != nil {
+		return fmt.Errorf("accounts: %w", err)
+	}
+	if f.Avatars, err = avatars.New(b, s3c); err != nil {
+		return fmt.Errorf("avatars: %w", err)
+	}
+	if f.Users, err = users.New(b); err != nil {
+		return fmt.Errorf("users: %w", err)
+	}
+	f.Actions = actions.New(b, d.Jobs)
+	f.Audiences = audiences.New(b)
+	f.AwardImports = awardimports.New(b, d.Jobs)
+	f.Checkins = checkins.New(b)
+	f.Expiry = expiry.New(b)
+	f.Jobs = jobs.New(b, d.Jobs)
+	f.LocationFiles = locationfiles.New(b, d.Jobs)
+	f.Locations = locations.New(b)
+	f.Loyalty = loyalty.New(b, d.Jobs)
+	f.Operations = operations.New(b)
+	f.POS = posfn.New(b)
+	f.Rules = rules.New(b)
+	f.Tenants = tenants.New(b)
+
+	d.Tenants = f.Tenants.Tenants
+	d.Users = f.Accounts.Users
+	d.Actions = b.Actions()
+	d.Checkins = f.Checkins.Checkins
+	d.Locations = f.Locations.Locations
 	d.Operations = d.Jobs.Ops
-	d.Docs = &apidoc.Service{}
-	d.Locations = places.Locations(b)
-	d.LocationJobs = locationfiles.New(b, d.Locations, d.Jobs, d.Actions)
-	d.Checkins = places.Checkins(b, d.Locations, d.Actions)
-	d.Rewards = rewards.New(b, d.Actions)
-	d.Perks, d.Enrichments, d.Awards, d.Audiences = d.Rewards.Perks, d.Rewards.Enrichments, d.Rewards.Awards, d.Rewards.Audiences
-	d.AwardJobs = awardfiles.Imports(b, d.Rewards, d.Jobs)
-	d.SegmentGrants = awardfiles.SegmentGrants(d.Rewards, d.Jobs)
-	d.ActionLog = files.ActionLog(b, d.Jobs)
-	files.Register(d.Jobs, d.LocationJobs.Kinds(), d.AwardJobs.Kinds(), d.SegmentGrants.Kinds(), d.ActionLog.Kinds())
-	d.Rules = d.Rewards.Rules
-	d.POS = d.Rewards.POS(b, d.Checkins, d.Actions)
-	d.Users = identity.Users(b)
-	d.Users.Actions = d.Actions
-	identity.Accounts(d.Users, b, d.Notifier, d.Pusher)
-	identity.Profiles(d.Users, d.Pusher, amazonlocation.FromEnv(b.AWS), d.Rewards, d.Checkins)
-	identity.Avatars(d.Users, blob.Photos{S3: s3c, Bucket: b.Config.Buckets.Media}, d.Pusher, d.Checkins.Remove, d.Actions)
+	d.Docs = f.Operations.Docs
+	d.LocationJobs = f.Jobs.LocationJobs
+	d.Perks, d.Enrichments, d.Awards = f.Loyalty.Perks, f.Loyalty.Enrichments, f.Loyalty.Awards
+	d.Audiences = f.Audiences.Audiences
+	d.AwardJobs = f.Jobs.AwardJobs
+	d.ActionLog = f.Actions.ActionLog
+	d.Rules = f.Rules.Rules
+	d.POS = f.POS.POS
+	d.SegmentGrants = f.Jobs.SegmentGrants
+	return nil
 }
 
 // Routes returns the HTTP routes of each API function, by function name
-// (the directory under functions/), as the functions' mains assemble them.
+// (the directory under functions/), as the functions' wirings build them.
 func (d *Deps) Routes() map[string][]web.Route {
+	f := d.Fn
 	return map[string][]web.Route{
-		"accounts":      d.Users.AccountRoutes(),
-		"users":         d.Users.ProfileRoutes(),
-		"avatars":       d.Users.AvatarRoutes(),
-		"checkins":      d.Checkins.Routes(),
-		"locations":     d.Locations.Routes(),
-		"locationfiles": d.LocationJobs.Routes(),
-		"operations":    append(d.Operations.Routes(), d.Docs.Routes()...),
-		"loyalty":       slices.Concat(d.Rewards.LoyaltyRoutes(), d.SegmentGrants.Routes()),
-		"awardimports":  d.AwardJobs.Routes(),
-		"audiences":     d.Rewards.AudienceRoutes(),
-		"actions":       d.ActionLog.Routes(),
-		"pos":           d.POS.Routes(),
+		"accounts":      f.Accounts.Routes(),
+		"users":         f.Users.Routes(),
+		"avatars":       f.Avatars.Routes(),
+		"checkins":      f.Checkins.Routes(),
+		"locations":     f.Locations.Routes(),
+		"locationfiles": f.LocationFiles.Routes(),
+		"operations":    f.Operations.Routes(),
+		"loyalty":       f.Loyalty.Routes(),
+		"awardimports":  f.AwardImports.Routes(),
+		"audiences":     f.Audiences.Routes(),
+		"actions":       f.Actions.Routes(),
+		"pos":           f.POS.Routes(),
 	}
 }
 
@@ -174,7 +228,7 @@ func (d *Deps) LambdaHandler(name string) (wire.LambdaHandler, error) {
 // S3Handler returns the handler of a function triggered by S3 events.
 func (d *Deps) S3Handler(name string) (func(context.Context, events.S3Event) error, error) {
 	if name == "jobs" {
-		return d.Jobs.HandleS3, nil
+		return d.Fn.Jobs.Jobs.HandleS3, nil
 	}
 	return nil, fmt.Errorf("no S3-triggered function %q", name)
 }
@@ -184,7 +238,7 @@ func (d *Deps) S3Handler(name string) (func(context.Context, events.S3Event) err
 // of its failure queue (job.Service.HandleEvent dispatches them).
 func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage) (*events.SQSEventResponse, error), error) {
 	if name == "jobs" {
-		return d.Jobs.HandleEvent, nil
+		return d.Fn.Jobs.Jobs.HandleEvent, nil
 	}
 	return nil, fmt.Errorf("no event-triggered function %q", name)
 }
@@ -193,16 +247,16 @@ func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage)
 // DynamoDB stream: the rules function (the Actions table's stream).
 func (d *Deps) StreamHandler(name string) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
 	if name == "rules" {
-		return d.Rules.HandleStream, nil
+		return d.Fn.Rules.Handle, nil
 	}
 	return nil, fmt.Errorf("no stream-triggered function %q", name)
 }
 
 // ScheduleHandler returns the handler of a function run by an EventBridge
 // schedule: the expiry function.
-func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (rewards.ExpiryReport, error), error) {
+func (d *Deps) ScheduleHandler(name string) (func(context.Context, events.EventBridgeEvent) (expiry.Report, error), error) {
 	if name == "expiry" {
-		return d.Rewards.ExpiryHandler(), nil
+		return d.Fn.Expiry.Handle, nil
 	}
 	return nil, fmt.Errorf("no scheduled function %q", name)
 }

@@ -1,13 +1,6 @@
-// Package identity builds the users domain for the three functions that
-// serve it, and for the whole platform. Each function links only the
-// services of the routes it serves:
-//   - accounts (user.Service.AccountRoutes): sign-up, login, SSO, codes by
-//     SMS (SNS) and e-mail (SES), the common-password list;
-//   - users (ProfileRoutes): the user record and its addresses, with push
-//     registration (SNS), geocoding (Amazon Location) and the parts of a
-//     user other domains own (points, segments, the current check-in);
-//   - avatars (AvatarRoutes): the profile photo in S3, and deleting a user,
-//     which removes it.
+// Package identity builds the users domain's core and messaging for the
+// three functions that serve it (shared/wire/accounts, users and avatars),
+// each of which adds what its routes need.
 package identity
 
 import (
@@ -19,20 +12,21 @@ import (
 	"github.com/loyalty-platform/platform/shared/aws/awsnotify"
 	"github.com/loyalty-platform/platform/shared/aws/sesmail"
 	"github.com/loyalty-platform/platform/shared/aws/snsapi"
-	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/allowance"
 	"github.com/loyalty-platform/platform/shared/platform/geo"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
-	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/wire"
-	"github.com/loyalty-platform/platform/shared/wire/rewards"
+	"github.com/loyalty-platform/platform/shared/wire/parts/rewards"
 )
 
 // Messaging returns the notifier and the push registrar the configuration
 // names: SNS and SES with NOTIFIER=aws, else the outbox that only logs.
 func Messaging(b *wire.Base) (notify.Notifier, notify.Pusher, error) {
+	if b.Notifier != nil && b.Pusher != nil {
+		return b.Notifier, b.Pusher, nil
+	}
 	switch b.Config.Notifier {
 	case "aws":
 		n := &awsnotify.AWS{Push: push(b), SES: sesmail.New(b.AWS), From: b.Config.SenderEmail}
@@ -48,6 +42,9 @@ func Messaging(b *wire.Base) (notify.Notifier, notify.Pusher, error) {
 // outbox that only logs), for the functions that store or remove device
 // tokens but send no codes.
 func Pusher(b *wire.Base) (notify.Pusher, error) {
+	if b.Pusher != nil {
+		return b.Pusher, nil
+	}
 	switch b.Config.Notifier {
 	case "aws":
 		return push(b), nil
@@ -92,15 +89,6 @@ func newAllowance(b *wire.Base) *allowance.Counter {
 	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
 }
 
-// Accounts gives u what signing up and in needs (user.AccountRoutes): the
-// notifier and push registrar, the tenants' hourly message caps
-// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) and the SSO verifier.
-func Accounts(u *user.Service, b *wire.Base, n notify.Notifier, p notify.Pusher) {
-	u.Notifier, u.Pusher = n, p
-	u.Caps = notify.CapsFromEnv(u.Allowance)
-	u.SSO = sso.NewVerifier(sso.FromEnv(), b.Clock)
-}
-
 // Profiles gives u what the user record and its addresses need
 // (user.ProfileRoutes): the push registrar, the geocoder
 // (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
@@ -130,15 +118,4 @@ func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewar
 		}
 		return c, nil
 	}
-}
-
-// Avatars gives u what the profile photo and a user's deletion need
-// (user.AvatarRoutes): the photo store (files.Photos: the media bucket),
-// the push registrar (a deletion
-// removes the user's push endpoints) and what else a deletion removes:
-// the user's check-in and their name in the actions log.
-func Avatars(u *user.Service, photos user.Photos, p notify.Pusher, removeCheckin func(ctx context.Context, tenantID, userID string) error, actions *action.Recorder) {
-	u.Pusher = p
-	u.Photos = photos
-	u.Extras.OnDelete = append(u.Extras.OnDelete, removeCheckin, actions.RedactUser)
 }

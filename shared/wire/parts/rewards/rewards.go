@@ -1,6 +1,6 @@
 // Package rewards builds the loyalty domains (perks, award enrichments,
 // awards, segments) for the functions that serve or use them (loyalty,
-// audiences, expiry, jobs, users) and joins them: perks check their
+// audiences, expiry, jobs, users, pos, rules) and joins them: perks check their
 // segment, awards read memberships, enrichments show on awards, and
 // joining or leaving a segment records the CLUB and LEVEL perks' actions
 // in the membership's transaction (a hook). It links the small profile and
@@ -9,26 +9,23 @@ package rewards
 
 import (
 	"context"
-	"errors"
-	"log/slog"
-	"slices"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/audience"
 	"github.com/loyalty-platform/platform/shared/domain/award"
+	"github.com/loyalty-platform/platform/shared/domain/awardcsv"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/enrichment"
 	"github.com/loyalty-platform/platform/shared/domain/location"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
-	"github.com/loyalty-platform/platform/shared/domain/pos"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/domain/rule"
+	"github.com/loyalty-platform/platform/shared/domain/segmentgrant"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/wire"
 )
 
@@ -43,11 +40,27 @@ type Rewards struct {
 	Rules *rule.Engine
 }
 
-// New builds the loyalty domains on b, recording actions with actions.
+// New builds the loyalty domains on b, recording actions with actions,
+// with the rules engine, which runs the rules on the actions a request
+// records before the request answers.
 func New(b *wire.Base, actions *action.Recorder) *Rewards {
+	r := Domains(b, actions)
+	r.Rules = &rule.Engine{
+		DB: b.DB, Table: b.Config.Tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
+		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences, Cache: b.TenantCache,
+		Tenants: b.Tenants(), Actions: actions,
+	}
+	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
+	return r
+}
+
+// Domains builds the loyalty domains on b without the rules engine (Rules
+// is nil): the rules function applies the rules on what they record, from
+// the actions stream. The jobs function builds them so.
+func Domains(b *wire.Base, actions *action.Recorder) *Rewards {
 	tables := b.Config.Tables
 	profiles := b.Profiles()
-	titles := tenantTitles{b}
+	titles := TenantTitles{b}
 	r := &Rewards{}
 	locations := &location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}
 	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Locations: locations}
@@ -83,66 +96,23 @@ func New(b *wire.Base, actions *action.Recorder) *Rewards {
 	}
 	r.Audiences.OnJoin.Add(react(true))
 	r.Audiences.OnLeave.Add(react(false))
-	r.Rules = &rule.Engine{
-		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
-		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences, Cache: b.TenantCache,
-		Tenants: b.Tenants(), Actions: actions,
-	}
-	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
 	return r
 }
 
-// POS builds the pay-at-POS domain on the loyalty domains (redemptions,
-// credits, the rules an order triggers) and check-ins (a purchase checks
-// out), and records on an order the points the rules grant on it.
-func (r *Rewards) POS(b *wire.Base, checkins *checkin.Service, actions *action.Recorder) *pos.Service {
-	tables := b.Config.Tables
-	s := &pos.Service{
-		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
-		Users: b.Profiles(), Places: r.Awards.Places, Tenants: tenantTitles{b}, Awards: r.Awards,
-		Checkins: checkins, Actions: actions, Rules: r.Rules,
+// AwardImports builds the bulk award import (shared/domain/awardcsv) on r
+// and jobs, able to run imports (the jobs function registers its Kinds).
+func AwardImports(b *wire.Base, r *Rewards, jobs *job.Service) *awardcsv.Service {
+	return &awardcsv.Service{
+		Awards: r.Awards, Perks: r.Perks, Users: PersonsOf(b.Profiles()), Jobs: jobs, Clock: b.Clock,
+		TenantTitle: b.TenantTitle,
 	}
-	r.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
-		return s.AddEarned(ctx, tx, g.TenantID, g.UserID, g.OrderID, g.AwardID, g.Points)
-	})
-	return s
 }
 
-// LoyaltyRoutes are the routes of the loyalty function: perks, awards and
-// enrichments.
-func (r *Rewards) LoyaltyRoutes() []web.Route {
-	return slices.Concat(r.Perks.Routes(), r.Awards.Routes(), r.Enrichments.Routes())
-}
-
-// AudienceRoutes are the routes of the audiences function: segments and
-// rules.
-func (r *Rewards) AudienceRoutes() []web.Route {
-	return slices.Concat(r.Audiences.Routes(), r.Rules.Routes())
-}
-
-// ExpiryReport is what one run of the expiry function did: the segment
-// memberships it removed (at the top level, as before points expired)
-// and the points it expired.
-type ExpiryReport struct {
-	audience.ExpiryReport
-	Points award.LotsReport `json:"points"`
-}
-
-// ExpiryHandler is the handler of the expiry function: the segment
-// memberships that ended, then the points that expired (each goes on
-// when the other fails; a failure of either fails the run, and Lambda's
-// retry goes on from what is left).
-func (r *Rewards) ExpiryHandler() func(context.Context, events.EventBridgeEvent) (ExpiryReport, error) {
-	return func(ctx context.Context, ev events.EventBridgeEvent) (ExpiryReport, error) {
-		var rep ExpiryReport
-		var errSeg error
-		rep.ExpiryReport, errSeg = r.Audiences.HandleSchedule(ctx, ev)
-		var errPts error
-		rep.Points, errPts = r.Awards.ExpireLots(ctx)
-		slog.Default().InfoContext(ctx, "points expiry run", "tenants", rep.Points.Tenants, "awards", rep.Points.Awards,
-			"expired", rep.Points.Expired, "reminded", rep.Points.Reminded, "ok", errPts == nil)
-		return rep, errors.Join(errSeg, errPts)
-	}
+// SegmentGrants builds the legacy grant (shared/domain/segmentgrant), whose
+// grant to a segment is a job, on r and jobs: the loyalty function serves
+// its route (and starts its jobs), the jobs function runs them.
+func SegmentGrants(r *Rewards, jobs *job.Service) *segmentgrant.Service {
+	return &segmentgrant.Service{Awards: r.Awards, Jobs: jobs}
 }
 
 // Persons is what awards and the award import need of users: their
@@ -208,15 +178,19 @@ func (a places) Place(ctx context.Context, tenantID, id string) (award.Place, er
 	}, nil
 }
 
-// tenantTitles names tenants for actions.
-type tenantTitles struct{ b *wire.Base }
+// TenantTitles names tenants and reads their currency, time zone and
+// reminder days for the loyalty domains.
+type TenantTitles struct{ b *wire.Base }
 
-func (t tenantTitles) Title(ctx context.Context, id string) (string, error) {
+// TitlesOf returns the TenantTitles read on b.
+func TitlesOf(b *wire.Base) TenantTitles { return TenantTitles{b} }
+
+func (t TenantTitles) Title(ctx context.Context, id string) (string, error) {
 	return t.b.TenantTitle(ctx, id)
 }
 
 // Currency is the tenant's currency (settings.currency, GBP without one).
-func (t tenantTitles) Currency(ctx context.Context, id string) (money.Currency, error) {
+func (t TenantTitles) Currency(ctx context.Context, id string) (money.Currency, error) {
 	tn, err := t.b.Tenants().Get(ctx, id)
 	if err != nil {
 		return money.Currency{}, err
@@ -226,7 +200,7 @@ func (t tenantTitles) Currency(ctx context.Context, id string) (money.Currency, 
 
 // Zone is the tenant's time zone (settings.timezone, Europe/London
 // without one), from the tenant cache.
-func (t tenantTitles) Zone(ctx context.Context, id string) (*time.Location, error) {
+func (t TenantTitles) Zone(ctx context.Context, id string) (*time.Location, error) {
 	tn, err := t.b.Tenants().Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -236,7 +210,7 @@ func (t tenantTitles) Zone(ctx context.Context, id string) (*time.Location, erro
 
 // ExpiringDays is how many days ahead of an expiry the tenant's users are
 // reminded (settings.pointsExpiringDays, 30 without one).
-func (t tenantTitles) ExpiringDays(ctx context.Context, id string) (int, error) {
+func (t TenantTitles) ExpiringDays(ctx context.Context, id string) (int, error) {
 	tn, err := t.b.Tenants().Get(ctx, id)
 	if err != nil {
 		return 0, err

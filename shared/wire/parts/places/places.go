@@ -1,7 +1,7 @@
 // Package places builds the locations domains for the functions that serve
 // or use them (locations, checkins, pos, rules, jobs, users): locations and
 // their tag groups, and check-ins. The location CSV import and export are
-// in shared/wire/locationfiles.
+// (LocationFiles), for the locationfiles and jobs functions.
 package places
 
 import (
@@ -10,6 +10,8 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/location"
+	"github.com/loyalty-platform/platform/shared/domain/locationcsv"
+	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/wire"
 )
 
@@ -35,6 +37,14 @@ func Checkins(b *wire.Base, locations *location.Service, actions *action.Recorde
 		Users: b.Profiles(), Tenants: b.Tenants(), Actions: actions, Clock: b.Clock,
 		POS: &checkin.POSNotifier{Clock: b.Clock}, Places: placesOf(locations),
 	}
+}
+
+// LocationFiles builds the location CSV import and export
+// (shared/domain/locationcsv) on locations and jobs: the locationfiles
+// function starts them and serves their files, the jobs function runs
+// them (files.Register of the service's Kinds).
+func LocationFiles(b *wire.Base, locations *location.Service, jobs *job.Service, actions *action.Recorder) *locationcsv.Service {
+	return &locationcsv.Service{Locations: locations, Jobs: jobs, Actions: actions, Clock: b.Clock, TenantTitle: b.TenantTitle}
 }
 
 // CheckinRemover builds the check-in domain's part of deleting a user
