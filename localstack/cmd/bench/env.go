@@ -106,7 +106,9 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 		return nil, fmt.Errorf("start %s: %w", serverBin, err)
 	}
 	e.server, e.serverPid = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(e.exited) }()
+	// The goroutine closes started's channel: a failed start returns a
+	// nil e (the named result) before the server exits.
+	go func() { _ = cmd.Wait(); close(started.exited) }()
 
 	// A client like a till's: keep-alive connections, enough idle ones for
 	// every worker.
