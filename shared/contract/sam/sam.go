@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -77,7 +78,15 @@ type Function struct {
 	S3Events  []S3Event
 	Streams   []StreamEvent // DynamoDB events: the table streams it reads
 	Schedules []string
+	// Timeout is how long one invocation may run: the function's Timeout,
+	// else Globals.Function.Timeout, else Lambda's default of 3 seconds.
+	// Lambda ends an invocation that runs longer as failed ("Task timed
+	// out"); the local stack does the same.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Lambda's Timeout of a function that sets none.
+const DefaultTimeout = 3 * time.Second
 
 // Route is one HttpApi event.
 type Route struct {
@@ -200,6 +209,8 @@ func Parse(b []byte) (*Template, error) {
 	t.Conditions, _ = doc["Conditions"].(map[string]any)
 	globals, _ := doc["Globals"].(map[string]any)
 	t.GlobalEnv = envVars(globals["Function"])
+	globalFn, _ := globals["Function"].(map[string]any)
+	timeout := seconds(globalFn["Timeout"], DefaultTimeout)
 	params, _ := doc["Parameters"].(map[string]any)
 	for name, v := range params {
 		p, _ := v.(map[string]any)
@@ -217,7 +228,9 @@ func Parse(b []byte) (*Template, error) {
 		t.Resources[id] = Resource{Type: str(r["Type"]), DeletionPolicy: str(r["DeletionPolicy"]), UpdateReplacePolicy: str(r["UpdateReplacePolicy"]), Properties: props}
 		switch r["Type"] {
 		case "AWS::Serverless::Function":
-			t.Functions = append(t.Functions, parseFunction(id, props))
+			f := parseFunction(id, props)
+			f.Timeout = seconds(props["Timeout"], timeout)
+			t.Functions = append(t.Functions, f)
 		case "AWS::DynamoDB::Table":
 			t.Tables = append(t.Tables, parseTable(id, props))
 		case "AWS::S3::Bucket":
@@ -383,6 +396,16 @@ func integer(v any, def int) int {
 		return def
 	}
 	return n
+}
+
+// seconds reads a scalar number of seconds (a function's Timeout) as a
+// duration, or def when it is absent or not a positive number.
+func seconds(v any, def time.Duration) time.Duration {
+	n := integer(v, 0)
+	if n <= 0 {
+		return def
+	}
+	return time.Duration(n) * time.Second
 }
 
 // boolean reads a scalar as a YAML boolean (true, True, TRUE).

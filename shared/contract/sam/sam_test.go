@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/contract/sam"
 )
@@ -96,6 +97,64 @@ func TestParseTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFunctionTimeouts: a function's Timeout is its own, else the
+// template's Globals, else Lambda's default; the local stack ends each
+// invocation after it.
+func TestFunctionTimeouts(t *testing.T) {
+	tests := []struct {
+		name     string
+		template string
+		want     map[string]time.Duration
+	}{
+		{"OwnAndGlobal", `
+Globals:
+  Function:
+    Timeout: 29
+Resources:
+  UsersFunction:
+    Type: AWS::Serverless::Function
+    Properties: {}
+  JobsFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Timeout: 300
+`, map[string]time.Duration{"users": 29 * time.Second, "jobs": 300 * time.Second}},
+		{"LambdaDefault", `
+Resources:
+  UsersFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Timeout: not-a-number
+`, map[string]time.Duration{"users": sam.DefaultTimeout}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, err := sam.Parse([]byte(tc.template))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]time.Duration{}
+			for _, f := range tpl.Functions {
+				got[f.Name] = f.Timeout
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("timeouts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("Template", func(t *testing.T) {
+		tpl, err := sam.Load(sam.Path())
+		if err != nil {
+			t.Fatalf("load template: %v", err)
+		}
+		for name, want := range map[string]time.Duration{"users": 29 * time.Second, "checkins": 15 * time.Second, "rules": time.Minute, "jobs": 5 * time.Minute} {
+			if f, _ := tpl.Function(name); f.Timeout != want {
+				t.Errorf("%s: Timeout = %v, want %v", name, f.Timeout, want)
+			}
+		}
+	})
 }
 
 func TestParseShortFormTags(t *testing.T) {
