@@ -251,7 +251,8 @@ func (l *local) gateway() (*apigw.Gateway, error) {
 }
 
 // route registers one route, turning what the gateway cannot serve (and the
-// mux's panic on conflicting routes) into an error.
+// mux's panic on conflicting routes) into an error. Its invocations end at
+// the function's template Timeout, as in Lambda.
 func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler) (err error) {
 	method := strings.ToUpper(r.Method)
 	switch {
@@ -269,7 +270,7 @@ func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler
 			err = fmt.Errorf("function %s, event %s: route %s %s: %v", f.LogicalID, r.Event, method, r.Path, p)
 		}
 	}()
-	gw.Route(method, r.Path, h)
+	gw.RouteFunction(method, r.Path, h, f.Timeout)
 	return nil
 }
 
@@ -312,7 +313,7 @@ func (l *local) subscribe() error {
 // schedule runs a function of the template that an EventBridge schedule
 // invokes (the daily expiry), now, with a scheduled event as EventBridge
 // sends it, and answers what the run reported: POST
-// /_local/schedules/expiry.
+// /_local/schedules/expiry. The run ends at the function's Timeout.
 func (l *local) schedule(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("function")
 	f, ok := l.template.Function(name)
@@ -334,7 +335,7 @@ func (l *local) schedule(w http.ResponseWriter, r *http.Request) {
 		AccountID: "000000000000", Time: now, Region: "us-east-1",
 		Resources: []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + f.LogicalID}, Detail: json.RawMessage("{}"),
 	}
-	rep, err := h(r.Context(), ev)
+	rep, err := stack.Within(r.Context(), f.Timeout, func(ctx context.Context) (any, error) { return h(ctx, ev) })
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "report": rep})

@@ -30,7 +30,8 @@ type S3Handler func(context.Context, events.S3Event) error
 // prefix and suffix. Delivery is asynchronous, like S3's invocation of
 // Lambda, and a handler error is retried twice (Lambda retries failed
 // asynchronous invocations twice; here after 1 and 2 seconds instead of 1
-// and 2 minutes). A function gets events only once a handler is registered
+// and 2 minutes); each attempt ends at the function's template Timeout (see
+// Within). A function gets events only once a handler is registered
 // with OnS3. When the last retry fails too and OnS3Failure registered a
 // handler for the function, the stack sends it Lambda's destination record
 // of the failed invocation inside an SQS event, as the function's OnFailure
@@ -52,15 +53,13 @@ type notifier struct {
 	wg       sync.WaitGroup
 	// RetryDelays are the waits before the retries of a failed delivery.
 	retryDelays []time.Duration
-	// timeout bounds one delivery, like a function's Timeout.
-	timeout time.Duration
 }
 
 func newNotifier(t *sam.Template, backend gofakes3.Backend) *notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &notifier{
 		template: t, backend: backend, handlers: map[string]S3Handler{}, failures: map[string]FailureHandler{}, ctx: ctx, cancel: cancel,
-		retryDelays: []time.Duration{time.Second, 2 * time.Second}, timeout: 5 * time.Minute,
+		retryDelays: []time.Duration{time.Second, 2 * time.Second},
 	}
 }
 
@@ -194,10 +193,9 @@ func (n *notifier) deliver(function string, h S3Handler, ev events.S3Event) {
 	n.mu.Unlock()
 	go func() {
 		defer n.wg.Done()
+		timeout := FunctionTimeout(n.template, function)
 		for attempt := 0; ; attempt++ {
-			ctx, cancel := context.WithTimeout(n.ctx, n.timeout)
-			err := h(ctx, ev)
-			cancel()
+			_, err := Within(n.ctx, timeout, func(ctx context.Context) (struct{}, error) { return struct{}{}, h(ctx, ev) })
 			if err == nil {
 				return
 			}
@@ -261,9 +259,9 @@ func (n *notifier) failed(function string, ev events.S3Event, cause error, attem
 		slog.Error("s3 event failure record", "function", function, "err", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, n.timeout)
-	defer cancel()
-	resp, err := h(ctx, raw)
+	resp, err := Within(n.ctx, FunctionTimeout(n.template, function), func(ctx context.Context) (*events.SQSEventResponse, error) {
+		return h(ctx, raw)
+	})
 	switch {
 	case err != nil:
 		slog.Error("failure record handler failed", "function", function, "err", err)

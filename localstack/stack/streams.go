@@ -42,7 +42,8 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 //     one shard are delivered in order, one batch at a time.
 //     MaximumBatchingWindowInSeconds is not applied: a batch goes out as soon
 //     as it is read.
-//   - Failures: an error (or a panic) fails the whole batch. With
+//   - Failures: an error, a panic or an invocation that runs past the
+//     function's template Timeout (see Within) fails the whole batch. With
 //     ReportBatchItemFailures, a response naming records fails the batch from
 //     the first of them on (the records before it succeeded); a name that is
 //     no record of the batch fails the whole batch. The failed part is
@@ -92,8 +93,6 @@ type streamPoller struct {
 	// retryDelay is the wait before the first retry of a failed batch; it
 	// doubles with every retry up to maxRetryDelay.
 	retryDelay, maxRetryDelay time.Duration
-	// timeout bounds one invocation, like a function's Timeout.
-	timeout time.Duration
 }
 
 func newStreamPoller(cfg aws.Config, endpoint string, db *dynamodb.Client, t *sam.Template) *streamPoller {
@@ -104,7 +103,7 @@ func newStreamPoller(cfg aws.Config, endpoint string, db *dynamodb.Client, t *sa
 		}),
 		db: db, template: t, ctx: ctx, cancel: cancel, subs: map[string][]*subscription{},
 		interval: PollInterval, errorInterval: time.Second, describeEvery: 10,
-		retryDelay: 20 * time.Millisecond, maxRetryDelay: time.Second, timeout: 5 * time.Minute,
+		retryDelay: 20 * time.Millisecond, maxRetryDelay: time.Second,
 	}
 }
 
@@ -660,16 +659,9 @@ func (s *subscription) invoke(batch []events.DynamoDBEventRecord) (failed int, e
 	if h == nil {
 		return 0, nil
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.p.timeout)
-	defer cancel()
-	resp, err := func() (resp events.DynamoDBEventResponse, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("handler panicked: %v", p)
-			}
-		}()
+	resp, err := Within(s.ctx, FunctionTimeout(s.p.template, s.function), func(ctx context.Context) (events.DynamoDBEventResponse, error) {
 		return h(ctx, events.DynamoDBEvent{Records: batch})
-	}()
+	})
 	if err != nil {
 		return 0, err
 	}

@@ -11,8 +11,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -30,6 +32,30 @@ const MaxPayload = 10 << 20
 // (6 MB); a binary body grows by a third when API Gateway base64-encodes it.
 const MaxLambdaEvent = 6 * 1024 * 1024
 
+// IntegrationTimeout is how long API Gateway (HTTP API) waits for a Lambda
+// integration to answer: 30 seconds, its default and the most it allows.
+const IntegrationTimeout = 30 * time.Second
+
+// What API Gateway answers when the invocation does not give it a
+// response: a function that failed (an error, a panic, or its Timeout
+// reached: Lambda reports all three as a function error) is 500, and an
+// integration that did not answer within IntegrationTimeout is 503. Both
+// bodies are API Gateway's own, without the platform's code.
+const (
+	bodyInternalError = `{"message":"Internal Server Error"}`
+	bodyUnavailable   = `{"message":"Service Unavailable"}`
+)
+
+// Why an invocation gave no response.
+var (
+	// ErrFunctionTimeout is an invocation still running at its function's
+	// Timeout: Lambda ends it and reports "Task timed out".
+	ErrFunctionTimeout = errors.New("apigw: the function timed out")
+	// ErrIntegrationTimeout is an invocation API Gateway stopped waiting
+	// for after IntegrationTimeout.
+	ErrIntegrationTimeout = errors.New("apigw: the integration timed out")
+)
+
 // LambdaHandler is the signature of an HTTP API function's handler.
 type LambdaHandler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
@@ -45,13 +71,16 @@ type Gateway struct {
 	keys     map[string]bool
 	// Stage is the stage name put in the request context ("$default").
 	Stage string
+	// IntegrationTimeout bounds the wait for a function registered with
+	// RouteFunction; New sets the package's IntegrationTimeout.
+	IntegrationTimeout time.Duration
 }
 
 var paramRe = regexp.MustCompile(`\{([^}]+)\}`)
 
 // New returns an empty gateway.
 func New() *Gateway {
-	g := &Gateway{mux: http.NewServeMux(), keys: map[string]bool{}, Stage: "$default"}
+	g := &Gateway{mux: http.NewServeMux(), keys: map[string]bool{}, Stage: "$default", IntegrationTimeout: IntegrationTimeout}
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -61,8 +90,22 @@ func New() *Gateway {
 }
 
 // Route sends requests matching method and path (an HttpApi path such as
-// /users/{userId}) to h.
+// /users/{userId}) to h, whose invocations run without a deadline (the
+// tests' gateway).
 func (g *Gateway) Route(method, path string, h LambdaHandler) {
+	g.RouteFunction(method, path, h, 0)
+}
+
+// RouteFunction is Route for a function whose invocations end after
+// timeout, its template Timeout, as Lambda ends them: the handler's
+// context carries that deadline (as a Lambda handler's does), and when the
+// handler has not answered by then (or answers after it) the request gets
+// API Gateway's answer to a failed function, 500 {"message":"Internal
+// Server Error"}, whatever the handler does afterwards. Whatever the
+// function's Timeout, the gateway answers 503 {"message":"Service
+// Unavailable"} once the integration took IntegrationTimeout. A timeout
+// of 0 is Route.
+func (g *Gateway) RouteFunction(method, path string, h LambdaHandler, timeout time.Duration) {
 	routeKey := method + " " + path
 	names := []string{}
 	for _, m := range paramRe.FindAllStringSubmatch(path, -1) {
@@ -73,7 +116,7 @@ func (g *Gateway) Route(method, path string, h LambdaHandler) {
 		for _, n := range names {
 			params[n] = r.PathValue(n)
 		}
-		g.serve(w, r, routeKey, params, h)
+		g.serve(w, r, routeKey, params, h, timeout)
 	}
 	if g.keys[routeKey] {
 		panic(fmt.Sprintf("apigw: route %s registered twice", routeKey))
@@ -113,7 +156,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mux.ServeHTTP(w, r)
 }
 
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string, params map[string]string, h LambdaHandler) {
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string, params map[string]string, h LambdaHandler, timeout time.Duration) {
 	ev, err := Event(r, routeKey, params, g.Stage)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/json")
@@ -139,14 +182,74 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, routeKey string,
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	resp, err := h(r.Context(), in)
-	if err != nil {
+	resp, err := g.invoke(r.Context(), h, in, timeout)
+	switch {
+	case errors.Is(err, ErrIntegrationTimeout):
+		slog.Warn("apigw: integration timed out", "route", routeKey, "after", g.IntegrationTimeout.String())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, bodyUnavailable)
+	case errors.Is(err, ErrFunctionTimeout):
+		slog.Warn("apigw: function timed out", "route", routeKey, "timeout", timeout.String())
+		fallthrough
+	case err != nil:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"message":"Internal Server Error"}`)
-		return
+		_, _ = io.WriteString(w, bodyInternalError)
+	default:
+		WriteResponse(w, resp)
 	}
-	WriteResponse(w, resp)
+}
+
+// invoke calls h with in. With a timeout, the handler's context has that
+// deadline and the call ends at it (ErrFunctionTimeout) or at the
+// gateway's IntegrationTimeout (ErrIntegrationTimeout), whichever comes
+// first, even when the handler goes on running (it has no way to be
+// stopped here, as Lambda stops the function's sandbox; its context is
+// cancelled and its answer dropped). A panic is a function error.
+func (g *Gateway) invoke(ctx context.Context, h LambdaHandler, in events.APIGatewayV2HTTPRequest, timeout time.Duration) (events.APIGatewayV2HTTPResponse, error) {
+	if timeout <= 0 {
+		return h(ctx, in)
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		resp events.APIGatewayV2HTTPResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				res.err = fmt.Errorf("apigw: handler panicked: %v", p)
+			}
+			done <- res
+		}()
+		res.resp, res.err = h(fctx, in)
+	}()
+	var integration <-chan time.Time
+	if g.IntegrationTimeout > 0 {
+		t := time.NewTimer(g.IntegrationTimeout)
+		defer t.Stop()
+		integration = t.C
+	}
+	select {
+	case res := <-done:
+		if errors.Is(fctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			// An answer that came at or after the deadline is one Lambda
+			// never lets out.
+			return events.APIGatewayV2HTTPResponse{}, ErrFunctionTimeout
+		}
+		return res.resp, res.err
+	case <-fctx.Done():
+		if err := ctx.Err(); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err // the client went away
+		}
+		return events.APIGatewayV2HTTPResponse{}, ErrFunctionTimeout
+	case <-integration:
+		return events.APIGatewayV2HTTPResponse{}, ErrIntegrationTimeout
+	}
 }
 
 // Event builds the payload-2.0 event API Gateway would send for r.
