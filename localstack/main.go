@@ -14,7 +14,10 @@
 // It also serves an interactive API reference (Swagger UI) at /docs.
 //
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
-// LOCAL_SERVICE_TOKEN (default local-service-token).
+// LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where
+// the stream positions outlive a restart; default build/localstack under
+// the repository root), LOCAL_DYNAMODB_DIR (DynamoDB Local keeps its tables
+// there instead of in memory; default unset: in memory).
 package main
 
 import (
@@ -32,6 +35,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,6 +65,11 @@ type settings struct {
 	Port         string
 	TenantID     string
 	ServiceToken string
+	// StateDir is the stack's state folder (stack.Options.StateDir).
+	StateDir string
+	// DynamoDBDir keeps DynamoDB Local's tables on disk when set
+	// (stack.Options.DynamoDBDir).
+	DynamoDBDir string
 }
 
 func settingsFromEnv() settings {
@@ -74,7 +83,18 @@ func settingsFromEnv() settings {
 		Port:         get("PORT", "3000"),
 		TenantID:     get("LOCAL_TENANT_ID", "local"),
 		ServiceToken: get("LOCAL_SERVICE_TOKEN", "local-service-token"),
+		StateDir:     get("LOCAL_STATE_DIR", defaultStateDir()),
+		DynamoDBDir:  os.Getenv("LOCAL_DYNAMODB_DIR"),
 	}
+}
+
+// defaultStateDir is build/localstack under the repository root (make clean
+// forgets it), or under the working directory when the root is not found.
+func defaultStateDir() string {
+	if dir, err := stack.FindDir(); err == nil {
+		return filepath.Join(filepath.Dir(dir), "build", "localstack")
+	}
+	return filepath.Join("build", "localstack")
 }
 
 func run() error {
@@ -86,7 +106,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	st, err := stack.Start(ctx, stack.Options{Template: tmpl})
+	st, err := stack.Start(ctx, stack.Options{Template: tmpl, StateDir: set.StateDir, DynamoDBDir: set.DynamoDBDir})
 	if err != nil {
 		if ctx.Err() != nil {
 			slog.Info("interrupted while starting")
@@ -359,8 +379,22 @@ func (l *local) printBanner(set settings) {
 	base := "http://localhost:" + set.Port
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nLoyalty platform running at %s\n", base)
-	fmt.Fprintf(&b, "  DynamoDB      %s\n", l.stack.DynamoDBEndpoint)
-	fmt.Fprintf(&b, "  S3            %s\n", l.stack.S3Endpoint)
+	storage := "in memory"
+	switch {
+	case l.stack.External:
+		storage = "AWS_ENDPOINT_URL"
+	case os.Getenv(stack.EnvDynamoDBEndpoint) != "":
+		storage = stack.EnvDynamoDBEndpoint
+	case set.DynamoDBDir != "":
+		storage = "on disk: " + set.DynamoDBDir
+	}
+	fmt.Fprintf(&b, "  DynamoDB      %s (%s)\n", l.stack.DynamoDBEndpoint, storage)
+	if l.stack.External {
+		fmt.Fprintf(&b, "  S3            %s\n", l.stack.S3Endpoint)
+	} else {
+		fmt.Fprintf(&b, "  S3            %s (in memory)\n", l.stack.S3Endpoint)
+	}
+	fmt.Fprintf(&b, "  State         %s (stream positions)\n", set.StateDir)
 	fmt.Fprintf(&b, "  Tenant        %s: %s\n", web.HeaderTenant, set.TenantID)
 	fmt.Fprintf(&b, "  Service token %s: %s\n", web.HeaderServiceToken, set.ServiceToken)
 	fmt.Fprintf(&b, "  API reference %s/docs (the OpenAPI document: %s/openapi.json)\n", base, base)

@@ -40,6 +40,24 @@ type DynamoDB struct {
 // port, waits until the port answers and returns the running emulator. ctx
 // bounds the start only: the process runs until Close.
 func StartDynamoDB(ctx context.Context, dir string) (*DynamoDB, error) {
+	return StartDynamoDBOnDisk(ctx, dir, "")
+}
+
+// StartDynamoDBOnDisk is StartDynamoDB with the emulator's tables (and
+// their streams) kept in files under dataDir (DynamoDB Local's -dbPath),
+// created when missing, so that a later start on the same folder finds
+// them as they were; an empty dataDir keeps them in memory.
+func StartDynamoDBOnDisk(ctx context.Context, dir, dataDir string) (*DynamoDB, error) {
+	if dataDir != "" {
+		abs, err := filepath.Abs(dataDir)
+		if err != nil {
+			return nil, fmt.Errorf("start dynamodb local: %w", err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("start dynamodb local: %w", err)
+		}
+		dataDir = abs
+	}
 	if dir == "" {
 		d, err := FindDir()
 		if err != nil {
@@ -59,7 +77,7 @@ func StartDynamoDB(ctx context.Context, dir string) (*DynamoDB, error) {
 	// bind; try a few ports before giving up.
 	const attempts = 3
 	for i := 1; ; i++ {
-		db, err := startJar(ctx, java, jar)
+		db, err := startJar(ctx, java, jar, dataDir)
 		if err == nil || i == attempts || ctx.Err() != nil || !errors.Is(err, errExited) {
 			return db, err
 		}
@@ -69,15 +87,17 @@ func StartDynamoDB(ctx context.Context, dir string) (*DynamoDB, error) {
 
 var errExited = errors.New("dynamodb local exited during start")
 
-func startJar(ctx context.Context, java, jar string) (*DynamoDB, error) {
+func startJar(ctx context.Context, java, jar, dataDir string) (*DynamoDB, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(java,
-		"-Djava.library.path=./DynamoDBLocal_lib",
-		"-jar", filepath.Base(jar),
-		"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
+	storage := []string{"-inMemory"}
+	if dataDir != "" {
+		storage = []string{"-dbPath", dataDir}
+	}
+	args := append([]string{"-Djava.library.path=./DynamoDBLocal_lib", "-jar", filepath.Base(jar)}, storage...)
+	cmd := exec.Command(java, append(args, "-sharedDb", "-port", strconv.Itoa(port))...)
 	cmd.Dir = filepath.Dir(jar)
 	out := &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out

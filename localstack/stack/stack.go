@@ -46,6 +46,16 @@ type Options struct {
 	Dir string
 	// Template is the parsed template.yaml; nil means sam.Load(sam.Path()).
 	Template *sam.Template
+	// StateDir is the folder where the stack keeps what must outlive a
+	// restart: the stream pollers' positions (PositionsFile). Empty keeps
+	// nothing: each start reads the streams from the events'
+	// StartingPosition, as a new event source mapping does (the tests).
+	StateDir string
+	// DynamoDBDir, when set, has the DynamoDB Local the stack starts keep
+	// its tables in files under this folder instead of in memory, so that
+	// they outlive the stack. It does not apply to a DynamoDB Local that
+	// DYNAMODB_ENDPOINT names, nor with AWS_ENDPOINT_URL.
+	DynamoDBDir string
 }
 
 // Stack is the storage of a local run: the endpoints, clients for them, and
@@ -98,7 +108,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		if ep := os.Getenv(EnvDynamoDBEndpoint); ep != "" {
 			s.DynamoDBEndpoint = ep
 		} else {
-			if s.dynamo, err = StartDynamoDB(ctx, opts.Dir); err != nil {
+			if s.dynamo, err = StartDynamoDBOnDisk(ctx, opts.Dir, opts.DynamoDBDir); err != nil {
 				return nil, err
 			}
 			s.DynamoDBEndpoint = s.dynamo.Endpoint
@@ -128,8 +138,15 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	}
 	if !s.External {
 		// Stream records reach the functions once OnStream registers them
-		// (streams.go).
-		s.streams = newStreamPoller(cfg, s.DynamoDBEndpoint, s.DB, t)
+		// (streams.go), from the positions a previous run saved
+		// (positions.go).
+		var positions *positionStore
+		if opts.StateDir != "" {
+			if positions, err = openPositions(opts.StateDir); err != nil {
+				return nil, err
+			}
+		}
+		s.streams = newStreamPoller(cfg, s.DynamoDBEndpoint, s.DB, t, positions)
 	}
 	slog.Debug("stack started", "dynamodb", s.DynamoDBEndpoint, "s3", s.S3Endpoint, "external", s.External)
 	return s, nil

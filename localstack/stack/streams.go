@@ -36,6 +36,9 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 //     closed by then are skipped; shards found later are read from their
 //     start (TRIM_HORIZON). With TRIM_HORIZON every shard is read from its
 //     start. A child shard is read only after its parent was read to its end.
+//   - Restarts: with a StateDir, the positions outlive the stack and a
+//     subscription resumes where the last one stopped instead of at its
+//     StartingPosition (see positions.go).
 //   - Polling: each shard is polled about every PollInterval; a shard with
 //     records waiting is read batch after batch (BatchSize records at most,
 //     100 when the template sets none) until it is at its tip. Records of
@@ -84,6 +87,10 @@ type streamPoller struct {
 	mu   sync.Mutex
 	subs map[string][]*subscription // by function name
 
+	// positions keeps the subscriptions' positions across restarts; nil
+	// without a StateDir.
+	positions *positionStore
+
 	// interval is the wait between rounds of polls at the tips of the
 	// shards; errorInterval the wait after a round that failed.
 	interval, errorInterval time.Duration
@@ -95,13 +102,13 @@ type streamPoller struct {
 	retryDelay, maxRetryDelay time.Duration
 }
 
-func newStreamPoller(cfg aws.Config, endpoint string, db *dynamodb.Client, t *sam.Template) *streamPoller {
+func newStreamPoller(cfg aws.Config, endpoint string, db *dynamodb.Client, t *sam.Template, positions *positionStore) *streamPoller {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &streamPoller{
 		client: dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}),
-		db: db, template: t, ctx: ctx, cancel: cancel, subs: map[string][]*subscription{},
+		db: db, template: t, ctx: ctx, cancel: cancel, subs: map[string][]*subscription{}, positions: positions,
 		interval: PollInterval, errorInterval: time.Second, describeEvery: 10,
 		retryDelay: 20 * time.Millisecond, maxRetryDelay: time.Second,
 	}
@@ -239,6 +246,13 @@ type subscription struct {
 
 	// The rest belongs to the poller goroutine (and to subscribe before it
 	// starts).
+	// key names the subscription in the saved positions; saved is its
+	// saved mapping until the first listing of the shards used it (nil
+	// when there is none); saveErr is the last error saving positions, to
+	// log each only once.
+	key          string
+	saved        *savedMapping
+	saveErr      string
 	arn          string
 	started      bool // the shards were listed once: shards found later are new
 	shards       map[string]*shard
@@ -267,11 +281,18 @@ func (p *streamPoller) newSubscription(function string, ev sam.StreamEvent, h St
 	if batch <= 0 {
 		batch = defaultBatchSize
 	}
-	return &subscription{
+	sub := &subscription{
 		p: p, function: function, event: ev, table: TableName(ev.Table), batchSize: batch,
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), done: make(chan struct{}),
 		handler: h, progress: make(chan struct{}), shards: map[string]*shard{},
+		key: function + "/" + ev.Event,
 	}
+	if p.positions != nil {
+		if m, ok := p.positions.load(sub.key); ok {
+			sub.saved = &m
+		}
+	}
+	return sub
 }
 
 func (s *subscription) setHandler(h StreamHandler) {
@@ -424,8 +445,17 @@ func (s *subscription) list(ctx context.Context, again bool) error {
 	}
 	// At the start, with LATEST, the shards open now are read from their
 	// tip as it is now (so the iterators are taken here), and closed ones
-	// not at all. The new shards are committed together.
-	latest := !s.started && s.event.StartingPosition != string(types.ShardIteratorTypeTrimHorizon)
+	// not at all. A saved mapping replaces the StartingPosition: in the
+	// stream it names, each shard goes on after its saved position; in
+	// another stream (the table's stream was replaced while the stack was
+	// down) every shard is read from its start. The new shards are
+	// committed together.
+	saved := s.saved
+	if s.started {
+		saved = nil
+	}
+	resume := saved != nil && saved.StreamArn == s.arn
+	latest := !s.started && saved == nil && s.event.StartingPosition != string(types.ShardIteratorTypeTrimHorizon)
 	added := map[string]*shard{}
 	var order []string
 	present := map[string]bool{}
@@ -437,6 +467,11 @@ func (s *subscription) list(ctx context.Context, again bool) error {
 		}
 		sh := &shard{id: id, parent: aws.ToString(l.ParentShardId), start: types.ShardIteratorTypeTrimHorizon}
 		closed := l.SequenceNumberRange != nil && l.SequenceNumberRange.EndingSequenceNumber != nil
+		if resume {
+			if pos, ok := saved.Shards[id]; ok {
+				sh.last, sh.done = pos.Last, pos.Done
+			}
+		}
 		if latest {
 			if closed {
 				sh.done = true
@@ -458,7 +493,15 @@ func (s *subscription) list(ctx context.Context, again bool) error {
 		s.shards[id] = added[id]
 	}
 	s.order = append(s.order, order...)
-	s.started = true
+	changed := !s.started || len(order) > 0
+	switch {
+	case resume:
+		slog.Info("stream resumed after its saved positions", "function", s.function, "table", s.table, "stream", s.arn)
+	case saved != nil:
+		slog.Info("stream of the saved positions gone (DynamoDB Local restarted, or the table made again): reading the new stream from its start",
+			"function", s.function, "table", s.table, "saved", saved.StreamArn, "stream", s.arn)
+	}
+	s.started, s.saved = true, nil
 	s.needDescribe = false
 	// Shards read to their end and gone from the stream (trimmed) are
 	// forgotten; their children then count as roots.
@@ -466,11 +509,15 @@ func (s *subscription) list(ctx context.Context, again bool) error {
 	for _, id := range s.order {
 		if sh := s.shards[id]; sh.done && !present[id] {
 			delete(s.shards, id)
+			changed = true
 			continue
 		}
 		kept = append(kept, id)
 	}
 	s.order = kept
+	if changed {
+		s.persist()
+	}
 	s.closing = status == types.StreamStatusDisabled || status == types.StreamStatusDisabling
 	if s.closing {
 		// The stream was disabled (and perhaps another one enabled): once
@@ -543,6 +590,7 @@ func (s *subscription) poll(sh *shard) (tip bool, err error) {
 				return false, nil // stopped
 			}
 			sh.last = aws.ToString(recs[len(recs)-1].Dynamodb.SequenceNumber)
+			s.persist()
 		}
 		switch {
 		case failed && readErr == nil && sh.iterator == nil && !renewed:
@@ -565,6 +613,28 @@ func (s *subscription) finished(sh *shard) {
 	sh.done = true
 	sh.iterator = nil
 	s.needDescribe = true
+	s.persist()
+}
+
+// persist saves the subscription's positions, when the stack keeps them.
+// A failure is logged (once until the next different one) and delivery
+// goes on: the positions are only a restart's starting point.
+func (s *subscription) persist() {
+	if s.p.positions == nil || s.arn == "" {
+		return
+	}
+	m := savedMapping{Table: s.table, StreamArn: s.arn, Shards: make(map[string]savedShard, len(s.shards))}
+	for id, sh := range s.shards {
+		m.Shards[id] = savedShard{Last: sh.last, Done: sh.done}
+	}
+	err := s.p.positions.save(s.key, m)
+	switch {
+	case err == nil:
+		s.saveErr = ""
+	case err.Error() != s.saveErr:
+		s.saveErr = err.Error()
+		slog.Warn("stream poller", "function", s.function, "table", s.table, "err", err)
+	}
 }
 
 // readFailed updates sh after a failed GetShardIterator or GetRecords and
