@@ -24,8 +24,10 @@
 // rawPath, requestContext.http.path, pathParameters, rawQueryString,
 // queryStringParameters, Authorization header and text body; a code
 // placeholder (written with its quotes) is bound only where it is a whole
-// JSON string of the body. The jobs and tenants samples are run as they
-// are.
+// JSON string of the body. The jobs function's S3 and SQS samples and the
+// tenants samples are run as they are; its operator commands
+// (jobs-operation-*.json) name the finished import's operation, bound by a
+// plain replace over the file's text.
 //
 // The stream sample (rules-stream.json) is a DynamoDB Streams event of
 // the Actions table: an INSERT whose NewImage is a CHECKIN_CREATED action
@@ -228,6 +230,12 @@ var samples = []struct {
 	// and no message is reported for another delivery (real records are
 	// tested in shared/platform/job).
 	{"jobs-failure.json", "jobs", 0},
+	// An operator's commands, invoked directly (no records): describe,
+	// resume and fail the finished import's operation, which they leave as
+	// it is (stuck operations are tested in shared/platform/job).
+	{"jobs-operation-describe.json", "jobs", 0},
+	{"jobs-operation-resume.json", "jobs", 0},
+	{"jobs-operation-fail.json", "jobs", 0},
 	{"tenants-create.json", "tenants", 0},
 	{"tenants-get.json", "tenants", 0},
 	// Rotates the local tenant's key: last (the next run seeds it again).
@@ -291,9 +299,12 @@ func TestSampleEvents(t *testing.T) {
 					Records []struct{ EventSource string }
 				}
 				_ = json.Unmarshal(raw, &probe)
-				if len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sqs" {
+				switch {
+				case len(probe.Records) == 0:
+					runOperatorSample(t, h, raw, bindings)
+				case probe.Records[0].EventSource == "aws:sqs":
 					runFailureSample(t, h, raw, s.function)
-				} else {
+				default:
 					runS3Sample(t, h, raw, s.function)
 				}
 				return
@@ -647,6 +658,39 @@ func checkS3Event(t *testing.T, h *testkit.Harness, raw []byte, function string)
 		t.Fatalf("key %q of bucket %q matches no S3 trigger of %s", key, ev.Records[0].S3.Bucket.Name, fn.LogicalID)
 	}
 	return ev
+}
+
+// runOperatorSample runs an operator's command (its operation bound to
+// the seeded finished import) through the jobs function's handler, as a
+// direct invocation delivers it, and checks that it answers the
+// operation's state and leaves a finished operation as it is.
+func runOperatorSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string) {
+	t.Helper()
+	bound := idReplacer(bindings).Replace(string(raw))
+	var req job.OperatorRequest
+	dec := json.NewDecoder(strings.NewReader(bound))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	before := h.Do("GET", "/operations/"+req.OperationID, nil, h.Admin()).Expect(t, 200, "").Map(t)
+	out, err := h.Deps.Jobs.Handle(context.Background(), json.RawMessage(bound))
+	if err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	var resp job.OperatorResponse
+	dec = json.NewDecoder(strings.NewReader(string(out)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&resp); err != nil {
+		t.Fatalf("answer %s: %v", out, err)
+	}
+	if st := resp.State; st.Operation.ID != req.OperationID || st.Operation.Status != "DONE" || st.Stuck || resp.Outcome == "" || resp.ContinueKey != "" {
+		t.Fatalf("answer = %s", out)
+	}
+	after := h.Do("GET", "/operations/"+req.OperationID, nil, h.Admin()).Expect(t, 200, "").Map(t)
+	if after["updatedAt"] != before["updatedAt"] || after["status"] != before["status"] {
+		t.Fatalf("the command changed a finished operation: %v", after)
+	}
 }
 
 // runFailureSample checks that an SQS sample carries Lambda destination

@@ -3,8 +3,11 @@
 // export, points liability export and rebuild): S3 invokes it with
 // ObjectCreated events of jobs/ objects in the files bucket, and its
 // failure queue (the OnFailure destination of those invocations) with SQS
-// events whose messages are Lambda destination records (see shared/platform/job).
-// The handler dispatches by the event source of the first record.
+// events whose messages are Lambda destination records (see shared/platform/job),
+// and operators invoke it directly with a command on one operation
+// (describe, resume, fail: job.OperatorRequest). The handler dispatches
+// events by the event source of the first record, and a payload without
+// records and with an action to the operator's command.
 // Its wiring is shared/wire/jobs.
 package main
 
@@ -17,5 +20,5 @@ import (
 
 func main() {
 	b := wire.MustBase("jobs")
-	lambda.Start(jobs.New(b, files.Jobs(b, files.NewS3(b))).Jobs.HandleEvent)
+	lambda.Start(jobs.New(b, files.Jobs(b, files.NewS3(b))).Jobs.Handle)
 }

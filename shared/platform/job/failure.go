@@ -146,20 +146,41 @@ func ParseDestinationRecord(body []byte) (DestinationRecord, events.S3Event, err
 // operation first, as a run does: it waits for the lease of the crashed
 // run to expire, and all its writes are conditional on its own lease.
 func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
+	_, err := s.failStopped(ctx, tenantID, id)
+	return err
+}
+
+// failOutcome is what failStopped did.
+type failOutcome int
+
+const (
+	// failDone: the operation is FAILED now.
+	failDone failOutcome = iota
+	// failUnknown: no such operation.
+	failUnknown
+	// failFinished: it was DONE or FAILED already.
+	failFinished
+	// failBusy: a live run carries it on (it extended its lease, or
+	// continues in a new invocation), or took it over meanwhile.
+	failBusy
+)
+
+// failStopped is FailStopped, telling what it did.
+func (s *Service) failStopped(ctx context.Context, tenantID, id string) (failOutcome, error) {
 	log := s.log().With("tenantId", tenantID, "operationId", id)
 	l, err := s.claim(ctx, tenantID, id, newOwner(), true)
 	switch {
 	case errors.Is(err, operation.ErrNotFound):
 		log.Info("job: failure record of an unknown operation ignored")
-		return nil
+		return failUnknown, nil
 	case errors.Is(err, operation.ErrFinished):
 		log.Info("job: failure record of a finished operation ignored")
-		return nil
+		return failFinished, nil
 	case errors.Is(err, errBusy):
 		log.Info("job: failure record ignored; a live run carries the operation on")
-		return nil
+		return failBusy, nil
 	case err != nil:
-		return err
+		return 0, err
 	}
 	// The counters are the last checkpoint's and those of the chunks an
 	// import committed past it: the rows they count were applied, and the
@@ -168,9 +189,9 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 	if err := s.Ops.Fence(ctx, l); err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
-			return nil
+			return failBusy, nil
 		}
-		return err
+		return 0, err
 	}
 	err = s.failApplied(ctx, l, StoppedError, func(res operation.Result) string {
 		return fmt.Sprintf("failed: the job stopped unexpectedly after %d rows", res.Total)
@@ -178,12 +199,12 @@ func (s *Service) FailStopped(ctx context.Context, tenantID, id string) error {
 	if err != nil {
 		if errors.Is(err, operation.ErrLeaseLost) {
 			log.Warn("job: lease lost while failing a stopped operation; another run carries on")
-			return nil
+			return failBusy, nil
 		}
-		return err
+		return 0, err
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "job: stopped operation FAILED", slog.Int("rows", int(l.Checkpoint.Rows)))
-	return nil
+	return failDone, nil
 }
 
 // HandleEvent is the jobs function's Lambda handler. Lambda invokes it with
