@@ -6,10 +6,13 @@
 // storage (DynamoDB Local and an in-memory S3, or whatever AWS_ENDPOINT_URL
 // names) with the template's tables and buckets, seeds a tenant and serves
 // every HttpApi route of every function with that function's Lambda handler,
-// through the same API Gateway adapter the deployed functions see. Objects
+// through the same API Gateway adapter the deployed functions see, each
+// invocation ending at its function's Timeout. Objects
 // created in the in-memory S3 are announced to the functions whose template
 // S3 triggers match, asynchronously, as S3 does (the jobs function runs the
-// imports and exports this way).
+// imports and exports this way). The stream pollers resume where the last
+// run stopped, and the jobs a stopped run left PENDING or RUNNING are run
+// again (see README, "The local stack when things fail").
 //
 // It also serves an interactive API reference (Swagger UI) at /docs.
 //
@@ -160,6 +163,16 @@ func run() error {
 	l := &local{template: tmpl, stack: st, deps: deps, settings: set}
 	if err := l.subscribe(); err != nil {
 		return err
+	}
+	// The jobs a stopped stack left get a run again, as Lambda's retries
+	// would give them (with AWS_ENDPOINT_URL the stack delivers no S3
+	// events: nothing would run them).
+	if !st.External {
+		if n, err := l.resumeJobs(ctx, nil); err != nil {
+			slog.Error("localstack", "err", err)
+		} else if n > 0 {
+			slog.Info("localstack: jobs left by a stopped stack resumed", "operations", n)
+		}
 	}
 	h, err := l.handler()
 	if err != nil {
