@@ -19,7 +19,8 @@
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where
 // the stream positions outlive a restart; default build/localstack under
-// the repository root), LOCAL_DYNAMODB_DIR (DynamoDB Local keeps its tables
+// the repository root; set and empty, a start picks nothing up: no
+// positions, no jobs resumed), LOCAL_DYNAMODB_DIR (DynamoDB Local keeps its tables
 // there instead of in memory; default unset: in memory).
 package main
 
@@ -86,9 +87,19 @@ func settingsFromEnv() settings {
 		Port:         get("PORT", "3000"),
 		TenantID:     get("LOCAL_TENANT_ID", "local"),
 		ServiceToken: get("LOCAL_SERVICE_TOKEN", "local-service-token"),
-		StateDir:     get("LOCAL_STATE_DIR", defaultStateDir()),
+		StateDir:     stateDir(),
 		DynamoDBDir:  os.Getenv("LOCAL_DYNAMODB_DIR"),
 	}
+}
+
+// stateDir is LOCAL_STATE_DIR, or build/localstack when it is unset. Set
+// and empty, the stack picks nothing up from a run before: each start is a
+// new deployment (the benchmarks' server, on an emulator other runs share).
+func stateDir() string {
+	if v, ok := os.LookupEnv("LOCAL_STATE_DIR"); ok {
+		return v
+	}
+	return defaultStateDir()
 }
 
 // defaultStateDir is build/localstack under the repository root (make clean
@@ -166,8 +177,9 @@ func run() error {
 	}
 	// The jobs a stopped stack left get a run again, as Lambda's retries
 	// would give them (with AWS_ENDPOINT_URL the stack delivers no S3
-	// events: nothing would run them).
-	if !st.External {
+	// events: nothing would run them; without a state folder each start is
+	// a new deployment).
+	if !st.External && set.StateDir != "" {
 		if n, err := l.resumeJobs(ctx, nil); err != nil {
 			slog.Error("localstack", "err", err)
 		} else if n > 0 {
@@ -407,7 +419,9 @@ func (l *local) printBanner(set settings) {
 	} else {
 		fmt.Fprintf(&b, "  S3            %s (in memory)\n", l.stack.S3Endpoint)
 	}
-	fmt.Fprintf(&b, "  State         %s (stream positions)\n", set.StateDir)
+	if set.StateDir != "" {
+		fmt.Fprintf(&b, "  State         %s (stream positions)\n", set.StateDir)
+	}
 	fmt.Fprintf(&b, "  Tenant        %s: %s\n", web.HeaderTenant, set.TenantID)
 	fmt.Fprintf(&b, "  Service token %s: %s\n", web.HeaderServiceToken, set.ServiceToken)
 	fmt.Fprintf(&b, "  API reference %s/docs (the OpenAPI document: %s/openapi.json)\n", base, base)

@@ -98,6 +98,9 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 		// As deployed: the functions cache tenants and service keys
 		// (make run turns the cache off).
 		"TENANT_CACHE_SECONDS="+strconv.Itoa(tenantCacheSeconds),
+		// A new deployment: no stream positions of an earlier run, and no
+		// jobs of other runs on a shared emulator resumed.
+		"LOCAL_STATE_DIR=",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Killed with the driver, should the driver die first.
