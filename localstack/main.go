@@ -20,8 +20,8 @@
 // LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where
 // the stream positions outlive a restart; default build/localstack under
 // the repository root; set and empty, a start picks nothing up: no
-// positions, no jobs resumed), LOCAL_DYNAMODB_DIR (DynamoDB Local keeps its tables
-// there instead of in memory; default unset: in memory).
+// positions, no jobs resumed), LOCAL_DYNAMODB_DIR (DynamoDB Local keeps its
+// tables there instead of in memory; default unset: in memory).
 package main
 
 import (
