@@ -132,7 +132,8 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // tenant or rules cached), and a request that releases its Idempotency-Key
 // in every function that takes one. It runs real location and award
 // imports, both exports, and a run that dies, resumes, yields and
-// continues, and a failure-queue record in the jobs function; the rules
+// continues, a failure-queue record and an operator's commands in the jobs
+// function; the rules
 // function on the actions the requests record (on a check-in's path, and
 // on an order whose request did not see a new rule); the expiry function
 // on a segment whose member expired; and the tenants function's direct
@@ -483,8 +484,9 @@ var errDied = errors.New("injected: the run died between its direct writes and i
 // location imports (with the harness's own jobs service and clock): a run
 // that died between a chunk's direct writes and its transaction, then the
 // run that resumes it once its lease expired; runs that yield and
-// continue; and a run that died whose operation the failure queue's
-// record then sets FAILED.
+// continue; a run that died whose operation the failure queue's record
+// then sets FAILED; and an operator's describe, resume and fail of an
+// operation a run that died left.
 func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
 	t.Helper()
 	c := h.CaptureS3("jobs")
@@ -561,6 +563,24 @@ func recovery(t *testing.T, h *ts.Harness, pf *policyFixture, got calls) {
 	}
 	if op := h.WaitOperation(failed); op["status"] != "FAILED" {
 		t.Fatalf("operation after its failure record = %v", op)
+	}
+
+	// An operator's commands on an operation a run that died left
+	// RUNNING: describe, resume (its continue object is not run here),
+	// fail.
+	operated, ev := start("Operated,-0.1,51.5\n")
+	die(ev)
+	for _, action := range []string{job.ActionDescribe, job.ActionResume, job.ActionFail} {
+		if err := got.run("jobs", "an operator's "+action, func(ctx context.Context) error {
+			_, err := jobs.Operate(ctx, job.OperatorRequest{Action: action, TenantID: h.Tenant.ID, OperationID: operated})
+			return err
+		}); err != nil {
+			t.Fatalf("operator's %s: %v", action, err)
+		}
+	}
+	c.Pending()
+	if op := h.WaitOperation(operated); op["status"] != "FAILED" {
+		t.Fatalf("operation after the operator's fail = %v", op)
 	}
 }
 
