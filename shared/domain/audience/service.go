@@ -73,29 +73,13 @@ type Service struct {
 	OnLeave hook.Hooks[Change]
 	// Rules run on the actions a membership change records, once it
 	// committed (nil: none; the stream consumer runs them anyway).
-	Rules Reactions
-}
-
-// Reactions run what follows a recorded action (the rules).
-type Reactions interface {
-	// Run runs the rules on the actions, in order (reading the rules once),
-	// and returns the failures joined.
-	Run(ctx context.Context, actions ...action.Action) error
+	Rules action.Reactions
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
 // stream consumer applies what is left).
 func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	if s.Rules == nil {
-		return
-	}
-	var ids []string
-	for _, a := range actions {
-		ids = append(ids, a.ID)
-	}
-	if err := s.Rules.Run(ctx, actions...); err != nil {
-		s.log().WarnContext(ctx, "rules after a segment change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
-	}
+	action.React(ctx, s.Rules, s.log(), "a segment change", actions...)
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"sync"
+
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -337,11 +337,10 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 		}
 		return Order{}, false, nil
 	}
-	ctx, earned := withEarned(ctx)
-	s.after(ctx, prep)
-	// When the rules earned points on the order (AddEarned), read it again
-	// for them; else the order is as written.
-	if earned.on(r.ID) {
+	// When the rules recorded anything (the points they earn on the order
+	// are written on it in their grants' transactions, AddEarned), read
+	// the order again for them; else the order is as written.
+	if s.after(ctx, prep) > 0 {
 		if fresh, err := s.st().order(ctx, r.TenantID, r.ID); err == nil {
 			r = fresh
 		}
@@ -382,36 +381,6 @@ func (s *Service) storeVirtual(ctx context.Context, caller web.Caller, r orderRe
 		return n, fmt.Errorf("store the awards of order %s: %w", r.ID, err)
 	}
 	return n, nil
-}
-
-// earned records, for one request, the orders AddEarned recorded points
-// on.
-type earned struct {
-	mu     sync.Mutex
-	orders map[string]bool
-}
-
-type earnedKey struct{}
-
-// withEarned returns ctx carrying a new record of earned points.
-func withEarned(ctx context.Context) (context.Context, *earned) {
-	e := &earned{orders: map[string]bool{}}
-	return context.WithValue(ctx, earnedKey{}, e), e
-}
-
-func (e *earned) add(orderID string) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	e.orders[orderID] = true
-	e.mu.Unlock()
-}
-
-func (e *earned) on(orderID string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.orders[orderID]
 }
 
 // completion is what prepareCompletion added to a transaction.
@@ -540,8 +509,9 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 }
 
 // after runs, once a completion committed, what follows it: the checkout's
-// POS notification and the rules on its actions.
-func (s *Service) after(ctx context.Context, c completion) {
+// POS notification and the rules on its actions. It returns how many
+// actions the rules recorded.
+func (s *Service) after(ctx context.Context, c completion) int {
 	for _, a := range c.actions {
 		if a.Type == ActionOrderCompleted {
 			metrics.Count(ctx, a.TenantID, metrics.OrdersCompleted, 1)
@@ -551,7 +521,7 @@ func (s *Service) after(ctx context.Context, c completion) {
 	if c.checkout != nil {
 		s.Checkins.Notify(ctx, *c.checkout, checkin.ReasonPurchase)
 	}
-	s.react(ctx, c.actions...)
+	return s.react(ctx, c.actions...)
 }
 
 // AddEarned adds to tx the recording of points a rule granted on an order
@@ -570,7 +540,6 @@ func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, o
 		return nil
 	}
 	key := ddb.Key(s.Table, key(orderPK(tenantID, orderID), "ORDER"))
-	e, _ := ctx.Value(earnedKey{}).(*earned)
 	var r *orderRecord
 	if prev, ok := tx.State(key); ok {
 		r, _ = prev.(*orderRecord)
@@ -597,7 +566,6 @@ func (s *Service) AddEarned(ctx context.Context, tx *ddb.Tx, tenantID, userID, o
 	if r.UserID != userID {
 		return nil
 	}
-	e.add(orderID)
 	r.PointsEarned[awardID] += points
 	if r.State == StateCompleted && r.RefundedAfter.Sign() > 0 {
 		if due := money.ShareFloor(r.PointsEarned[awardID], r.RefundedAfter, r.EarnedBase) - r.PointsReversed[awardID]; due > 0 {

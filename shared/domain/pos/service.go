@@ -43,12 +43,6 @@ type Checkins interface {
 	Notify(ctx context.Context, w checkin.CheckoutWrite, reason string)
 }
 
-// Reactions run what follows a recorded action (the rules).
-type Reactions interface {
-	// Run runs the rules on the actions, in order (reading the rules once),
-	// and returns the failures joined.
-	Run(ctx context.Context, actions ...action.Action) error
-}
 
 // Service runs the POS domain's operations.
 type Service struct {
@@ -65,7 +59,7 @@ type Service struct {
 	Awards   *award.Service
 	Checkins Checkins
 	Actions  *action.Recorder
-	Rules    Reactions
+	Rules    action.Reactions
 	Log      *slog.Logger
 }
 
@@ -133,18 +127,9 @@ func (s *Service) act(tenantID, title string, prof profile.Profile, place *award
 	return a
 }
 
-// react runs the rules on actions just recorded, in order. A failure is
-// logged: the rules function, reading the Actions table's stream, applies
-// what is left.
-func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	if s.Rules == nil {
-		return
-	}
-	var ids []string
-	for _, a := range actions {
-		ids = append(ids, a.ID)
-	}
-	if err := s.Rules.Run(ctx, actions...); err != nil {
-		s.log().WarnContext(ctx, "rules after a POS change failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
-	}
+// react runs the rules on actions just recorded, in order, and returns
+// how many actions their effects recorded. A failure is logged: the rules
+// function, reading the Actions table's stream, applies what is left.
+func (s *Service) react(ctx context.Context, actions ...action.Action) int {
+	return action.React(ctx, s.Rules, s.log(), "a POS change", actions...)
 }

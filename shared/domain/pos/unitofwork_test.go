@@ -153,7 +153,7 @@ func TestRefundBeforeTheRuleLands(t *testing.T) {
 			if len(completed) != 1 {
 				t.Fatalf("ORDER_COMPLETED actions = %d", len(completed))
 			}
-			if err := h.Deps.Rules.Run(t.Context(), completed[0]); err != nil {
+			if _, err := h.Deps.Rules.Run(t.Context(), completed[0]); err != nil {
 				t.Fatalf("rules: %v", err)
 			}
 			if got, want := available(t, h, uid, perk), 24-tc.wantReversed; got != want {

@@ -19,6 +19,9 @@ import (
 // because the budget was spent.
 type chain struct {
 	tenantID, originID, originType string
+	// recorded counts the actions the chain's effects recorded in this
+	// run.
+	recorded int
 	// from is the first action of the chain this run saw: the
 	// RULES_BUDGET_EXCEEDED action concerns its user and location.
 	from action.Action

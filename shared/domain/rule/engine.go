@@ -158,11 +158,13 @@ func originOf(a action.Action) (id, typ string) {
 // MaxDepth, the rules triggered by the actions their effects record). It
 // reads each tenant's rules (or their version, see rulesOf) once per call,
 // however many actions it runs. A failure on one action does not stop the
-// others: the failures are returned joined.
-func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
+// others: the failures are returned joined. It returns how many actions
+// the effects recorded (what a request that ran it reads again for).
+func (e *Engine) Run(ctx context.Context, actions ...action.Action) (int, error) {
 	loaded := map[string]*ruleSet{}
 	chains := map[string]*chain{}
 	var order []*chain
+	recorded := 0
 	var errs []error
 	for _, a := range actions {
 		if _, ok := loaded[a.TenantID]; !ok && a.ID != "" && a.TenantID != "" && depthOf(a) < MaxDepth {
@@ -188,8 +190,9 @@ func (e *Engine) Run(ctx context.Context, actions ...action.Action) error {
 		if err := e.recordExceeded(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
+		recorded += c.recorded
 	}
-	return errors.Join(errs...)
+	return recorded, errors.Join(errs...)
 }
 
 // run runs the rules on action a of chain c, with the rules of the
@@ -243,6 +246,7 @@ func (e *Engine) run(ctx context.Context, a action.Action, loaded map[string]*ru
 		}
 		produced = append(produced, acts...)
 	}
+	c.recorded += len(produced)
 	for _, p := range produced {
 		if err := e.run(ctx, p, loaded, c); err != nil {
 			return err

@@ -44,7 +44,7 @@ func TestRuleGrantsCounted(t *testing.T) {
 	a := action.Action{ID: action.NewID(), Type: "ORDER_COMPLETED", TenantID: h.Tenant.ID, Metadata: map[string]any{},
 		Context: action.Context{Tenant: action.TenantRef{ID: h.Tenant.ID}, User: &action.UserRef{ID: uid}}}
 	for i := 0; i < 2; i++ { // the second run finds both rules applied
-		if err := h.Deps.Rules.Run(context.Background(), a); err != nil {
+		if _, err := h.Deps.Rules.Run(context.Background(), a); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,7 +37,7 @@ func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (eve
 		}
 		// The rules are as fresh as on the request's path: the cache is
 		// checked against the tenant's rules version (see rulesOf).
-		if err := e.Run(ctx, a); err != nil {
+		if _, err := e.Run(ctx, a); err != nil {
 			e.log().Error("rules failed on an action", "actionId", a.ID, "type", a.Type, "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
 			// Later records wait: Lambda retries from the first failure.

@@ -1,0 +1,38 @@
+package action
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Reactions run, before a request answers, the reactions that follow the
+// actions it recorded (the rules: shared/domain/rule's Engine), so that
+// the answer shows what they did. The rules function, reading the Actions
+// table's stream, applies whatever they leave out, so they are an early
+// run of the stream's reactions rather than a second mechanism. It is the
+// one interface the domains that record actions (awards, segments, POS)
+// take for them.
+type Reactions interface {
+	// Run runs the reactions to the actions, in order, and returns how
+	// many actions their effects recorded, with the failures joined.
+	Run(ctx context.Context, actions ...Action) (int, error)
+}
+
+// React runs r on actions just recorded and returns how many actions
+// their effects recorded. A failure is logged on log (what names the
+// change) and otherwise ignored: the stream consumer applies what is
+// left. A nil r runs nothing.
+func React(ctx context.Context, r Reactions, log *slog.Logger, what string, actions ...Action) int {
+	if r == nil || len(actions) == 0 {
+		return 0
+	}
+	n, err := r.Run(ctx, actions...)
+	if err != nil {
+		ids := make([]string, 0, len(actions))
+		for _, a := range actions {
+			ids = append(ids, a.ID)
+		}
+		log.WarnContext(ctx, "rules after "+what+" failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
+	}
+	return n
+}
