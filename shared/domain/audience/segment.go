@@ -33,24 +33,6 @@ const (
 	Persistent = "PERSISTENT"
 )
 
-// Action types the audience domain records.
-const (
-	// ActionJoined: a user joined a segment (metadata: segmentId,
-	// segmentTitle, expiresAt when the membership ends, source).
-	ActionJoined = "SEGMENT_JOINED"
-	// ActionLeft: a user left a segment (metadata: segmentId,
-	// segmentTitle, reason REMOVED or EXPIRED).
-	ActionLeft = "SEGMENT_LEFT"
-)
-
-// Reasons of SEGMENT_LEFT.
-const (
-	ReasonRemoved = "REMOVED"
-	ReasonExpired = "EXPIRED"
-	// ReasonRule: a rule's REMOVE_FROM_SEGMENT effect.
-	ReasonRule = "RULE"
-)
-
 // Limits of segments and their members.
 const (
 	MaxTitle       = 255

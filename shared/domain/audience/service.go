@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -40,20 +39,6 @@ type Perks interface {
 // Tenants names tenants (for actions).
 type Tenants interface {
 	Title(ctx context.Context, tenantID string) (string, error)
-}
-
-// Change is a user joining or leaving a segment, as the hooks see it.
-type Change struct {
-	TenantID    string
-	TenantTitle string
-	Segment     Segment
-	User        Person
-	// Reason is REMOVED or EXPIRED for a leave, empty for a join.
-	Reason string
-	At     time.Time
-	// Actor is the action recording the change (its `when` and context
-	// are the hooks' to copy).
-	Actor action.Action
 }
 
 // Service runs the audience domain's operations.

@@ -25,13 +25,6 @@ const (
 	ActionUpdated = "updated"
 )
 
-// Action types recorded for imported locations when suppressEvents is
-// false (metadata: operationId, source IMPORT).
-const (
-	ActionLocationCreated = "LOCATION_CREATED"
-	ActionLocationUpdated = "LOCATION_UPDATED"
-)
-
 // Batch limits of the import: a DynamoDB transaction holds at most 100
 // items and 4 MB; the chunk's marker and fence check take two items.
 const (

@@ -39,26 +39,6 @@ var PaymentTypes = []string{
 	"CARD_TENDERED", "GIFT_CARD", "CARDHOLDER_PRESENT", "CASH", "CARD", "OTHER", "APP", "PAY_BY_BANK",
 }
 
-// Action types the POS domain records.
-const (
-	// ActionOrderCompleted: an order was completed (metadata: orderId,
-	// value (totalPrice when set, else the value the POS gave, else the
-	// sum of its transactions not refunded),
-	// totalPrice, transactionsTotal, basket, redemptions, shortCode,
-	// scenario, paymentType of a generated order).
-	ActionOrderCompleted = "ORDER_COMPLETED"
-	// ActionTransactionCreated: a transaction was recorded (metadata: the
-	// transaction's amounts, paymentType, orderId, shortCode).
-	ActionTransactionCreated = "TRANSACTION_CREATED"
-	// ActionTransactionRefunded: a transaction was refunded (metadata:
-	// transactionId, orderId, paymentType, amount, balanceRestored,
-	// pointsReversed, pointsNotReversed, redemptionsReturned).
-	ActionTransactionRefunded = "TRANSACTION_REFUNDED"
-	// ActionBalanceCredited: an admin credited the app balance (metadata:
-	// amount, reason, balance after).
-	ActionBalanceCredited = "BALANCE_CREDITED"
-)
-
 // Limits of orders and transactions.
 const (
 	MaxBasket = 200

@@ -43,7 +43,6 @@ type Checkins interface {
 	Notify(ctx context.Context, w checkin.CheckoutWrite, reason string)
 }
 
-
 // Service runs the POS domain's operations.
 type Service struct {
 	DB    ddb.API

@@ -57,13 +57,6 @@ const MaxDepth = 3
 // SourceRule is the source of the grants rules make.
 const SourceRule = "RULE"
 
-// ActionBudgetExceeded is recorded once for an originating action whose
-// chain of rules reached the tenant's rulesBudget of effects. Metadata:
-// originActionId, originActionType, budget, effectsApplied,
-// effectsSkipped and ruleIdsSkipped. Rules do not run on it (it is not a
-// trigger a rule may name).
-const ActionBudgetExceeded = "RULES_BUDGET_EXCEEDED"
-
 // ChainKeys are the metadata keys that tie an action a rule's effect
 // recorded to its chain: the rule, the action it ran on, the depth and the
 // originating action. An effect whose change records further actions in
@@ -79,18 +72,6 @@ type Tenants interface {
 // Perks reads perks.
 type Perks interface {
 	Find(ctx context.Context, tenantID, id string) (perk.Perk, error)
-}
-
-// Granted is a rule's grant, as the OnGrant hooks see it: the POS domain
-// records on the order the points the rules earned on it.
-type Granted struct {
-	TenantID string
-	UserID   string
-	// OrderID is the order the triggering action names (metadata.orderId),
-	// or empty.
-	OrderID string
-	AwardID string
-	Points  int
 }
 
 // Engine runs the rules' CRUD and the rules on actions.

@@ -1,3 +1,7 @@
+// Events the users domain emits: recorded actions (USER_CREATED and
+// USER_ACTIVATED, below), each in the transaction of the change it tells
+// of; the Actions table's stream runs the rules on them.
+
 package user
 
 import (
