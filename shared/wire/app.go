@@ -241,11 +241,3 @@ func withoutStage(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPReq
 	req.RequestContext.HTTP.Path = strip(req.RequestContext.HTTP.Path)
 	return req
 }
-
-// TenantService builds the tenants domain (the tenants function): rotating
-// a service key ends the admin sessions made from the old one.
-func (b *Base) TenantService() *tenant.Service {
-	t := &tenant.Service{Store: b.Tenants(), Clock: b.Clock}
-	t.OnRotate = append(t.OnRotate, b.Auth().EndServiceSessions)
-	return t
-}

@@ -259,8 +259,9 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]L
 			return nil, web.Page{}, apierr.New(apierr.Unauthorized, "favourites requires a user session")
 		}
 		m.ids = map[string]bool{}
-		if s.Favourites != nil {
-			ids, err := s.Favourites(ctx, tenantID, caller.UserID)
+		if s.Profiles != nil {
+			p, err := s.Profiles.Get(ctx, tenantID, caller.UserID)
+			ids := p.FavouriteLocations
 			if apierr.CodeOf(err) == apierr.NotFound {
 				ids, err = nil, nil // a deleted user has no favourites
 			}

@@ -12,11 +12,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
+
+// Profiles read users' profiles (shared/domain/profile), where their
+// favourite locations are.
+type Profiles interface {
+	Get(ctx context.Context, tenantID, userID string) (profile.Profile, error)
+}
 
 // Service runs the locations domain's operations. Other domains call Get
 // (check-ins), Create, Replace, FindByTitle and Each (the import and export
@@ -26,9 +33,9 @@ type Service struct {
 	Tables ddb.Tables
 	Clock  clock.Clock
 	Cursor ddb.Cursor
-	// Favourites returns the favourite location ids of a user (the users
-	// domain's profile); nil means nobody has favourites.
-	Favourites func(ctx context.Context, tenantID, userID string) ([]string, error)
+	// Profiles read a user's favourite locations (nil: nobody has
+	// favourites).
+	Profiles Profiles
 
 	cache summaryCache
 }

@@ -8,15 +8,15 @@ import (
 	"fmt"
 
 	"github.com/loyalty-platform/platform/shared/platform/clock"
+	"github.com/loyalty-platform/platform/shared/platform/hook"
 )
 
 // Service creates tenants and manages their keys.
 type Service struct {
 	Store *Store
 	Clock clock.Clock
-	// OnRotate runs after a service key is rotated, to end what was made
-	// with the old key (admin sessions).
-	OnRotate []func(ctx context.Context, tenantID string) error
+	// OnKeyRotated runs once a service key is rotated (see events.go).
+	OnKeyRotated hook.After[KeyRotated]
 }
 
 // CreateInput describes a new tenant. ID and ServiceKey are chosen by the
@@ -59,10 +59,8 @@ func (s *Service) RotateKey(ctx context.Context, id string) (string, error) {
 	if err := s.Store.RotateKey(ctx, id, key, s.Clock.Now()); err != nil {
 		return "", err
 	}
-	for _, hook := range s.OnRotate {
-		if err := hook(ctx, id); err != nil {
-			return "", fmt.Errorf("rotate key of %s: %w", id, err)
-		}
+	if err := s.OnKeyRotated.Run(ctx, KeyRotated{TenantID: id}); err != nil {
+		return "", fmt.Errorf("rotate key of %s: %w", id, err)
 	}
 	return key, nil
 }

@@ -102,10 +102,8 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {
 		return err
 	}
-	for _, hook := range s.Extras.OnDelete {
-		if err := hook(ctx, caller.TenantID, userID); err != nil {
-			return fmt.Errorf("delete user %s: %w", userID, err)
-		}
+	if err := s.OnDeleted.Run(ctx, Deleted{TenantID: caller.TenantID, UserID: userID}); err != nil {
+		return fmt.Errorf("delete user %s: %w", userID, err)
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 // Events the users domain emits: recorded actions (USER_CREATED and
 // USER_ACTIVATED, below), each in the transaction of the change it tells
-// of; the Actions table's stream runs the rules on them.
+// of; the Actions table's stream runs the rules on them. Hooks:
+// Service.OnDeleted (hook.After) runs, with a Deleted, once a user's items
+// are gone and before DELETE /users/{userId} answers: the other domains
+// remove what they keep about the user (the check-in, the user's name in
+// the actions log), so that the 204 means the user is gone everywhere.
 
 package user
 
@@ -11,6 +15,12 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 )
+
+// Deleted is a user's deletion, as the OnDeleted hooks see it.
+type Deleted struct {
+	TenantID string
+	UserID   string
+}
 
 // Action types the users domain records, each in the transaction of the
 // change it tells of.

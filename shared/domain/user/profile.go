@@ -49,23 +49,21 @@ func (s *Service) Profiles(ctx context.Context, tenantID string, ids []string) (
 	return out, nil
 }
 
-// Extras are the parts of a user that other domains own; the composition
-// root fills them in. A nil function contributes an empty value.
-type Extras struct {
-	// CurrentCheckin returns the user's current check-in, or nil.
-	CurrentCheckin func(ctx context.Context, tenantID, userID string) (any, error)
-	// OnDelete runs when a user is deleted, to remove what other domains
-	// keep about them (their current check-in, ...).
-	OnDelete []func(ctx context.Context, tenantID, userID string) error
+// Includes are the parts of a user other domains own, which the include
+// options read (include=points, checkin, segmentIds, segments); the users
+// function's wiring supplies them. Without them those parts are empty.
+type Includes interface {
 	// Points returns the points the user holds across their awards
 	// (include=points adds the starting balance).
-	Points func(ctx context.Context, tenantID, userID string) (int, error)
+	Points(ctx context.Context, tenantID, userID string) (int, error)
+	// CurrentCheckin returns the user's current check-in, or nil.
+	CurrentCheckin(ctx context.Context, tenantID, userID string) (any, error)
 	// SegmentIDs returns the segments the user is a member of
 	// (include=segmentIds).
-	SegmentIDs func(ctx context.Context, tenantID, userID string) ([]string, error)
+	SegmentIDs(ctx context.Context, tenantID, userID string) ([]string, error)
 	// Segments returns the tenant's segments, each marked whether the
 	// user is a member (include=segments).
-	Segments func(ctx context.Context, tenantID, userID string) ([]SegmentRef, error)
+	Segments(ctx context.Context, tenantID, userID string) ([]SegmentRef, error)
 }
 
 // LiveCheck is a ConditionCheck, for another domain's transaction, that a

@@ -95,8 +95,8 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["points"] {
 		v := r.Points
-		if s.Extras.Points != nil {
-			held, err := s.Extras.Points(ctx, r.TenantID, r.ID)
+		if s.Includes != nil {
+			held, err := s.Includes.Points(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -121,8 +121,8 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["checkin"] {
 		var current any
-		if s.Extras.CurrentCheckin != nil {
-			c, err := s.Extras.CurrentCheckin(ctx, r.TenantID, r.ID)
+		if s.Includes != nil {
+			c, err := s.Includes.CurrentCheckin(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -132,8 +132,8 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["segmentIds"] {
 		v := []string{}
-		if s.Extras.SegmentIDs != nil {
-			ids, err := s.Extras.SegmentIDs(ctx, r.TenantID, r.ID)
+		if s.Includes != nil {
+			ids, err := s.Includes.SegmentIDs(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -143,8 +143,8 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 	}
 	if include["segments"] {
 		v := []SegmentRef{}
-		if s.Extras.Segments != nil {
-			refs, err := s.Extras.Segments(ctx, r.TenantID, r.ID)
+		if s.Includes != nil {
+			refs, err := s.Includes.Segments(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/geo"
+	"github.com/loyalty-platform/platform/shared/platform/hook"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -75,8 +76,11 @@ type Service struct {
 	// they are served.
 	Photos   Photos
 	MediaURL string
-	// Extras supplies the include options owned by other domains.
-	Extras Extras
+	// Includes supply the include options owned by other domains (nil:
+	// empty).
+	Includes Includes
+	// OnDeleted runs once a user is deleted (see events.go).
+	OnDeleted hook.After[Deleted]
 	// Actions records USER_CREATED and USER_ACTIVATED (nil: none).
 	Actions *action.Recorder
 	// Allowance counts the anonymous sign-ups and code requests of each

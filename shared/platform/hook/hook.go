@@ -5,7 +5,12 @@
 // domains. Each reaction adds its writes to the change's transaction
 // (ddb.Tx), built from its own keys, so neither domain imports the other
 // and the change and every reaction commit together or not at all.
-// Reactions that may follow later go through the actions log instead.
+//
+// A few reactions cannot share the change's transaction but must be done
+// before the request answers (After: removing what other domains keep
+// about a deleted user). Reactions that may follow later go through the
+// actions log instead. Each domain declares the events it emits, and the
+// hooks it runs for them, in its events.go.
 package hook
 
 import (
@@ -33,6 +38,38 @@ func (h *Hooks[E]) Run(ctx context.Context, tx *ddb.Tx, e E) error {
 	}
 	for _, f := range h.fns {
 		if err := f(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AfterFunc reacts to event e once the change that emits it committed,
+// before the request that made the change answers. An error fails the
+// request, whose retry makes the change (a no-op by then) and runs the
+// reactions again, so each must be safe to repeat.
+type AfterFunc[E any] func(ctx context.Context, e E) error
+
+// After are the reactions that follow one kind of event within the
+// request, run in the order added. They are for what must be done when
+// the request answers but cannot share the change's transaction (removing
+// what other domains keep about a deleted user, ending the sessions of a
+// rotated service key); what may follow later goes through the actions
+// log instead.
+type After[E any] struct {
+	fns []AfterFunc[E]
+}
+
+// Add registers reactions.
+func (h *After[E]) Add(fns ...AfterFunc[E]) { h.fns = append(h.fns, fns...) }
+
+// Run runs every reaction to e, stopping at the first error.
+func (h *After[E]) Run(ctx context.Context, e E) error {
+	if h == nil {
+		return nil
+	}
+	for _, f := range h.fns {
+		if err := f(ctx, e); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,8 @@
 package avatars
 
 import (
+	"context"
+
 	"github.com/loyalty-platform/platform/shared/aws/blob"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -28,7 +30,11 @@ func New(b *wire.Base, s3 blob.API) (*Function, error) {
 	u := identity.Users(b)
 	u.Pusher = p
 	u.Photos = blob.Photos{S3: s3, Bucket: b.Config.Buckets.Media}
-	u.Extras.OnDelete = append(u.Extras.OnDelete, places.CheckinRemover(b), u.Actions.RedactUser)
+	removeCheckin, redact := places.CheckinRemover(b), u.Actions
+	u.OnDeleted.Add(
+		func(ctx context.Context, d user.Deleted) error { return removeCheckin(ctx, d.TenantID, d.UserID) },
+		func(ctx context.Context, d user.Deleted) error { return redact.RedactUser(ctx, d.TenantID, d.UserID) },
+	)
 	return &Function{Users: u}, nil
 }
 

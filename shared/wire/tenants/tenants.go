@@ -4,6 +4,8 @@
 package tenants
 
 import (
+	"context"
+
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/wire"
 )
@@ -15,5 +17,10 @@ type Function struct {
 
 // New builds the tenants function on b.
 func New(b *wire.Base) *Function {
-	return &Function{Tenants: b.TenantService()}
+	t := &tenant.Service{Store: b.Tenants(), Clock: b.Clock}
+	sessions := b.Auth()
+	t.OnKeyRotated.Add(func(ctx context.Context, e tenant.KeyRotated) error {
+		return sessions.EndServiceSessions(ctx, e.TenantID)
+	})
+	return &Function{Tenants: t}
 }

@@ -92,30 +92,50 @@ func newAllowance(b *wire.Base) *allowance.Counter {
 // Profiles gives u what the user record and its addresses need
 // (user.ProfileRoutes): the push registrar, the geocoder
 // (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
-// function alone, so that the others link no Amazon Location client) and the parts of a user other domains own:
-// include=points and include=segmentIds,segments (the loyalty domains) and
-// include=checkin (check-ins).
+// function alone, so that the others link no Amazon Location client) and
+// the parts of a user other domains own: include=points and
+// include=segmentIds,segments (the loyalty domains) and include=checkin
+// (check-ins).
 func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewards, checkins *checkin.Service) {
 	u.Pusher, u.Geocoder = p, g
-	u.Extras.Points = r.Awards.Total
-	u.Extras.SegmentIDs = r.Audiences.SegmentsOf
-	u.Extras.Segments = func(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {
-		refs, err := r.Audiences.UserSegments(ctx, tenantID, userID)
-		out := make([]user.SegmentRef, 0, len(refs))
-		for _, ref := range refs {
-			out = append(out, user.SegmentRef{ID: ref.ID, Title: ref.Title, Included: ref.Included})
-		}
-		return out, err
+	u.Includes = includes{r: r, checkins: checkins}
+}
+
+// includes are the parts of a user the loyalty domains and check-ins own.
+type includes struct {
+	r        *rewards.Rewards
+	checkins *checkin.Service
+}
+
+// Points implements user.Includes.
+func (in includes) Points(ctx context.Context, tenantID, userID string) (int, error) {
+	return in.r.Awards.Total(ctx, tenantID, userID)
+}
+
+// SegmentIDs implements user.Includes.
+func (in includes) SegmentIDs(ctx context.Context, tenantID, userID string) ([]string, error) {
+	return in.r.Audiences.SegmentsOf(ctx, tenantID, userID)
+}
+
+// Segments implements user.Includes.
+func (in includes) Segments(ctx context.Context, tenantID, userID string) ([]user.SegmentRef, error) {
+	refs, err := in.r.Audiences.UserSegments(ctx, tenantID, userID)
+	out := make([]user.SegmentRef, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, user.SegmentRef{ID: ref.ID, Title: ref.Title, Included: ref.Included})
 	}
-	u.Extras.CurrentCheckin = func(ctx context.Context, tenantID, userID string) (any, error) {
-		// The users domain's contract: nil, nil when not checked in.
-		c, err := checkins.Current(ctx, tenantID, userID)
-		if errors.Is(err, checkin.ErrNotCheckedIn) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+	return out, err
+}
+
+// CurrentCheckin implements user.Includes: nil, nil when the user is not
+// checked in.
+func (in includes) CurrentCheckin(ctx context.Context, tenantID, userID string) (any, error) {
+	c, err := in.checkins.Current(ctx, tenantID, userID)
+	if errors.Is(err, checkin.ErrNotCheckedIn) {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -18,14 +18,7 @@ import (
 // Locations builds the locations domain; a user's favourites come from
 // their profile.
 func Locations(b *wire.Base) *location.Service {
-	profiles := b.Profiles()
-	return &location.Service{
-		DB: b.DB, Tables: b.Config.Tables, Clock: b.Clock, Cursor: b.Cursor,
-		Favourites: func(ctx context.Context, tenantID, userID string) ([]string, error) {
-			p, err := profiles.Get(ctx, tenantID, userID)
-			return p.FavouriteLocations, err
-		},
-	}
+	return &location.Service{DB: b.DB, Tables: b.Config.Tables, Clock: b.Clock, Cursor: b.Cursor, Profiles: b.Profiles()}
 }
 
 // Checkins builds the check-in domain: users' profiles (a check-in is
