@@ -14,12 +14,13 @@ import (
 // take for them.
 type Reactions interface {
 	// Run runs the reactions to the actions, in order, and returns how
-	// many actions their effects recorded, with the failures joined.
+	// many changes they made or found made on them (0: the actions are
+	// as the request wrote them), with the failures joined.
 	Run(ctx context.Context, actions ...Action) (int, error)
 }
 
-// React runs r on actions just recorded and returns how many actions
-// their effects recorded. A failure is logged on log (what names the
+// React runs r on actions just recorded and returns what r.Run returns
+// of the changes it made or found made. A failure is logged on log (what names the
 // change) and otherwise ignored: the stream consumer applies what is
 // left. A nil r runs nothing.
 func React(ctx context.Context, r Reactions, log *slog.Logger, what string, actions ...Action) int {

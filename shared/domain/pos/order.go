@@ -337,9 +337,10 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 		}
 		return Order{}, false, nil
 	}
-	// When the rules recorded anything (the points they earn on the order
-	// are written on it in their grants' transactions, AddEarned), read
-	// the order again for them; else the order is as written.
+	// When the rules changed anything on these actions (or found it
+	// changed by the stream consumer that got there first), read the
+	// order again: the points they earn on it are written on it in their
+	// grants' transactions (AddEarned). Else the order is as written.
 	if s.after(ctx, prep) > 0 {
 		if fresh, err := s.st().order(ctx, r.TenantID, r.ID); err == nil {
 			r = fresh

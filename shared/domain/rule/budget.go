@@ -22,6 +22,9 @@ type chain struct {
 	// recorded counts the actions the chain's effects recorded in this
 	// run.
 	recorded int
+	// landed counts the rule applications on this run's actions that
+	// another path (the stream consumer, or the request) committed first.
+	landed int
 	// from is the first action of the chain this run saw: the
 	// RULES_BUDGET_EXCEEDED action concerns its user and location.
 	from action.Action

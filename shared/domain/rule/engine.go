@@ -140,7 +140,11 @@ func originOf(a action.Action) (id, typ string) {
 // reads each tenant's rules (or their version, see rulesOf) once per call,
 // however many actions it runs. A failure on one action does not stop the
 // others: the failures are returned joined. It returns how many actions
-// the effects recorded (what a request that ran it reads again for).
+// the effects recorded, plus how many rule applications on these actions
+// another path (the stream consumer, or the request) committed first:
+// either way the records the effects change (an order's pointsEarned) are
+// no longer as the request wrote them, and a request that ran it reads
+// them again when it is not 0.
 func (e *Engine) Run(ctx context.Context, actions ...action.Action) (int, error) {
 	loaded := map[string]*ruleSet{}
 	chains := map[string]*chain{}
@@ -171,7 +175,7 @@ func (e *Engine) Run(ctx context.Context, actions ...action.Action) (int, error)
 		if err := e.recordExceeded(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
-		recorded += c.recorded
+		recorded += c.recorded + c.landed
 	}
 	return recorded, errors.Join(errs...)
 }
@@ -293,7 +297,8 @@ func (e *Engine) apply(ctx context.Context, r Rule, a action.Action, c *chain) (
 		if owner != a.ID {
 			return nil, nil // applied on another action of the chain
 		}
-		first = 1 // group 0 applied: see to the others
+		c.landed++ // group 0 applied on a by another path
+		first = 1  // see to the others
 	}
 	held, err := e.heldThrough(ctx, a.TenantID, r.Effects)
 	if err != nil {
@@ -400,7 +405,11 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 	// A group applied already (the request path got there first, or the
 	// stream delivers a record again) is not evaluated again.
 	if group > 0 {
-		if done, err := e.st().applied(ctx, a.TenantID, ruleID, c.originID, group); err != nil || done {
+		done, err := e.st().applied(ctx, a.TenantID, ruleID, c.originID, group)
+		if done {
+			c.landed++
+		}
+		if err != nil || done {
 			return nil, false, err
 		}
 	}
@@ -463,6 +472,7 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 		case ddb.Failed(err, ownerAt):
 			return nil, true, nil // the rule applies on another action of the chain
 		case ddb.Failed(err, markerAt) && group > 0:
+			c.landed++
 			return nil, false, nil // applied already (the other path got there first)
 		case ddb.Failed(err, markerAt):
 			// Claimed meanwhile: by the other path on this action (which
@@ -470,6 +480,9 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 			// that each run sees what the budget left out), or on another
 			// action of the chain.
 			owner, _, err := e.st().claim(ctx, a.TenantID, ruleID, c.originID)
+			if err == nil && owner == a.ID {
+				c.landed++
+			}
 			return nil, owner != a.ID, err
 		case ddb.Failed(err, budgetAt):
 			c.used = -1 // spent by another path meanwhile: read again
