@@ -56,15 +56,12 @@ type Service struct {
 	// change.
 	OnJoin  hook.Hooks[Change]
 	OnLeave hook.Hooks[Change]
-	// Rules run on the actions a membership change records, once it
-	// committed (nil: none; the stream consumer runs them anyway).
-	Rules action.Reactions
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
 // stream consumer applies what is left).
 func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	action.React(ctx, s.Rules, s.log(), "a segment change", actions...)
+	s.Actions.React(ctx, s.log(), "a segment change", actions...)
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -131,16 +128,29 @@ func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Segmen
 	return seg, err
 }
 
-// SegmentExists reports whether a segment exists (for the perk domain).
-func (s *Service) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
+// Segments reads which segments exist, for the domains that name one (the
+// perk domain) and are built before the audiences service (which reads
+// their perks): it needs only the table.
+type Segments struct {
+	DB    ddb.API
+	Table string
+}
+
+// SegmentExists reports whether a segment exists.
+func (s Segments) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
 	if !web.ValidID(id) {
 		return false, nil
 	}
-	_, _, err := s.st().getSegment(ctx, tenantID, id)
+	_, _, err := (&store{db: s.DB, table: s.Table}).getSegment(ctx, tenantID, id)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// SegmentExists reports whether a segment exists (Segments.SegmentExists).
+func (s *Service) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
+	return Segments{DB: s.DB, Table: s.Table}.SegmentExists(ctx, tenantID, id)
 }
 
 // List returns a page of the tenant's segments in creation order (GET

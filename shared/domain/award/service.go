@@ -120,16 +120,15 @@ type Service struct {
 	// (nil: never, so the tenant's zone applies).
 	Checkins    Checkins
 	Enrichments Enrichments
-	Actions     *action.Recorder
-	// Rules run on the actions a request records, before it answers (nil:
-	// none; the rules function's stream consumer runs them anyway).
-	Rules action.Reactions
+	// Actions records the actions of award changes; the reactions
+	// registered on it (the rules) run on them before a request answers.
+	Actions *action.Recorder
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
 // stream consumer applies what is left).
 func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	action.React(ctx, s.Rules, slog.Default(), "an award change", actions...)
+	s.Actions.React(ctx, slog.Default(), "an award change", actions...)
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }

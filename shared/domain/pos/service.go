@@ -57,9 +57,10 @@ type Service struct {
 	Tenants  Tenants
 	Awards   *award.Service
 	Checkins Checkins
-	Actions  *action.Recorder
-	Rules    action.Reactions
-	Log      *slog.Logger
+	// Actions records the POS actions; the reactions registered on it
+	// (the rules) run on them before a request answers.
+	Actions *action.Recorder
+	Log     *slog.Logger
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -130,5 +131,5 @@ func (s *Service) act(tenantID, title string, prof profile.Profile, place *award
 // how many actions their effects recorded. A failure is logged: the rules
 // function, reading the Actions table's stream, applies what is left.
 func (s *Service) react(ctx context.Context, actions ...action.Action) int {
-	return action.React(ctx, s.Rules, s.log(), "a POS change", actions...)
+	return s.Actions.React(ctx, s.log(), "a POS change", actions...)
 }
