@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/award"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -242,7 +243,9 @@ func TestLiabilityRequests(t *testing.T) {
 	}{
 		{"Admin", "", h.Admin(), 200, ""},
 		{"OnePerk", "perkId=" + perk, h.Admin(), 200, ""},
-		{"AsOfNow", "asOf=" + url.QueryEscape(now.Format(time.RFC3339)), h.Admin(), 200, ""},
+		// The clock runs on while the test runs, so "now" itself is
+		// checked by TestParseAsOf; a minute ahead is as good here.
+		{"AsOfSoon", "asOf=" + url.QueryEscape(now.Add(time.Minute).Format(time.RFC3339)), h.Admin(), 200, ""},
 		{"AsOfLater", "asOf=" + url.QueryEscape(now.AddDate(1, 0, 0).Format(time.RFC3339)), h.Admin(), 200, ""},
 		{"AsOfPast", "asOf=" + url.QueryEscape(now.Add(-time.Second).Format(time.RFC3339)), h.Admin(), 422, "VALIDATION_FAILED"},
 		{"AsOfNotADate", "asOf=tomorrow", h.Admin(), 422, "VALIDATION_FAILED"},
@@ -323,4 +326,34 @@ func TestLiabilityExport(t *testing.T) {
 	t.Run("UserFile", func(t *testing.T) {
 		h.Do("GET", href, nil, ts.Token(token)).Expect(t, 401, "UNAUTHORIZED")
 	})
+}
+
+// TestParseAsOf checks the report's asOf against a fixed now: now itself
+// (to the second) and later are accepted, the second before is not.
+func TestParseAsOf(t *testing.T) {
+	now := time.Date(2027, 3, 1, 12, 0, 0, 500_000_000, time.UTC)
+	tests := []struct {
+		name, asOf string
+		want       time.Time
+		err        bool
+	}{
+		{"Empty", "", now.Truncate(time.Second), false},
+		{"Now", "2027-03-01T12:00:00Z", now.Truncate(time.Second), false},
+		{"NowWithFraction", "2027-03-01T12:00:00.1Z", now.Truncate(time.Second), false},
+		{"OtherZone", "2027-03-01T13:00:00+01:00", now.Truncate(time.Second), false},
+		{"Later", "2028-01-01T00:00:00Z", time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{"SecondBefore", "2027-03-01T11:59:59Z", time.Time{}, true},
+		{"NotADate", "tomorrow", time.Time{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := award.ParseAsOf(tc.asOf, now)
+			if (err != nil) != tc.err {
+				t.Fatalf("ParseAsOf(%q) error = %v, want error %v", tc.asOf, err, tc.err)
+			}
+			if !got.Equal(tc.want) {
+				t.Errorf("ParseAsOf(%q) = %v, want %v", tc.asOf, got, tc.want)
+			}
+		})
+	}
 }
