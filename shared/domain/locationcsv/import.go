@@ -2,9 +2,7 @@ package locationcsv
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -24,10 +22,9 @@ const (
 // Batch limits of the import: a DynamoDB transaction holds at most 100
 // items and 4 MB; the chunk's marker and fence check take two items.
 const (
-	groupSize      = 100 // rows read and prepared together
-	prepareWorkers = 16  // rows prepared at once (their reads in parallel)
-	maxBatchRows   = 500 // rows per commit (and results part)
-	maxBatchItems  = 96  // transaction items of the rows
+	groupSize     = 100 // rows read and prepared together (their reads batched)
+	maxBatchRows  = 500 // rows per commit (and results part)
+	maxBatchItems = 96  // transaction items of the rows
 	// maxBatchDirect bounds the direct writes of a commit (its new
 	// locations, written with BatchWriteItem before the transaction), so
 	// that several chunks are in flight at once.
@@ -63,7 +60,7 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		return job.BadFile("file: %s", err.Error())
 	}
 	params := job.ImportParamsOf(r.Operation().Metadata)
-	imp := &importer{s: k.s, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, recheck: r.AfterStop()}
+	imp := &importer{s: k.s, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID}
 	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
@@ -99,10 +96,6 @@ type importer struct {
 	tenantID string
 	opID     string
 	tenant   string // the tenant's title, for actions
-	// recheck tells that an earlier run stopped other than by yielding: a
-	// new location's id is read before it is created (see
-	// location.ImportOptions.Recheck).
-	recheck bool
 	// titles tells which titles no location of the tenant has, so that
 	// their rows need no lookup (nil for a tenant with more than
 	// location.TitleIndexLimit locations: every title is looked up).
@@ -177,53 +170,56 @@ func (imp *importer) plan(e *entry) job.Plan {
 	}
 }
 
-// prepareAll prepares the rows of a group that parsed cleanly, several at
-// a time.
+// prepareAll prepares the rows of a group that parsed cleanly, their
+// reads batched (see location.PrepareImports).
 func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
-	sem := make(chan struct{}, prepareWorkers)
-	errs := make([]error, len(group))
-	var wg sync.WaitGroup
-	for i, e := range group {
-		if len(e.errs) > 0 {
-			continue
+	var todo []*entry
+	for _, e := range group {
+		if len(e.errs) == 0 {
+			todo = append(todo, e)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = imp.prepare(ctx, e)
-		}()
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return imp.prepareRows(ctx, todo)
 }
 
-// prepare decides how a parsed row applies (PrepareImport) and, unless the
-// row fails validation, what it writes. Client errors become the row's
-// errors; anything else is returned.
+// prepare prepares one row again.
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
-	e.write, e.action, e.errs = nil, nil, nil
-	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles}
-	if !imp.params.DryRun {
-		opt.NewID, opt.Recheck = location.ImportID(imp.tenantID, imp.opID, e.Start), imp.recheck
-	}
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, opt)
-	if err != nil {
-		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
-			e.errs = []string{ae.Message}
-			return nil
-		}
-		return fmt.Errorf("row: %w", err)
-	}
-	e.write = &w
-	if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
+	return imp.prepareRows(ctx, []*entry{e})
+}
+
+// prepareRows decides how parsed rows apply (PrepareImports) and, unless
+// a row fails validation, what it writes. Client errors become the rows'
+// errors; anything else is returned.
+func (imp *importer) prepareRows(ctx context.Context, entries []*entry) error {
+	if len(entries) == 0 {
 		return nil
 	}
-	a, err := imp.actionItem(w)
-	if err != nil {
-		return err
+	rows := make([]location.ImportRow, len(entries))
+	for i, e := range entries {
+		e.write, e.action, e.errs = nil, nil, nil
+		rows[i] = location.ImportRow{ID: e.row.id, Location: e.row.loc, Token: location.ImportToken(imp.tenantID, imp.opID, e.Start)}
 	}
-	e.action = []types.TransactWriteItem{a}
+	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles, Direct: !imp.params.DryRun}
+	writes, errs, err := imp.s.Locations.PrepareImports(ctx, imp.tenantID, rows, opt)
+	if err != nil {
+		return fmt.Errorf("prepare rows at %d: %w", entries[0].Start, err)
+	}
+	for i, e := range entries {
+		if ae, ok := apierr.As(errs[i]); ok {
+			e.errs = []string{ae.Message}
+			continue
+		}
+		w := writes[i]
+		e.write = &w
+		if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
+			continue
+		}
+		a, err := imp.actionItem(w)
+		if err != nil {
+			return fmt.Errorf("import row at %d: %w", e.Start, err)
+		}
+		e.action = []types.TransactWriteItem{a}
+	}
 	return nil
 }
 
