@@ -29,7 +29,11 @@ import (
 //
 // A location and its summary are written in one transaction (the record
 // conditional on its version), so the summaries are an exact, strongly
-// consistent index of the tenant's locations. The summaries of a tenant are
+// consistent index of the tenant's locations; the CSV import writes both
+// with BatchWriteItem instead (csv_support.go), so for the moments between
+// its writes, or until a run that stopped between them is resumed, a
+// location it writes may lack its summary or keep its old one. Records the
+// import wrote carry its row tokens in `origin` and `wrote` (see record). The summaries of a tenant are
 // spread over summaryShards partitions (n = FNV-1a of the lower-cased title
 // modulo summaryShards), so writes do not all land on one partition key and
 // lists read the shards in parallel (about 150 bytes a summary: 10,000
