@@ -19,6 +19,9 @@
 //     import with an earned_at on every row, on perks whose lots expire
 //     (POST, the S3-triggered jobs function, operation DONE), each against
 //     raw BatchWriteItem of the items the import stored, with 8 writers;
+//     then three location imports of the same rows (new locations, the
+//     same file again, every row changed), the re-imports against the
+//     first;
 //   - cold start: each function's stripped linux/arm64 binary size and its
 //     initialisation time (host build, the runtime harness, from exec to
 //     its first request for an event; median of runs) against a hello-world
@@ -33,7 +36,7 @@
 //
 // Settings come from flags or, when a flag is not given, from the
 // environment: BENCH_REQUESTS, BENCH_CONCURRENCY, BENCH_IMPORT_ROWS,
-// BENCH_COLD_RUNS, SOAK_REQUESTS, SOAK_DURATION.
+// BENCH_REIMPORT_ROWS, BENCH_COLD_RUNS, SOAK_REQUESTS, SOAK_DURATION.
 package main
 
 import (
