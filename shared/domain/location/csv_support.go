@@ -24,7 +24,8 @@ package location
 // neither seeing the other's location yet, write the same location: a
 // title never gets two locations from imports, whatever runs concurrently.
 // A title whose first id is taken by a location renamed since takes the
-// next one (generation 1, 2, ...).
+// next one (generation 1, 2, ...); the id is read before it is written,
+// except when the run's title index knows that no location had it.
 
 import (
 	"bytes"
@@ -141,9 +142,10 @@ const prepareWorkers = 16
 // pointers l shares with the caller, nor stored. Nothing is written.
 //
 // The reads are batched: the locations named by id, by the title index's
-// map and by the title ids of new locations are read with BatchGetItem
-// (consistently), and only titles the index cannot answer are looked up
-// (a Query each, several at once). With opt.Direct a location that a row
+// map and by the title ids of new locations (unless the index knows no
+// location had the id) are read with BatchGetItem (consistently), and only
+// titles the index cannot answer are looked up (a Query each, several at
+// once). With opt.Direct a location that a row
 // of the same token created (an earlier run of the import) is the row's
 // own: the row creates it again, even when it was renamed since; a
 // location the row's token wrote last is written again. It returns each
@@ -186,8 +188,12 @@ func (s *Service) PrepareImports(ctx context.Context, tenantID string, rows []Im
 	for i, r := range rows {
 		gens[i] = -1
 		if opt.Direct && errs[i] == nil && r.ID == "" && strings.TrimSpace(r.Location.Title) != "" {
+			// The title id is read unless the index knows that no
+			// location had it (a new title's row then reads nothing).
 			gens[i] = 0
-			cands[i] = append(cands[i], TitleID(tenantID, r.Location.Title, 0))
+			if id := TitleID(tenantID, r.Location.Title, 0); opt.Titles == nil || opt.Titles.mayBeID(id) {
+				cands[i] = append(cands[i], id)
+			}
 		}
 	}
 	recs := map[string]record{}

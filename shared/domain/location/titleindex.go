@@ -45,8 +45,10 @@ type TitleIndex struct {
 	mu   sync.RWMutex
 	bits []uint64
 	// ids maps the FNV-1a hash of a lower-cased title to the ids of the
-	// locations that had it (nil past TitleMapLimit titles).
-	ids map[uint64][]string
+	// locations that had it, and known holds the hash of each of those
+	// ids (both nil past TitleMapLimit titles).
+	ids   map[uint64][]string
+	known map[uint64]struct{}
 }
 
 // LoadTitleIndex reads the titles of the tenant's locations (consistently,
@@ -54,7 +56,7 @@ type TitleIndex struct {
 // than limit locations.
 func (s *Service) LoadTitleIndex(ctx context.Context, tenantID string, limit int) (*TitleIndex, error) {
 	st := s.st()
-	ix := &TitleIndex{bits: make([]uint64, titleBits/64), ids: map[uint64][]string{}}
+	ix := &TitleIndex{bits: make([]uint64, titleBits/64), ids: map[uint64][]string{}, known: map[uint64]struct{}{}}
 	counts := make([]int, summaryShards)
 	errs := make([]error, summaryShards)
 	var wg sync.WaitGroup
@@ -148,12 +150,26 @@ func (ix *TitleIndex) addID(title, id string) {
 	}
 	h := titleHash(title)
 	if _, ok := ix.ids[h]; !ok && len(ix.ids) >= TitleMapLimit {
-		ix.ids = nil
+		ix.ids, ix.known = nil, nil
 		return
 	}
 	if !slices.Contains(ix.ids[h], id) {
 		ix.ids[h] = append(ix.ids[h], id)
 	}
+	ix.known[titleHash(id)] = struct{}{}
+}
+
+// mayBeID reports whether a location may have id (false: none had it
+// when the index learnt of the tenant's locations, nor since by the
+// run's commits); without the map, always true.
+func (ix *TitleIndex) mayBeID(id string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.known == nil {
+		return true
+	}
+	_, ok := ix.known[titleHash(id)]
+	return ok
 }
 
 // candidates returns the ids of the locations that had the title (ignoring
