@@ -74,6 +74,21 @@ func fakeParts(l ImportLimits) ImportParts[*fakeEntry] {
 
 // row returns a fake row named name that writes keys (separated by "+")
 // with items transaction items.
+// submitOne places one row of one item in an importer and submits it.
+func submitOne(t *testing.T, limits ImportLimits) (*fakeCommitter, *fakeEntry) {
+	t.Helper()
+	c := &fakeCommitter{busy: map[string]bool{}}
+	imp := newImporter(c, fakeParts(limits))
+	e := row("a", "1", 1)
+	if err := imp.Place(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	if err := imp.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	return c, e
+}
+
 func row(name, keys string, items int, shared ...string) *fakeEntry {
 	e := &fakeEntry{name: name, items: items, shared: shared}
 	if keys != "" {
@@ -175,15 +190,7 @@ func TestImporterCommits(t *testing.T) {
 		}
 	})
 	t.Run("ConflictRetriesThenFails", func(t *testing.T) {
-		c := &fakeCommitter{busy: map[string]bool{}}
-		imp := newImporter(c, fakeParts(limits))
-		e := row("a", "1", 1)
-		if err := imp.Place(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := imp.Submit(); err != nil {
-			t.Fatal(err)
-		}
+		c, e := submitOne(t, limits)
 		var outcomes []Outcome
 		for range limits.Retries + 1 {
 			r, err := c.last.Retry(ctx, 0, []int{0})
@@ -200,15 +207,7 @@ func TestImporterCommits(t *testing.T) {
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
-		c := &fakeCommitter{busy: map[string]bool{}}
-		imp := newImporter(c, fakeParts(limits))
-		e := row("a", "1", 1)
-		if err := imp.Place(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := imp.Submit(); err != nil {
-			t.Fatal(err)
-		}
+		c, _ := submitOne(t, limits)
 		r := c.last.Refuse(0, "too large")
 		if got, want := r.Line, []string{"a", "too large"}; !slices.Equal(got, want) || r.Outcome != RowFailed {
 			t.Errorf("refused row = %v %v, want %v failed", r.Outcome, got, want)
