@@ -8,16 +8,20 @@ package location
 // it changes). Keep them in step; the import tests read imported locations
 // back through the lists.
 //
-// A real import writes its rows directly (ImportOptions.Direct): the
-// writes are unconditional Puts (and the Delete of a moved summary) that
-// the job makes with BatchWriteItem before the chunk's transaction, so
-// that a row that updates a location costs what a row that creates one
-// does. A row's writes carry its token (ImportToken: the operation and the
-// row's input offset): a new location's record keeps it as its Origin for
-// good, and every record the row writes has it as Wrote until another
-// write replaces the record, so that a run resumed after one that stopped
-// between its direct writes and its commit finds its own writes and
-// reports the row as an uninterrupted run does.
+// An update goes into the job's chunk transaction, as Replace writes it:
+// the record conditional on the version read, with its summary, so that a
+// client's PUT between the row's read and the commit fails the condition
+// (the job reads the location again and applies the row on top of it) and
+// the record and summary change together with the chunk's checkpoint.
+//
+// A real import writes its new locations directly (ImportOptions.Direct):
+// unconditional Puts of the record and summary that the job makes with
+// BatchWriteItem before the chunk's transaction, so that creating a
+// location costs no transaction item. A new location's record keeps its
+// row's token (ImportToken: the operation and the row's input offset) as
+// its Origin for good, so that a run resumed after one that stopped
+// between its direct writes and its commit finds the row's own creation
+// (even renamed since) and reports the row as an uninterrupted run does.
 //
 // The id of a new location is derived from the tenant and its title
 // (TitleID), so two imports that create the same title at the same time,
@@ -55,9 +59,10 @@ type ImportWrite struct {
 	// Items are the writes, for the caller's transaction; none when an
 	// update would change nothing (the location and its `updated` stay).
 	Items []types.TransactWriteItem
-	// Direct are the writes of a direct import (ImportOptions.Direct),
-	// instead of Items: unconditional Puts (and the Delete of a moved
-	// summary) for BatchWriteItem, made before the caller's transaction.
+	// Direct are the writes of a new location of a direct import
+	// (ImportOptions.Direct), instead of Items: unconditional Puts (and
+	// the Delete of a moved summary) for BatchWriteItem, made before the
+	// caller's transaction.
 	Direct []types.TransactWriteItem
 	// Bytes estimates the size of Items (a transaction holds at most 4 MB).
 	Bytes int
@@ -79,9 +84,9 @@ type ImportOptions struct {
 	// not looked up in the table) and which locations have a title (see
 	// TitleIndex).
 	Titles *TitleIndex
-	// Direct makes the writes Direct, the ids of new locations TitleIDs
-	// and marks the records with the rows' tokens (a real import; a dry
-	// run writes nothing).
+	// Direct makes the writes of new locations Direct, their ids TitleIDs
+	// and their records' Origin the rows' tokens (a real import; a dry run
+	// writes nothing). Updates are Items either way.
 	Direct bool
 }
 
@@ -145,10 +150,9 @@ const prepareWorkers = 16
 // map and by the title ids of new locations (unless the index knows no
 // location had the id) are read with BatchGetItem (consistently), and only
 // titles the index cannot answer are looked up (a Query each, several at
-// once). With opt.Direct a location that a row
-// of the same token created (an earlier run of the import) is the row's
-// own: the row creates it again, even when it was renamed since; a
-// location the row's token wrote last is written again. It returns each
+// once). With opt.Direct a location that a row of the same token created
+// (an earlier run of the import) is the row's own: the row creates it
+// again, even when it was renamed since. It returns each
 // row's write or client error (an *apierr.Error), or an error of the
 // database.
 func (s *Service) PrepareImports(ctx context.Context, tenantID string, rows []ImportRow, opt ImportOptions) ([]ImportWrite, []error, error) {
@@ -357,7 +361,7 @@ func (s *Service) prepareCreate(tenantID string, r ImportRow, id string, stale *
 	keys := []string{"id:" + l.ID, "title:" + strings.ToLower(l.Title)}
 	rec := newRecord(l, 1)
 	if opt.Direct {
-		rec.Origin, rec.Wrote = r.Token, r.Token
+		rec.Origin = r.Token
 	}
 	items, err := s.st().createItems(rec)
 	if err != nil {
@@ -378,9 +382,9 @@ func (s *Service) prepareCreate(tenantID string, r ImportRow, id string, stale *
 	return ImportWrite{Created: true, Location: l, Direct: items, Keys: keys}, false, nil
 }
 
-// prepareReplace returns the writes that update old as row r says: none
-// when nothing changes (unless the row's token wrote old last: an
-// earlier run of the import wrote the same and counted the row).
+// prepareReplace returns the writes that update old as row r says, for
+// the caller's transaction (conditional on old's version, see
+// store.replaceItems): none when nothing changes.
 func (s *Service) prepareReplace(old record, r ImportRow, opt ImportOptions, now string) (ImportWrite, bool, error) {
 	next := r.Location
 	if opt.Keep != nil {
@@ -397,34 +401,16 @@ func (s *Service) prepareReplace(old record, r ImportRow, opt ImportOptions, now
 	}
 	next.ID, next.TenantID, next.Created, next.Updated, next.Distance = old.ID, old.TenantID, old.Created, old.Updated, nil
 	w := ImportWrite{Keys: []string{"id:" + old.ID, "title:" + strings.ToLower(old.Title), "title:" + strings.ToLower(next.Title)}}
-	if same(old.Location, next) && !(opt.Direct && old.Wrote == r.Token) {
+	if same(old.Location, next) {
 		w.Location = old.Location
 		return w, false, nil
 	}
-	if !same(old.Location, next) {
-		next.Updated = now
-	}
-	rec := newRecord(next, old.Version)
-	if !opt.Direct {
-		items, err := s.st().replaceItems(old, rec)
-		if err != nil {
-			return ImportWrite{}, false, fmt.Errorf("prepare: %w", err)
-		}
-		w.Location, w.Items, w.Bytes = next, items, itemsBytes(items)
-		return w, false, nil
-	}
-	// A direct update: the record unconditionally (its version bumped, so
-	// that a client's PUT that read the old one tries again), and the
-	// summary when it changed.
-	rec.Version, rec.Origin, rec.Wrote = old.Version+1, old.Origin, r.Token
-	if same(old.Location, next) {
-		rec.Version = old.Version // written already by the row: the same write again
-	}
-	put, err := s.st().putItem(rec, "")
+	next.Updated = now
+	items, err := s.st().replaceItems(old, newRecord(next, old.Version))
 	if err != nil {
 		return ImportWrite{}, false, fmt.Errorf("prepare: %w", err)
 	}
-	w.Location, w.Direct = next, append([]types.TransactWriteItem{put}, s.st().summaryItems(old, rec)...)
+	w.Location, w.Items, w.Bytes = next, items, itemsBytes(items)
 	return w, false, nil
 }
 

@@ -29,11 +29,12 @@ import (
 //
 // A location and its summary are written in one transaction (the record
 // conditional on its version), so the summaries are an exact, strongly
-// consistent index of the tenant's locations; the CSV import writes both
-// with BatchWriteItem instead (csv_support.go), so for the moments between
-// its writes, or until a run that stopped between them is resumed, a
-// location it writes may lack its summary or keep its old one. Records the
-// import wrote carry its row tokens in `origin` and `wrote` (see record). The summaries of a tenant are
+// consistent index of the tenant's locations; the CSV import writes a new
+// location's record and summary with BatchWriteItem instead
+// (csv_support.go), so for the moments between its writes, or until a run
+// that stopped between them is resumed, a location it creates may lack its
+// summary or keep an old one. A location the import created carries its
+// row's token in `origin` (see record). The summaries of a tenant are
 // spread over summaryShards partitions (n = FNV-1a of the lower-cased title
 // modulo summaryShards), so writes do not all land on one partition key and
 // lists read the shards in parallel (about 150 bytes a summary: 10,000
@@ -82,16 +83,14 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// record is a location as stored. Origin and Wrote are the import's
-// marks (see csv_support.go): Origin names the import row that created
-// the location (kept by every later write), Wrote the import row that
-// wrote it last (cleared by any other write).
+// record is a location as stored. Origin is the import's mark (see
+// csv_support.go): it names the import row that created the location and
+// is kept by every later write.
 type record struct {
 	PK      string `dynamodbav:"pk"`
 	SK      string `dynamodbav:"sk"`
 	Version int64  `dynamodbav:"version"`
 	Origin  string `dynamodbav:"origin,omitempty"`
-	Wrote   string `dynamodbav:"wrote,omitempty"`
 	Location
 }
 

@@ -25,14 +25,15 @@ const (
 	groupSize     = 100 // rows read and prepared together (their reads batched)
 	maxBatchRows  = 500 // rows per commit (and results part)
 	maxBatchItems = 96  // transaction items of the rows
-	// maxBatchDirect bounds the direct writes of a commit (its new and
-	// updated locations, written with BatchWriteItem before the
-	// transaction), so that several chunks are in flight at once.
+	// maxBatchDirect bounds the direct writes of a commit (its new
+	// locations, written with BatchWriteItem before the transaction), so
+	// that several chunks are in flight at once.
 	maxBatchDirect = 500
 	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
 	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
-	// maxRetries is how often a row whose transaction items' conditions
-	// failed at the commit is prepared again before it fails.
+	// maxRetries is how often a row whose location changed between its
+	// read and the commit (its update's version condition failed) is
+	// read and prepared again before it fails.
 	maxRetries = 2
 )
 
