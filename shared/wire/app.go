@@ -175,6 +175,18 @@ func (b *Base) TenantTitle(ctx context.Context, tenantID string) (string, error)
 	return t.Title, err
 }
 
+// Titles names tenants (Title) for the domains whose actions name the
+// tenant.
+type Titles struct{ b *Base }
+
+// Titles returns the tenant names read on b (TenantTitle).
+func (b *Base) Titles() Titles { return Titles{b} }
+
+// Title names tenant id.
+func (t Titles) Title(ctx context.Context, id string) (string, error) {
+	return t.b.TenantTitle(ctx, id)
+}
+
 // LambdaHandler is the handler of an API function: API Gateway HTTP API
 // events (payload 2.0) through the api-proxy adapter.
 type LambdaHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)

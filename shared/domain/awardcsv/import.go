@@ -117,8 +117,8 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 	if err := imp.loadPerks(ctx); err != nil {
 		return err
 	}
-	if !imp.params.DryRun && !imp.params.SuppressEvents && k.s.TenantTitle != nil {
-		if imp.tenant, err = k.s.TenantTitle(ctx, imp.tenantID); err != nil {
+	if !imp.params.DryRun && !imp.params.SuppressEvents && k.s.Tenants != nil {
+		if imp.tenant, err = k.s.Tenants.Title(ctx, imp.tenantID); err != nil {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}

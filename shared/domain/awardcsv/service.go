@@ -59,6 +59,12 @@ type Users interface {
 	People(ctx context.Context, tenantID string, ids []string) (map[string]award.Person, error)
 }
 
+// Titles names tenants (the tenants domain, through the function's
+// tenant cache).
+type Titles interface {
+	Title(ctx context.Context, tenantID string) (string, error)
+}
+
 // Service starts and runs award imports.
 type Service struct {
 	Awards *award.Service
@@ -66,8 +72,9 @@ type Service struct {
 	Users  Users
 	Jobs   *job.Service
 	Clock  clock.Clock
-	// TenantTitle names the tenant in the actions an import records.
-	TenantTitle func(ctx context.Context, tenantID string) (string, error)
+	// Tenants name the tenant in the actions an import records (nil:
+	// the actions name none).
+	Tenants Titles
 	// RebuildPage is how many awards a liability rebuild reads per
 	// checkpoint (0: rebuildPage); tests make it small.
 	RebuildPage int

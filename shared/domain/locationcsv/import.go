@@ -62,10 +62,10 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 	}
 	params := job.ImportParamsOf(r.Operation().Metadata)
 	imp := &importer{s: k.s, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID}
-	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
+	if !params.DryRun && !params.SuppressEvents && k.s.Tenants != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
-		if imp.tenant, err = k.s.TenantTitle(ctx, imp.tenantID); err != nil {
+		if imp.tenant, err = k.s.Tenants.Title(ctx, imp.tenantID); err != nil {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}

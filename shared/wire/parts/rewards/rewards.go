@@ -105,7 +105,7 @@ func Domains(b *wire.Base, actions *action.Recorder) *Rewards {
 func AwardImports(b *wire.Base, r *Rewards, jobs *job.Service) *awardcsv.Service {
 	return &awardcsv.Service{
 		Awards: r.Awards, Perks: r.Perks, Users: PersonsOf(b.Profiles()), Jobs: jobs, Clock: b.Clock,
-		TenantTitle: b.TenantTitle,
+		Tenants: b.Titles(),
 	}
 }
 
