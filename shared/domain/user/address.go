@@ -102,7 +102,7 @@ func (s *Service) Addresses(ctx context.Context, caller web.Caller, userID strin
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
-	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Service) Addresses(ctx context.Context, caller web.Caller, userID strin
 }
 
 func (s *Service) addresses(ctx context.Context, tenantID, userID string) ([]Address, error) {
-	kc := expression.Key("pk").Equal(expression.Value(userPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("ADDR#"))
+	kc := expression.Key("pk").Equal(expression.Value(UserPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("ADDR#"))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, fmt.Errorf("list addresses: %w", err)
@@ -150,7 +150,7 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 		return nil, err
 	}
 	now := s.Clock.Now()
-	r, err := s.st().getUser(ctx, caller.TenantID, userID, now)
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +159,8 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	}
 	st := s.st()
 	cond := aws.String("attribute_exists(pk)")
-	created := stamp(now)
-	userItem := st.userIsLive(caller.TenantID, userID)
+	created := Stamp(now)
+	userItem := st.UserIsLive(caller.TenantID, userID)
 	if id == "" {
 		list, err := s.addresses(ctx, caller.TenantID, userID)
 		if err != nil {
@@ -169,15 +169,15 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 		if len(list) >= MaxAddresses {
 			return nil, apierr.Invalid("address", "a user may keep at most %d addresses", MaxAddresses)
 		}
-		id, cond = newID(), aws.String("attribute_not_exists(pk)")
+		id, cond = NewID(), aws.String("attribute_not_exists(pk)")
 		// The limit is enforced by a counter on the user record, so parallel
 		// adds cannot pass it.
-		userItem, err = st.userCounted(r, []counterStep{{Name: "addressCount", Read: len(list), Delta: 1, Max: MaxAddresses}}, expression.UpdateBuilder{}, nil)
+		userItem, err = st.UserCounted(r, []CounterStep{{Name: "addressCount", Read: len(list), Delta: 1, Max: MaxAddresses}}, expression.UpdateBuilder{}, nil)
 		if err != nil {
 			return nil, err
 		}
 	} else {
-		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: key(r.PK, addressSK(id)), ConsistentRead: aws.Bool(true)})
+		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: Key(r.PK, addressSK(id)), ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return nil, fmt.Errorf("get address %s: %w", id, err)
 		}
@@ -194,7 +194,7 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if err != nil {
 		return nil, fmt.Errorf("save address: %w", err)
 	}
-	err = st.transact(ctx, []types.TransactWriteItem{
+	err = st.Transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.Tables.Users), Item: item, ConditionExpression: cond}},
 		userItem,
 	})
@@ -213,7 +213,7 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 // addressLimitOrGone explains a failed condition on the user record when
 // adding an address: the user is gone (not found) or the limit is reached.
 func (s *Service) addressLimitOrGone(ctx context.Context, tenantID, userID string) error {
-	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("save address: %w", err)
 	}
@@ -236,13 +236,13 @@ func (s *Service) DeleteAddress(ctx context.Context, caller web.Caller, userID, 
 		return nil, err
 	}
 	st := s.st()
-	pk := userPK(caller.TenantID, userID)
-	count, err := st.userCounted(record{PK: pk, SK: skProfile, ID: userID}, []counterStep{{Name: "addressCount", Read: len(list), Delta: -1}}, expression.UpdateBuilder{}, nil)
+	pk := UserPK(caller.TenantID, userID)
+	count, err := st.UserCounted(Record{PK: pk, SK: SKProfile, ID: userID}, []CounterStep{{Name: "addressCount", Read: len(list), Delta: -1}}, expression.UpdateBuilder{}, nil)
 	if err != nil {
 		return nil, err
 	}
-	err = st.transact(ctx, []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: key(pk, addressSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
+	err = st.Transact(ctx, []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: Key(pk, addressSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
 		count,
 	})
 	if failed := failedAt(err); len(failed) > 0 {

@@ -18,12 +18,12 @@ import (
 // is at most 6 MB (the 5 MB would not fit).
 const MaxAvatarBytes = 4 << 20
 
-// avatarKey is the media bucket key of a user's profile photo.
-func avatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
+// AvatarKey is the media bucket key of a user's profile photo.
+func AvatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
 
 // AvatarURL returns where a user's profile photo is served.
 func (s *Service) AvatarURL(userID string) string {
-	return strings.TrimSuffix(s.MediaURL, "/") + "/" + avatarKey(userID)
+	return strings.TrimSuffix(s.MediaURL, "/") + "/" + AvatarKey(userID)
 }
 
 // SetAvatar stores a JPEG profile photo (PUT /users/{userId}/avatar). The
@@ -41,27 +41,27 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 	if _, _, ok := jpegSize(photo); !ok {
 		return User{}, apierr.New(apierr.UnsupportedMedia, "the photo is not a readable JPEG image")
 	}
-	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return User{}, err
 	}
 	if r.Deleted {
 		return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
 	}
-	err = s.Photos.PutJPEG(ctx, avatarKey(userID), photo)
+	err = s.Photos.PutJPEG(ctx, AvatarKey(userID), photo)
 	if err != nil {
 		return User{}, fmt.Errorf("store avatar of %s: %w", userID, err)
 	}
-	if err := s.updateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(true)),
+	if err := s.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(true)),
 		expression.Name("deleted").Equal(expression.Value(false))); err != nil {
 		// The user was deleted (or changed) meanwhile: the photo must not
 		// outlive the redaction. Best effort; the error answered is the
 		// update's.
-		if derr := s.Photos.Delete(ctx, avatarKey(userID)); derr != nil {
+		if derr := s.Photos.Delete(ctx, AvatarKey(userID)); derr != nil {
 			web.Logger(ctx).Warn("remove orphaned avatar failed", "userId", userID, "error", derr.Error())
 		}
 		if errors.Is(err, ErrConcurrentUpdate) {
-			if cur, gerr := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); gerr != nil || cur.Deleted {
+			if cur, gerr := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); gerr != nil || cur.Deleted {
 				return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
 			}
 		}
@@ -76,20 +76,20 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
-	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return err
 	}
 	if r.Deleted {
 		return fmt.Errorf("delete avatar: %w", ErrNotFound)
 	}
-	if err := s.Photos.Delete(ctx, avatarKey(userID)); err != nil {
+	if err := s.Photos.Delete(ctx, AvatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
 	if !r.HasProfilePhoto {
 		return nil
 	}
-	return s.updateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(false)),
+	return s.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(false)),
 		expression.Name("pk").AttributeExists())
 }
 

@@ -84,7 +84,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	r, err := st.getUser(ctx, caller.TenantID, userID, now)
+	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -94,7 +94,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if r.IsGuest {
 		return Credential{}, ErrGuestCredential
 	}
-	existing, err := st.credentials(ctx, caller.TenantID, userID, now)
+	existing, err := st.Credentials(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -108,18 +108,18 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if len(existing) >= MaxCredentials {
 		return Credential{}, apierr.Invalid("id", "a user may hold at most %d credentials", MaxCredentials)
 	}
-	c := credRecord{
-		PK: r.PK, SK: credSK(provider, id), CredID: newID(), UserID: userID, Identifier: id, Provider: provider,
-		IsVerified: in.SkipVerification, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: r.ExpiresAt,
-	}.indexed(caller.TenantID)
+	c := CredRecord{
+		PK: r.PK, SK: CredSK(provider, id), CredID: NewID(), UserID: userID, Identifier: id, Provider: provider,
+		IsVerified: in.SkipVerification, Created: Stamp(now), UpdatedAt: Stamp(now), ExpiresAt: r.ExpiresAt,
+	}.Indexed(caller.TenantID)
 	if !in.SkipVerification {
 		c.VerifyCode = newCode(4)
 	}
-	credItem, err := st.put(st.users, c, aws.String("attribute_not_exists(pk)"))
+	credItem, err := st.Put(st.Users, c, aws.String("attribute_not_exists(pk)"))
 	if err != nil {
 		return Credential{}, err
 	}
-	indexItem, err := st.putIfFree(credIndex{PK: credIndexPK(caller.TenantID, provider, id), SK: skCredID, UserID: userID, Provider: provider, Identifier: id, ExpiresAt: r.ExpiresAt}, "\x00", now)
+	indexItem, err := st.PutIfFree(CredIndex{PK: CredIndexPK(caller.TenantID, provider, id), SK: SKCredID, UserID: userID, Provider: provider, Identifier: id, ExpiresAt: r.ExpiresAt}, "\x00", now)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -137,7 +137,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 			And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
 		cond = &sent
 	}
-	userItem, err := st.userCounted(r, []counterStep{{Name: "credentialCount", Read: len(existing), Delta: 1, Max: MaxCredentials}}, upd, cond)
+	userItem, err := st.UserCounted(r, []CounterStep{{Name: "credentialCount", Read: len(existing), Delta: 1, Max: MaxCredentials}}, upd, cond)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -147,7 +147,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 			return Credential{}, err
 		}
 	}
-	if err := st.transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
+	if err := st.Transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
 		s.cancelCode(ctx, res, err)
 		failed := failedAt(err)
 		switch {
@@ -161,12 +161,12 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	if c.VerifyCode != "" {
 		s.sendCode(ctx, caller.TenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
 	}
-	return c.view(), nil
+	return c.View(), nil
 }
 
 // resendVerification gives an unverified credential of the user r a new
 // code and sends it, counting the send as AddCredential does.
-func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r record, c credRecord) (Credential, error) {
+func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r Record, c CredRecord) (Credential, error) {
 	tenantID := t.ID
 	st := s.st()
 	count, err := st.codeSendCounted(r, s.Clock.Now())
@@ -178,8 +178,8 @@ func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r rec
 		return Credential{}, err
 	}
 	c.VerifyCode, c.VerifyAttempts = newCode(4), 0
-	err = st.transact(ctx, []types.TransactWriteItem{{Update: &types.Update{
-		TableName: aws.String(s.Tables.Users), Key: key(c.PK, c.SK),
+	err = st.Transact(ctx, []types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String(s.Tables.Users), Key: Key(c.PK, c.SK),
 		UpdateExpression:          aws.String("SET verifyCode = :c, verifyAttempts = :zero"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND isVerified = :false"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: c.VerifyCode}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
@@ -196,14 +196,14 @@ func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r rec
 		return Credential{}, fmt.Errorf("resend verification: %w", err)
 	}
 	s.sendCode(ctx, tenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
-	return c.view(), nil
+	return c.View(), nil
 }
 
 // userChanged explains a failed condition on a user record inside a
 // transaction: the user is gone (not found) or another request changed it
 // meanwhile (conflict, retry).
 func (s *Service) userChanged(ctx context.Context, tenantID, userID, op string) error {
-	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -214,17 +214,17 @@ func (s *Service) userChanged(ctx context.Context, tenantID, userID, op string) 
 }
 
 // credentialByID finds a user's credential by its _id.
-func (s *Service) credentialByID(ctx context.Context, tenantID, userID, credID string) (credRecord, error) {
-	creds, err := s.st().credentials(ctx, tenantID, userID, s.Clock.Now())
+func (s *Service) credentialByID(ctx context.Context, tenantID, userID, credID string) (CredRecord, error) {
+	creds, err := s.st().Credentials(ctx, tenantID, userID, s.Clock.Now())
 	if err != nil {
-		return credRecord{}, err
+		return CredRecord{}, err
 	}
 	for _, c := range creds {
 		if c.CredID == credID {
 			return c, nil
 		}
 	}
-	return credRecord{}, fmt.Errorf("credential %s: %w", credID, ErrCredentialNotFound)
+	return CredRecord{}, fmt.Errorf("credential %s: %w", credID, ErrCredentialNotFound)
 }
 
 // VerifyCredential checks a credential's verification code (POST
@@ -245,12 +245,12 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 		return Credential{}, err
 	}
 	if c.IsVerified {
-		return c.view(), nil
+		return c.View(), nil
 	}
 	if c.VerifyCode == "" || c.VerifyAttempts >= MaxCodeAttempts {
 		return Credential{}, ErrTokenVoided
 	}
-	k := key(c.PK, c.SK)
+	k := Key(c.PK, c.SK)
 	if !equalCode(c.VerifyCode, strings.TrimSpace(code)) {
 		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.Tables.Users), Key: k,
@@ -263,7 +263,7 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 		}
 		return Credential{}, ErrInvalidToken
 	}
-	now := stamp(s.Clock.Now())
+	now := Stamp(s.Clock.Now())
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).
@@ -285,7 +285,7 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 		return Credential{}, fmt.Errorf("verify credential %s: %w", credID, err)
 	}
 	c.IsVerified, c.UpdatedAt = true, now
-	return c.view(), nil
+	return c.View(), nil
 }
 
 // DeleteCredential removes a credential and releases its identifier
@@ -298,11 +298,11 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	if !web.ValidID(credID) {
 		return fmt.Errorf("delete credential: %w", ErrCredentialNotFound)
 	}
-	creds, err := s.st().credentials(ctx, caller.TenantID, userID, s.Clock.Now())
+	creds, err := s.st().Credentials(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return err
 	}
-	var target *credRecord
+	var target *CredRecord
 	primaries := 0
 	for i, c := range creds {
 		if c.IsPrimary {
@@ -321,18 +321,18 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	// The user's counters go down in the same transaction; deleting a
 	// primary needs another primary to remain, so two parallel deletes of
 	// a user's last two primaries cannot both succeed.
-	steps := []counterStep{{Name: "credentialCount", Read: len(creds), Delta: -1}}
+	steps := []CounterStep{{Name: "credentialCount", Read: len(creds), Delta: -1}}
 	if target.IsPrimary {
-		steps = append(steps, counterStep{Name: "primaryCount", Read: primaries, Delta: -1, Min: 1})
+		steps = append(steps, CounterStep{Name: "primaryCount", Read: primaries, Delta: -1, Min: 1})
 	}
-	userItem, err := s.st().userCounted(record{PK: userPK(caller.TenantID, userID), SK: skProfile, ID: userID}, steps, expression.UpdateBuilder{}, nil)
+	userItem, err := s.st().UserCounted(Record{PK: UserPK(caller.TenantID, userID), SK: SKProfile, ID: userID}, steps, expression.UpdateBuilder{}, nil)
 	if err != nil {
 		return err
 	}
-	err = s.st().transact(ctx, []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: key(target.PK, target.SK), ConditionExpression: aws.String("attribute_exists(pk)")}},
+	err = s.st().Transact(ctx, []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: Key(target.PK, target.SK), ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Delete: &types.Delete{
-			TableName: aws.String(s.Tables.Users), Key: key(credIndexPK(caller.TenantID, target.Provider, target.Identifier), skCredID),
+			TableName: aws.String(s.Tables.Users), Key: Key(CredIndexPK(caller.TenantID, target.Provider, target.Identifier), SKCredID),
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 		}},
@@ -404,20 +404,20 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	// A user's own credentials, or a search by identifier: a small set,
 	// sorted and paged in memory.
 	if !caller.IsAdmin() || q.ID != "" {
-		var creds []credRecord
+		var creds []CredRecord
 		if !caller.IsAdmin() {
-			all, err := s.st().credentials(ctx, caller.TenantID, caller.UserID, now)
+			all, err := s.st().Credentials(ctx, caller.TenantID, caller.UserID, now)
 			if err != nil {
 				return nil, web.Page{}, err
 			}
 			creds = all
 		} else {
-			owners, err := s.st().ownersOf(ctx, caller.TenantID, q.ID, now)
+			owners, err := s.st().OwnersOf(ctx, caller.TenantID, q.ID, now)
 			if err != nil {
 				return nil, web.Page{}, err
 			}
 			for _, uid := range owners {
-				all, err := s.st().credentials(ctx, caller.TenantID, uid, now)
+				all, err := s.st().Credentials(ctx, caller.TenantID, uid, now)
 				if err != nil {
 					return nil, web.Page{}, err
 				}
@@ -434,7 +434,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 			}
 			kept = append(kept, c)
 		}
-		sortCreds(kept, q.Sort)
+		SortCredentials(kept, q.Sort)
 		return s.pageCreds(caller.TenantID, scope, kept, page)
 	}
 	start, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
@@ -445,7 +445,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	if strings.TrimPrefix(q.Sort, "-") == "updatedAt" {
 		index = "gsi3"
 	}
-	kc := expression.Key(index + "pk").Equal(expression.Value(credsPK(caller.TenantID)))
+	kc := expression.Key(index + "pk").Equal(expression.Value(CredsPK(caller.TenantID)))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
@@ -458,7 +458,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	filter := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		out := items[:0:0]
 		for _, it := range items {
-			var c credRecord
+			var c CredRecord
 			if err := attributevalue.UnmarshalMap(it, &c); err != nil {
 				return nil, fmt.Errorf("list credentials: %w", err)
 			}
@@ -473,7 +473,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
 	}
-	var creds []credRecord
+	var creds []CredRecord
 	if err := attributevalue.UnmarshalListOfMaps(items, &creds); err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
 	}
@@ -482,7 +482,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	}
 	out := make([]Credential, 0, len(creds))
 	for _, c := range creds {
-		out = append(out, c.view())
+		out = append(out, c.View())
 	}
 	page.Count = len(out)
 	return out, page, nil
@@ -495,7 +495,7 @@ func normalizedAny(id string) string {
 	return id
 }
 
-func sortCreds(creds []credRecord, by string) {
+func SortCredentials(creds []CredRecord, by string) {
 	desc := strings.HasPrefix(by, "-")
 	field := strings.TrimPrefix(by, "-")
 	sort.SliceStable(creds, func(i, j int) bool {
@@ -511,7 +511,7 @@ func sortCreds(creds []credRecord, by string) {
 }
 
 // pageCreds pages an in-memory, sorted list with a signed offset key.
-func (s *Service) pageCreds(tenantID, scope string, creds []credRecord, page web.Page) ([]Credential, web.Page, error) {
+func (s *Service) pageCreds(tenantID, scope string, creds []CredRecord, page web.Page) ([]Credential, web.Page, error) {
 	offset, err := s.Cursor.DecodeOffset(tenantID, scope, page.StartKey)
 	if err != nil {
 		return nil, web.Page{}, err
@@ -527,7 +527,7 @@ func (s *Service) pageCreds(tenantID, scope string, creds []credRecord, page web
 	}
 	out := make([]Credential, 0, end-offset)
 	for _, c := range creds[offset:end] {
-		out = append(out, c.view())
+		out = append(out, c.View())
 	}
 	page.Count = len(out)
 	return out, page, nil
@@ -612,7 +612,7 @@ func (s *Service) handleListCredentials(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	v := r.URL.Query()
-	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: plusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
+	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: PlusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
 	if err != nil {
 		web.Error(w, r, err)
 		return

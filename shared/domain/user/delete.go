@@ -28,7 +28,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	r, err := st.getUser(ctx, caller.TenantID, userID, now)
+	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	// retry after a failure still knows it.
 	if r.DeviceKey != "" {
 		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(st.users), Key: key(r.DeviceKey, skDevice),
+			TableName: aws.String(st.Users), Key: Key(r.DeviceKey, SKDevice),
 			ConditionExpression:       aws.String("userId = :uid"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 		})
@@ -65,41 +65,41 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		upd = upd.Remove(expression.Name(name))
 	}
 	upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (putSessionAtEpoch)
-	if err := s.updateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
+	if err := s.UpdateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
 		return fmt.Errorf("delete user %s: %w", userID, err)
 	}
 	// 2. Release credentials, drop name entries and addresses. Each delete
 	// is idempotent, so a retry after a failure finishes the job.
-	items, err := st.userItems(ctx, r.PK)
+	items, err := st.UserItems(ctx, r.PK)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
 		skv, ok := it["sk"].(*types.AttributeValueMemberS)
-		if !ok || skv.Value == skProfile {
+		if !ok || skv.Value == SKProfile {
 			continue
 		}
 		sk := skv.Value
 		var batch []types.TransactWriteItem
-		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, sk)}})
+		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(r.PK, sk)}})
 		p, okP := it["provider"].(*types.AttributeValueMemberS)
 		ident, okI := it["identifier"].(*types.AttributeValueMemberS)
 		if okP && okI && strings.HasPrefix(sk, "CRED#") {
 			batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, p.Value, ident.Value), skCredID),
+				TableName: aws.String(st.Users), Key: Key(CredIndexPK(r.TenantID, p.Value, ident.Value), SKCredID),
 				ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 			}})
 		}
-		if err := st.transact(ctx, batch); err != nil && len(failedAt(err)) == 0 {
+		if err := st.Transact(ctx, batch); err != nil && len(failedAt(err)) == 0 {
 			return fmt.Errorf("delete user %s: %w", userID, err)
 		}
 	}
 	// 3. The profile photo and the sessions.
-	if err := s.Photos.Delete(ctx, avatarKey(userID)); err != nil {
+	if err := s.Photos.Delete(ctx, AvatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
-	if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {
+	if _, err := st.DeleteSessions(ctx, caller.TenantID, userID); err != nil {
 		return err
 	}
 	if err := s.OnDeleted.Run(ctx, Deleted{TenantID: caller.TenantID, UserID: userID}); err != nil {
@@ -108,21 +108,21 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	return nil
 }
 
-// userItems returns the items of the users domain under a user's
+// UserItems returns the items of the users domain under a user's
 // partition: its credentials, name entries and addresses, and the user
 // item (sk PROFILE, last). The ledger's money entries, which sort after
 // the user item (shared/domain/ledger), are the user's history: they are neither
 // read nor deleted.
-func (s *store) userItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
+func (s *Store) UserItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
-		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(s.users),
+		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.Users),
 			KeyConditionExpression: aws.String("pk = :pk AND sk <= :profile"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk":      &types.AttributeValueMemberS{Value: pk},
-				":profile": &types.AttributeValueMemberS{Value: skProfile},
+				":profile": &types.AttributeValueMemberS{Value: SKProfile},
 			},
 			ExclusiveStartKey: start,
 			ConsistentRead:    aws.Bool(true),

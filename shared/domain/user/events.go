@@ -50,7 +50,7 @@ type userAction struct {
 
 // actionItems returns the Puts, for the transaction of a change of user r,
 // of the actions acts (none when the service records no actions).
-func (s *Service) actionItems(t tenant.Tenant, r record, now time.Time, acts ...userAction) ([]types.TransactWriteItem, error) {
+func (s *Service) actionItems(t tenant.Tenant, r Record, now time.Time, acts ...userAction) ([]types.TransactWriteItem, error) {
 	if s.Actions == nil {
 		return nil, nil
 	}
@@ -74,7 +74,7 @@ func (s *Service) actionItems(t tenant.Tenant, r record, now time.Time, acts ...
 
 // creationActions are the actions of registering r: USER_CREATED and,
 // for a user ACTIVE at once, USER_ACTIVATED by method.
-func creationActions(r record, first credRecord, byAdmin, convertedGuest bool, method string) []userAction {
+func creationActions(r Record, first CredRecord, byAdmin, convertedGuest bool, method string) []userAction {
 	by := "SELF"
 	if byAdmin {
 		by = "ADMIN"

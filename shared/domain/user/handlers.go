@@ -201,7 +201,7 @@ func listQuery(r *http.Request) (ListQuery, error) {
 		return ListQuery{}, err
 	}
 	q := ListQuery{
-		Name: v.Get("name"), CredentialID: plusFromQuery(v.Get("credentialId")), Role: strings.ToUpper(v.Get("role")),
+		Name: v.Get("name"), CredentialID: PlusFromQuery(v.Get("credentialId")), Role: strings.ToUpper(v.Get("role")),
 		Sort: v.Get("sort"), Include: include, Limit: limit, StartKey: start,
 	}
 	if q.CreatedAfter, err = ParseAfter("createdAfter", v.Get("createdAfter")); err != nil {
@@ -473,9 +473,9 @@ func (s *Service) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
 	web.Empty(w, http.StatusOK)
 }
 
-// plusFromQuery restores the leading + of a mobile number sent unencoded in
+// PlusFromQuery restores the leading + of a mobile number sent unencoded in
 // a query string, where it arrives as a space.
-func plusFromQuery(v string) string {
+func PlusFromQuery(v string) string {
 	if strings.HasPrefix(v, " ") && len(strings.TrimSpace(v)) > 0 && strings.TrimSpace(v)[0] >= '0' && strings.TrimSpace(v)[0] <= '9' {
 		return "+" + strings.TrimSpace(v)
 	}

@@ -56,12 +56,12 @@ func ParseInclude(values []string) (map[string]bool, error) {
 	return out, nil
 }
 
-// view turns a stored user into its API form for caller.
-func (s *Service) view(ctx context.Context, r record, caller web.Caller, include map[string]bool) (User, error) {
+// View turns a stored user into its API form for caller.
+func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include map[string]bool) (User, error) {
 	u := User{
 		ID: r.ID, TenantID: r.TenantID, FirstName: r.FirstName, LastName: r.LastName, FullName: r.FullName,
 		State: r.State, IsGuest: r.IsGuest, Roles: r.Roles, Subscribed: r.Subscribed, Birthdate: r.Birthdate,
-		Gender: r.Gender, DefaultTip: r.DefaultTip, PrimaryPlatform: platformOrUnknown(r.PrimaryPlatform),
+		Gender: r.Gender, DefaultTip: r.DefaultTip, PrimaryPlatform: PlatformOrUnknown(r.PrimaryPlatform),
 		Contacts: r.Contacts, Card: r.Card, HasPaymentCard: r.HasPaymentCard, HasProfilePhoto: r.HasProfilePhoto,
 		IsRegisteredForPushNotifications: len(r.PushEndpoints) > 0,
 		HasAgreedToShareData:             r.HasAgreedToShareData, HasAgreedToReceiveMarketing: r.HasAgreedToReceiveMarketing,
@@ -105,17 +105,17 @@ func (s *Service) view(ctx context.Context, r record, caller web.Caller, include
 		u.Points = &v
 	}
 	if include["credentials"] {
-		creds := slices.Clone(r.creds)
-		if r.creds == nil {
+		creds := slices.Clone(r.Creds)
+		if r.Creds == nil {
 			var err error
-			if creds, err = s.st().credentials(ctx, r.TenantID, r.ID, s.Clock.Now()); err != nil {
+			if creds, err = s.st().Credentials(ctx, r.TenantID, r.ID, s.Clock.Now()); err != nil {
 				return User{}, err
 			}
 		}
-		sortCreds(creds, "created")
+		SortCredentials(creds, "created")
 		v := make([]Credential, 0, len(creds))
 		for _, c := range creds {
-			v = append(v, c.view())
+			v = append(v, c.View())
 		}
 		u.Credentials = &v
 	}
@@ -167,11 +167,11 @@ func (s *Service) Get(ctx context.Context, caller web.Caller, userID string, inc
 	if err := caller.RequireUser(userID); err != nil {
 		return User{}, err
 	}
-	r, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
 	if err != nil {
 		return User{}, err
 	}
-	return s.view(ctx, r, caller, include)
+	return s.View(ctx, r, caller, include)
 }
 
 // UpdateInput is the body of PUT /users/{userId}. Absent fields are
@@ -329,7 +329,7 @@ func (in *UpdateInput) validate(admin bool) error {
 			continue
 		}
 		*p = strings.TrimSpace(*p)
-		if err := checkName(field, *p); err != nil {
+		if err := CheckName(field, *p); err != nil {
 			return err
 		}
 		if *p == "" && field != "fullName" {
@@ -337,7 +337,7 @@ func (in *UpdateInput) validate(admin bool) error {
 		}
 	}
 	if in.Birthdate != nil {
-		if err := checkBirthdate(*in.Birthdate); err != nil {
+		if err := CheckBirthdate(*in.Birthdate); err != nil {
 			return err
 		}
 	}
@@ -400,7 +400,7 @@ func (in *UpdateInput) validate(admin bool) error {
 		if len(*in.Roles) == 0 {
 			return apierr.Invalid("roles", "at least one role is required")
 		}
-		if err := checkRoles(*in.Roles); err != nil {
+		if err := CheckRoles(*in.Roles); err != nil {
 			return err
 		}
 	}
@@ -414,7 +414,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	r, err := st.getUser(ctx, caller.TenantID, userID, now)
+	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return User{}, err
 	}
@@ -422,7 +422,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		return User{}, fmt.Errorf("update user: %w", ErrNotFound)
 	}
 	if len(in.ReadOnly) > 0 || in.Roles != nil {
-		current, err := s.view(ctx, r, caller, nil)
+		current, err := s.View(ctx, r, caller, nil)
 		if err != nil {
 			return User{}, fmt.Errorf("update user: %w", err)
 		}
@@ -443,7 +443,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	}
 	// A fullName the user chose survives a change of first or last name; a
 	// derived one ("first last") follows it.
-	derivedFull := r.FullName == fullName("", r.FirstName, r.LastName)
+	derivedFull := r.FullName == FullName("", r.FirstName, r.LastName)
 	setStr("firstName", in.FirstName, &r.FirstName)
 	setStr("lastName", in.LastName, &r.LastName)
 	setStr("birthdate", in.Birthdate, &r.Birthdate)
@@ -524,15 +524,15 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 			full = *in.FullName
 		}
 		if (in.FullName == nil && derivedFull) || full == "" {
-			full = fullName("", r.FirstName, r.LastName)
+			full = FullName("", r.FirstName, r.LastName)
 		}
 		set("fullName", full)
-		words := nameWords(full)
+		words := NameWords(full)
 		set("nameWords", words)
 		keep := map[string]bool{}
 		for _, w := range words {
 			keep[w] = true
-			it, err := st.put(st.users, nameEntry{PK: r.PK, SK: nameSK(w), GSI1PK: namesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: r.ExpiresAt}, nil)
+			it, err := st.Put(st.Users, NameEntry{PK: r.PK, SK: NameSK(w), GSI1PK: NamesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: r.ExpiresAt}, nil)
 			if err != nil {
 				return User{}, err
 			}
@@ -540,11 +540,11 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		}
 		for _, w := range r.NameWords {
 			if !keep[w] {
-				nameItems = append(nameItems, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, nameSK(w))}})
+				nameItems = append(nameItems, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(r.PK, NameSK(w))}})
 			}
 		}
 	}
-	stampNow := stamp(now)
+	stampNow := Stamp(now)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(stampNow)).
 		Set(expression.Name("gsi3sk"), expression.Value(stampNow+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))
@@ -554,11 +554,11 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		return User{}, fmt.Errorf("update user %s: %w", userID, err)
 	}
 	items := append([]types.TransactWriteItem{{Update: &types.Update{
-		TableName: aws.String(st.users), Key: key(r.PK, r.SK),
+		TableName: aws.String(st.Users), Key: Key(r.PK, r.SK),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}}, nameItems...)
-	if err := st.transact(ctx, items); err != nil {
+	if err := st.Transact(ctx, items); err != nil {
 		if len(failedAt(err)) > 0 {
 			return User{}, fmt.Errorf("update user %s: %w", userID, ErrConcurrentUpdate)
 		}
@@ -567,15 +567,15 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	// Sessions carry the roles they were made with: a change of roles ends
 	// them, so a demoted admin loses admin rights at once.
 	if in.Roles != nil && !slices.Equal(*in.Roles, r.Roles) {
-		if _, err := st.deleteSessions(ctx, caller.TenantID, userID); err != nil {
+		if _, err := st.DeleteSessions(ctx, caller.TenantID, userID); err != nil {
 			return User{}, err
 		}
 	}
-	fresh, err := st.getUser(ctx, caller.TenantID, userID, now)
+	fresh, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return User{}, err
 	}
-	return s.view(ctx, fresh, caller, nil)
+	return s.View(ctx, fresh, caller, nil)
 }
 
 // ListQuery holds the query parameters of GET /users.
@@ -605,7 +605,7 @@ func ParseAfter(field, v string) (string, error) {
 			if y := t.UTC().Year(); y < 0 || y > 9999 {
 				return "", apierr.Invalid(field, "must be from 0000-01-01 to 9999-12-31 in UTC")
 			}
-			return stamp(t), nil
+			return Stamp(t), nil
 		}
 	}
 	return "", apierr.Invalid(field, "must be an ISO 8601 date or date-time")
@@ -649,8 +649,8 @@ func (q ListQuery) scope() string {
 }
 
 // keep reports whether a user passes the list's filters.
-func (q ListQuery) keep(r record, now time.Time) bool {
-	if r.SK != skProfile || r.Deleted || r.expired(now) {
+func (q ListQuery) keep(r Record, now time.Time) bool {
+	if r.SK != SKProfile || r.Deleted || r.Expired(now) {
 		return false
 	}
 	switch q.Role {
@@ -697,13 +697,13 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 		if q.StartKey != "" {
 			return nil, web.Page{}, apierr.Invalid("startKey", "is not a key returned by this query")
 		}
-		owners, err := st.ownersOf(ctx, caller.TenantID, q.CredentialID, now)
+		owners, err := st.OwnersOf(ctx, caller.TenantID, q.CredentialID, now)
 		if err != nil {
 			return nil, web.Page{}, err
 		}
-		var recs []record
+		var recs []Record
 		for _, uid := range owners {
-			r, err := st.getUser(ctx, caller.TenantID, uid, now)
+			r, err := st.GetUser(ctx, caller.TenantID, uid, now)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -731,7 +731,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list users: %w", err)
 	}
-	var recs []record
+	var recs []Record
 	if err := attributevalue.UnmarshalListOfMaps(items, &recs); err != nil {
 		return nil, web.Page{}, fmt.Errorf("list users: %w", err)
 	}
@@ -741,10 +741,10 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 	return s.views(ctx, recs, caller, q.Include, page)
 }
 
-func (s *Service) views(ctx context.Context, recs []record, caller web.Caller, include map[string]bool, page web.Page) ([]User, web.Page, error) {
+func (s *Service) views(ctx context.Context, recs []Record, caller web.Caller, include map[string]bool, page web.Page) ([]User, web.Page, error) {
 	out := make([]User, 0, len(recs))
 	for _, r := range recs {
-		u, err := s.view(ctx, r, caller, include)
+		u, err := s.View(ctx, r, caller, include)
 		if err != nil {
 			return nil, web.Page{}, err
 		}
@@ -760,7 +760,7 @@ func (s *Service) orderQuery(tenantID string, q ListQuery, now time.Time) (dynam
 	if strings.TrimPrefix(q.Sort, "-") == "updatedAt" {
 		index, after = "gsi3", q.UpdatedAfter
 	}
-	kc := expression.Key(index + "pk").Equal(expression.Value(usersPK(tenantID)))
+	kc := expression.Key(index + "pk").Equal(expression.Value(UsersPK(tenantID)))
 	if after != "" {
 		kc = kc.And(expression.Key(index + "sk").GreaterThan(expression.Value(after + "$")))
 	}
@@ -773,7 +773,7 @@ func (s *Service) orderQuery(tenantID string, q ListQuery, now time.Time) (dynam
 	filter := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		out := items[:0:0]
 		for _, it := range items {
-			var r record
+			var r Record
 			if err := attributevalue.UnmarshalMap(it, &r); err != nil {
 				return nil, fmt.Errorf("list users: %w", err)
 			}
@@ -791,17 +791,17 @@ func (s *Service) orderQuery(tenantID string, q ListQuery, now time.Time) (dynam
 // once, under the first of them.
 func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamodb.QueryInput, ddb.Filter) {
 	prefix := strings.ToLower(q.Name)
-	if w := nameWords(prefix); len(w) > 0 {
+	if w := NameWords(prefix); len(w) > 0 {
 		prefix = w[0]
 	}
-	kc := expression.Key("gsi1pk").Equal(expression.Value(namesPK(tenantID))).And(expression.Key("gsi1sk").BeginsWith(prefix))
+	kc := expression.Key("gsi1pk").Equal(expression.Value(NamesPK(tenantID))).And(expression.Key("gsi1sk").BeginsWith(prefix))
 	expr, _ := expression.NewBuilder().WithKeyCondition(kc).Build()
 	in := dynamodb.QueryInput{
 		TableName: aws.String(s.Tables.Users), IndexName: aws.String("gsi1"),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}
 	filter := func(ctx context.Context, items []ddb.Item) ([]ddb.Item, error) {
-		var entries []nameEntry
+		var entries []NameEntry
 		if err := attributevalue.UnmarshalListOfMaps(items, &entries); err != nil {
 			return nil, fmt.Errorf("search users: %w", err)
 		}
@@ -809,11 +809,11 @@ func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamo
 		for i, e := range entries {
 			ids[i] = e.UserID
 		}
-		recs, err := s.st().batchGetUsers(ctx, tenantID, ids, now)
+		recs, err := s.st().BatchGetUsers(ctx, tenantID, ids, now)
 		if err != nil {
 			return nil, err
 		}
-		byID := map[string]record{}
+		byID := map[string]Record{}
 		for _, r := range recs {
 			byID[r.ID] = r
 		}
@@ -827,7 +827,7 @@ func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamo
 			if first := firstMatch(r.NameWords, prefix); first != word {
 				continue
 			}
-			if !matchesAll(r.NameWords, nameWords(q.Name)) {
+			if !matchesAll(r.NameWords, NameWords(q.Name)) {
 				continue
 			}
 			it, err := attributevalue.MarshalMap(r)
@@ -899,7 +899,7 @@ func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) 
 		return nil, web.Page{}, err
 	}
 	now := s.Clock.Now()
-	recs, err := s.st().batchGetUsers(ctx, caller.TenantID, q.UserIDs, now)
+	recs, err := s.st().BatchGetUsers(ctx, caller.TenantID, q.UserIDs, now)
 	if err != nil {
 		return nil, web.Page{}, err
 	}

@@ -68,9 +68,9 @@ func newCode(n int) string {
 	return b.String()
 }
 
-// newID returns a new random id (24 hex characters, like the platform's
+// NewID returns a new random id (24 hex characters, like the platform's
 // other ids).
-func newID() string {
+func NewID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

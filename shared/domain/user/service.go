@@ -92,8 +92,8 @@ type Service struct {
 	Caps *notify.Caps
 }
 
-func (s *Service) st() *store {
-	return &store{db: s.DB, users: s.Tables.Users, sessions: s.Tables.Sessions}
+func (s *Service) st() *Store {
+	return &Store{DB: s.DB, Users: s.Tables.Users, Sessions: s.Tables.Sessions}
 }
 
 // CreateOptions are the query and header options of POST /users.
@@ -203,9 +203,9 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 			r.CodeSends, r.CodeWindow = 1, now.Unix()
 		}
 	}
-	var guest *record
+	var guest *Record
 	if caller.Guest && caller.UserID != "" {
-		g, err := s.st().getUser(ctx, caller.TenantID, caller.UserID, now)
+		g, err := s.st().GetUser(ctx, caller.TenantID, caller.UserID, now)
 		if err != nil {
 			return User{}, fmt.Errorf("convert guest: %w", err)
 		}
@@ -225,11 +225,11 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 				r.PrimaryPlatform = g.PrimaryPlatform
 			}
 			for i := range creds {
-				creds[i].PK, creds[i].UserID = userPK(r.TenantID, r.ID), r.ID
+				creds[i].PK, creds[i].UserID = UserPK(r.TenantID, r.ID), r.ID
 			}
 		}
 	}
-	r.setKeys()
+	r.SetKeys()
 	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], caller.IsAdmin(), guest != nil, method)...)
 	if err != nil {
 		return User{}, fmt.Errorf("create user: %w", err)
@@ -247,7 +247,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 		return User{}, err
 	}
 	if guest != nil {
-		if _, err := s.st().deleteSessions(ctx, r.TenantID, r.ID); err != nil {
+		if _, err := s.st().DeleteSessions(ctx, r.TenantID, r.ID); err != nil {
 			return User{}, err
 		}
 	}
@@ -258,35 +258,35 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 			s.sendCode(ctx, r.TenantID, first, "Your activation code", "Your activation code is "+r.ActivationCode)
 		}
 	}
-	return s.view(ctx, r, caller, nil)
+	return s.View(ctx, r, caller, nil)
 }
 
 // codeSentOnCreate reports whether creating a PENDING user with first as
 // its first credential sends the activation code: MOBILE codes go by SMS
 // unless an admin created the user, EMAIL codes always go by e-mail.
-func codeSentOnCreate(first credRecord, caller web.Caller) bool {
+func codeSentOnCreate(first CredRecord, caller web.Caller) bool {
 	return oidcProviders[first.Provider] == "" && (first.Provider == ProviderEmail || !caller.IsAdmin())
 }
 
 // newRecord builds a new PENDING user and its primary credentials from a
 // create body.
-func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, platform string, now time.Time) (record, []credRecord) {
-	r := record{
-		ID:                          newID(),
+func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, platform string, now time.Time) (Record, []CredRecord) {
+	r := Record{
+		ID:                          NewID(),
 		TenantID:                    tenantID,
 		FirstName:                   in.FirstName,
 		LastName:                    in.LastName,
-		FullName:                    fullName(in.FullName, in.FirstName, in.LastName),
+		FullName:                    FullName(in.FullName, in.FirstName, in.LastName),
 		State:                       StatePending,
 		Roles:                       []string{web.RoleUser},
 		Birthdate:                   in.Birthdate,
 		Gender:                      in.Gender,
-		PrimaryPlatform:             platformOrUnknown(platform),
+		PrimaryPlatform:             PlatformOrUnknown(platform),
 		HasAgreedToShareData:        in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing,
 		Points:                      t.Settings.InitialPoints,
-		Created:                     stamp(now),
-		UpdatedAt:                   stamp(now),
+		Created:                     Stamp(now),
+		UpdatedAt:                   Stamp(now),
 		Version:                     1,
 	}
 	if len(in.Roles) > 0 {
@@ -295,15 +295,15 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 	if in.Password != "" {
 		r.PasswordHash = HashPassword(in.Password)
 	}
-	r.NameWords = nameWords(r.FullName)
-	r.setKeys()
-	creds := make([]credRecord, len(in.Credentials))
+	r.NameWords = NameWords(r.FullName)
+	r.SetKeys()
+	creds := make([]CredRecord, len(in.Credentials))
 	for i, c := range in.Credentials {
-		creds[i] = credRecord{
-			PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID,
+		creds[i] = CredRecord{
+			PK: r.PK, SK: CredSK(c.Provider, c.ID), CredID: NewID(), UserID: r.ID,
 			Identifier: c.ID, Provider: c.Provider, IsPrimary: true,
-			Created: stamp(now), UpdatedAt: stamp(now),
-		}.indexed(tenantID)
+			Created: Stamp(now), UpdatedAt: Stamp(now),
+		}.Indexed(tenantID)
 	}
 	return r, creds
 }
@@ -311,7 +311,7 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 // writeNewUser stores a new (or converted guest) user atomically with its
 // credentials, their uniqueness items, its name-search entries, its device
 // binding and the actions acts.
-func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, creds []credRecord, perDevice bool, opt CreateOptions, now time.Time, acts ...types.TransactWriteItem) error {
+func (s *Service) writeNewUser(ctx context.Context, r Record, guest *Record, creds []CredRecord, perDevice bool, opt CreateOptions, now time.Time, acts ...types.TransactWriteItem) error {
 	st := s.st()
 	var items []types.TransactWriteItem
 	kinds := []string{}
@@ -334,7 +334,7 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 			":ms": &types.AttributeValueMemberN{Value: fmt.Sprint(guest.MoneySeq)},
 		}
 	}
-	it, err := st.put(st.users, r, userCond)
+	it, err := st.Put(st.Users, r, userCond)
 	if err == nil && userVals != nil {
 		it.Put.ExpressionAttributeValues = userVals
 	}
@@ -344,11 +344,11 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 	newCreds := map[string]bool{}
 	for _, c := range creds {
 		newCreds[c.SK] = true
-		it, err := st.put(st.users, c, nil)
+		it, err := st.Put(st.Users, c, nil)
 		if err := add("cred", it, err); err != nil {
 			return err
 		}
-		it, err = st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.Identifier), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.Identifier}, r.ID, now)
+		it, err = st.PutIfFree(CredIndex{PK: CredIndexPK(r.TenantID, c.Provider, c.Identifier), SK: SKCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.Identifier}, r.ID, now)
 		if err := add("credindex", it, err); err != nil {
 			return err
 		}
@@ -356,13 +356,13 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 	newWords := map[string]bool{}
 	for _, w := range r.NameWords {
 		newWords[w] = true
-		it, err := st.put(st.users, nameEntry{PK: r.PK, SK: nameSK(w), GSI1PK: namesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID}, nil)
+		it, err := st.Put(st.Users, NameEntry{PK: r.PK, SK: NameSK(w), GSI1PK: NamesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID}, nil)
 		if err := add("name", it, err); err != nil {
 			return err
 		}
 	}
 	if guest != nil {
-		old, err := st.credentials(ctx, r.TenantID, r.ID, time.Unix(0, 0))
+		old, err := st.Credentials(ctx, r.TenantID, r.ID, time.Unix(0, 0))
 		if err != nil {
 			return err
 		}
@@ -371,21 +371,21 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 				continue
 			}
 			items = append(items,
-				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(c.PK, c.SK)}},
-				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(credIndexPK(r.TenantID, c.Provider, c.Identifier), skCredID)}})
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(c.PK, c.SK)}},
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(CredIndexPK(r.TenantID, c.Provider, c.Identifier), SKCredID)}})
 			kinds = append(kinds, "old", "old")
 		}
 		for _, w := range guest.NameWords {
 			if !newWords[w] {
-				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.users), Key: key(r.PK, nameSK(w))}})
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(r.PK, NameSK(w))}})
 				kinds = append(kinds, "old")
 			}
 		}
 	}
 	if perDevice && opt.DeviceID != "" && opt.Platform != "" {
-		r.DeviceKey = devicePK(r.TenantID, opt.Platform, opt.DeviceID)
+		r.DeviceKey = DevicePK(r.TenantID, opt.Platform, opt.DeviceID)
 		items[0].Put.Item["deviceKey"] = &types.AttributeValueMemberS{Value: r.DeviceKey}
-		it, err := st.put(st.users, deviceEntry{PK: devicePK(r.TenantID, opt.Platform, opt.DeviceID), SK: skDevice, UserID: r.ID}, aws.String("attribute_not_exists(pk) OR userId = :uid"))
+		it, err := st.Put(st.Users, DeviceEntry{PK: DevicePK(r.TenantID, opt.Platform, opt.DeviceID), SK: SKDevice, UserID: r.ID}, aws.String("attribute_not_exists(pk) OR userId = :uid"))
 		if err == nil {
 			it.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: r.ID}}
 		}
@@ -397,7 +397,7 @@ func (s *Service) writeNewUser(ctx context.Context, r record, guest *record, cre
 		items = append(items, it)
 		kinds = append(kinds, "action")
 	}
-	err = st.transact(ctx, items)
+	err = st.Transact(ctx, items)
 	if err == nil {
 		return nil
 	}
@@ -447,40 +447,40 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	}
 	now := s.Clock.Now()
 	exp := now.Add(GuestLifetime).Unix()
-	r := record{
-		ID: newID(), TenantID: caller.TenantID, FirstName: in.FirstName, LastName: in.LastName,
-		FullName: fullName(in.FullName, in.FirstName, in.LastName), State: StateActive, IsGuest: true,
+	r := Record{
+		ID: NewID(), TenantID: caller.TenantID, FirstName: in.FirstName, LastName: in.LastName,
+		FullName: FullName(in.FullName, in.FirstName, in.LastName), State: StateActive, IsGuest: true,
 		Roles: []string{web.RoleUser}, Birthdate: in.Birthdate, Gender: in.Gender,
-		PrimaryPlatform: platformOrUnknown(platform), HasAgreedToShareData: in.HasAgreedToShareData,
+		PrimaryPlatform: PlatformOrUnknown(platform), HasAgreedToShareData: in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing, Points: t.Settings.InitialPoints,
-		Created: stamp(now), UpdatedAt: stamp(now), Version: 1, ExpiresAt: exp,
+		Created: Stamp(now), UpdatedAt: Stamp(now), Version: 1, ExpiresAt: exp,
 	}
-	r.NameWords = nameWords(r.FullName)
-	r.setKeys()
+	r.NameWords = NameWords(r.FullName)
+	r.SetKeys()
 	st := s.st()
 	var items []types.TransactWriteItem
-	it, err := st.put(st.users, r, aws.String("attribute_not_exists(pk)"))
+	it, err := st.Put(st.Users, r, aws.String("attribute_not_exists(pk)"))
 	if err != nil {
 		return Session{}, fmt.Errorf("create guest: %w", err)
 	}
 	items = append(items, it)
 	for _, c := range in.Credentials {
-		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: exp}.indexed(r.TenantID)
-		it1, err1 := st.put(st.users, cr, nil)
-		it2, err2 := st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.ID), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
+		cr := CredRecord{PK: r.PK, SK: CredSK(c.Provider, c.ID), CredID: NewID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: Stamp(now), UpdatedAt: Stamp(now), ExpiresAt: exp}.Indexed(r.TenantID)
+		it1, err1 := st.Put(st.Users, cr, nil)
+		it2, err2 := st.PutIfFree(CredIndex{PK: CredIndexPK(r.TenantID, c.Provider, c.ID), SK: SKCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
 		if err := errors.Join(err1, err2); err != nil {
 			return Session{}, fmt.Errorf("create guest: %w", err)
 		}
 		items = append(items, it1, it2)
 	}
 	for _, w := range r.NameWords {
-		it, err := st.put(st.users, nameEntry{PK: r.PK, SK: nameSK(w), GSI1PK: namesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: exp}, nil)
+		it, err := st.Put(st.Users, NameEntry{PK: r.PK, SK: NameSK(w), GSI1PK: NamesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: exp}, nil)
 		if err != nil {
 			return Session{}, fmt.Errorf("create guest: %w", err)
 		}
 		items = append(items, it)
 	}
-	if err := st.transact(ctx, items); err != nil {
+	if err := st.Transact(ctx, items); err != nil {
 		if len(failedAt(err)) > 0 {
 			return Session{}, fmt.Errorf("create guest: %w", ErrCredentialExists)
 		}
@@ -489,7 +489,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	return s.newSession(ctx, r, t, false, now.Add(GuestLifetime))
 }
 
-func platformOrUnknown(p string) string {
+func PlatformOrUnknown(p string) string {
 	if p == "" {
 		return PlatformUnknown
 	}
@@ -510,7 +510,7 @@ func ParsePlatform(v string) (string, error) {
 	}
 }
 
-func (s *Service) sendCode(ctx context.Context, tenantID string, c credRecord, subject, text string) {
+func (s *Service) sendCode(ctx context.Context, tenantID string, c CredRecord, subject, text string) {
 	ch := channelOf(c.Provider)
 	if err := s.Notifier.Send(ctx, notify.Message{TenantID: tenantID, Channel: ch, To: c.Identifier, Subject: subject, Text: text}); err != nil {
 		web.Logger(ctx).Error("send code failed", "error", err.Error(), "channel", string(ch))

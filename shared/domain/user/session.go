@@ -54,12 +54,12 @@ var ErrSessionRaced = apierr.New(apierr.Unauthorized, "the account changed while
 // read into r, so a change that ends sessions (and bumps the epoch) cannot
 // be outlived by a session made from the user as it was before; otherwise
 // it is ErrSessionRaced.
-func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
+func (s *Service) newSession(ctx context.Context, r Record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
 	rec := sessionRecord{
 		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(r.TenantID, r.ID), GSI1SK: auth.UserIndexSK(hash),
-		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: stamp(s.Clock.Now()),
+		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: Stamp(s.Clock.Now()),
 	}
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
@@ -68,7 +68,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 		return Session{}, err
 	}
 	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
-	u, err := s.view(ctx, r, self, map[string]bool{"credentials": true})
+	u, err := s.View(ctx, r, self, map[string]bool{"credentials": true})
 	if err != nil {
 		return Session{}, err
 	}
@@ -78,7 +78,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 		IsGuest: r.IsGuest, IsPrimary: true, Roles: r.Roles, User: &u,
 	}
 	if !permanent {
-		out.ExpiresAt = stamp(expires)
+		out.ExpiresAt = Stamp(expires)
 	}
 	return out, nil
 }
@@ -114,7 +114,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	// at the epoch read here: a demotion racing this request ends it.
 	epoch := -1
 	if !caller.Service {
-		r, err := s.st().getUser(ctx, caller.TenantID, userID, now)
+		r, err := s.st().GetUser(ctx, caller.TenantID, userID, now)
 		if errors.Is(err, ErrNotFound) {
 			return Session{}, ErrBadSession
 		}
@@ -132,7 +132,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	rec := sessionRecord{
 		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(caller.TenantID, userID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
-		Created: stamp(now), ExpiresAt: exp.Unix(),
+		Created: Stamp(now), ExpiresAt: exp.Unix(),
 	}
 	if epoch >= 0 {
 		err = s.st().putSessionAtEpoch(ctx, rec, epoch)
@@ -142,13 +142,13 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: stamp(exp), Roles: []string{web.RoleAdmin}}, nil
+	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
 }
 
 // EndServiceSessions ends every admin session made from the tenant's
 // service key (called when the key is rotated).
 func (s *Service) EndServiceSessions(ctx context.Context, tenantID string) error {
-	_, err := s.st().deleteSessions(ctx, tenantID, ServiceUserID)
+	_, err := s.st().DeleteSessions(ctx, tenantID, ServiceUserID)
 	return err
 }
 
@@ -158,14 +158,14 @@ func (s *Service) DeleteSessions(ctx context.Context, caller web.Caller, userID 
 		return err
 	}
 	if userID != ServiceUserID {
-		if _, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+		if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
 			return err
 		}
 		if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
 			return err
 		}
 	}
-	_, err := s.st().deleteSessions(ctx, caller.TenantID, userID)
+	_, err := s.st().DeleteSessions(ctx, caller.TenantID, userID)
 	return err
 }
 
@@ -178,13 +178,13 @@ func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) 
 	if caller.UserID == userID && caller.SessionKey != "" {
 		return s.st().deleteSession(ctx, caller.TenantID, caller.SessionKey)
 	}
-	if _, err := s.st().getUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+	if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
 		return err
 	}
 	if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
 		return err
 	}
-	_, err := s.st().deleteSessions(ctx, caller.TenantID, userID)
+	_, err := s.st().DeleteSessions(ctx, caller.TenantID, userID)
 	return err
 }
 
@@ -237,7 +237,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	tenantID := t.ID
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
+	uid, err := st.UserIDByCredential(ctx, tenantID, provider, id, now)
 	if errors.Is(err, ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
@@ -247,7 +247,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	}
 	// The user and its credentials in one read (the session's view shows
 	// them).
-	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
+	r, creds, err := st.UserWithCredentials(ctx, tenantID, uid, now)
 	if errors.Is(err, ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
@@ -279,7 +279,7 @@ var ErrTooManyCodes = apierr.New(apierr.ValidationFailed, "too many codes were r
 
 // countCodeSend returns the update that counts one more code sent to r, or
 // ErrTooManyCodes.
-func countCodeSend(r record, now time.Time) (expression.UpdateBuilder, error) {
+func countCodeSend(r Record, now time.Time) (expression.UpdateBuilder, error) {
 	sends, window := r.CodeSends, r.CodeWindow
 	if now.Unix()-window >= 3600 {
 		sends, window = 0, now.Unix()
@@ -315,11 +315,11 @@ const codeSendTries = MaxCodeSends + 2
 // condition that no other request counted a send since the read. A lost
 // race re-reads the user and tries again, so the hourly cap holds for
 // parallel requests.
-func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check func(record) error,
-	change func(r record, count expression.UpdateBuilder) expression.UpdateBuilder, cond func(record) expression.ConditionBuilder) error {
+func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check func(Record) error,
+	change func(r Record, count expression.UpdateBuilder) expression.UpdateBuilder, cond func(Record) expression.ConditionBuilder) error {
 	for try := 1; ; try++ {
 		now := s.Clock.Now()
-		r, err := s.st().getUser(ctx, tenantID, uid, now)
+		r, err := s.st().GetUser(ctx, tenantID, uid, now)
 		if err != nil {
 			return err
 		}
@@ -330,7 +330,7 @@ func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check f
 		if err != nil {
 			return err
 		}
-		err = s.updateUser(ctx, r, change(r, count), cond(r).And(codeSendUnchanged(r)))
+		err = s.UpdateUser(ctx, r, change(r, count), cond(r).And(codeSendUnchanged(r)))
 		if err == nil || !errors.Is(err, ErrConcurrentUpdate) || try >= codeSendTries {
 			return err
 		}
@@ -341,9 +341,9 @@ func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check f
 // attribute, only while fewer than MaxCodeAttempts were counted: a guess
 // that finds the code voided (by the guesses counted before it, possibly
 // in parallel) is ErrTokenVoided, otherwise ErrInvalidToken.
-func (s *Service) countAttempt(ctx context.Context, r record, attr string) error {
+func (s *Service) countAttempt(ctx context.Context, r Record, attr string) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
+		TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
 		UpdateExpression:         aws.String("ADD #n :one"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :max)"),
 		ExpressionAttributeNames: map[string]string{"#n": attr},
@@ -383,12 +383,12 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.userIDByCredential(ctx, tenantID, provider, id, now)
+	uid, err := st.UserIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
 	// The user and its credentials in one read.
-	r, creds, err := st.userWithCredentials(ctx, tenantID, uid, now)
+	r, creds, err := st.UserWithCredentials(ctx, tenantID, uid, now)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
@@ -396,7 +396,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	if !ok {
 		return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
 	}
-	pending := func(r record) error {
+	pending := func(r Record) error {
 		if r.State == StateActive {
 			return ErrAlreadyActive
 		}
@@ -411,22 +411,22 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 			return nil, err
 		}
 		newCodeValue := newCode(4)
-		err = s.countedSend(ctx, tenantID, uid, pending, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
+		err = s.countedSend(ctx, tenantID, uid, pending, func(_ Record, count expression.UpdateBuilder) expression.UpdateBuilder {
 			return count.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
 				Set(expression.Name("activationAttempts"), expression.Value(0))
-		}, func(record) expression.ConditionBuilder {
+		}, func(Record) expression.ConditionBuilder {
 			return expression.Name("state").Equal(expression.Value(StatePending))
 		})
 		if err != nil {
 			s.cancelCode(ctx, res, err)
 			return nil, fmt.Errorf("resend activation: %w", err)
 		}
-		s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
+		s.sendCode(ctx, tenantID, CredRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
 	var (
 		acts      []types.TransactWriteItem
-		activated record
+		activated Record
 		credGone  bool
 	)
 	for try := 1; ; try++ {
@@ -464,11 +464,11 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 			return nil, fmt.Errorf("activate: %w", err)
 		}
 		items := append(slices.Clip(acts), verified)
-		err = s.updateUserAt(ctx, r, now, upd, cond, items...)
+		err = s.UpdateUserAt(ctx, r, now, upd, cond, items...)
 		credGone = ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
 		if credGone {
 			// The credential was removed meanwhile: activate without it.
-			err = s.updateUserAt(ctx, r, now, upd, cond, acts...)
+			err = s.UpdateUserAt(ctx, r, now, upd, cond, acts...)
 		}
 		if err == nil {
 			break
@@ -481,7 +481,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		// read the user again. Activated meanwhile is ALREADY_ACTIVE; a
 		// code changed or voided is INVALID_TOKEN; still PENDING with the
 		// code (a conflict with a change that did not commit) tries again.
-		r, creds, err = st.userWithCredentials(ctx, tenantID, uid, s.Clock.Now())
+		r, creds, err = st.UserWithCredentials(ctx, tenantID, uid, s.Clock.Now())
 		if err != nil {
 			return nil, fmt.Errorf("activate: read again: %w", err)
 		}
@@ -501,17 +501,17 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	// changed nothing else).
 	r = activated
 	r.ActivationCode, r.ActivationAttempts = "", 0
-	r.UpdatedAt, r.Version = stamp(now), r.Version+1
-	r.setKeys()
+	r.UpdatedAt, r.Version = Stamp(now), r.Version+1
+	r.SetKeys()
 	if credGone {
-		r.creds = nil // read them again for the view
+		r.Creds = nil // read them again for the view
 	} else {
-		r.creds = make([]credRecord, 0, len(creds))
+		r.Creds = make([]CredRecord, 0, len(creds))
 		for _, c := range creds {
 			if c.SK == cred.SK {
-				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", stamp(now)
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", Stamp(now)
 			}
-			r.creds = append(r.creds, c)
+			r.Creds = append(r.Creds, c)
 		}
 	}
 	sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
@@ -523,20 +523,20 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 
 // primaryAmong returns the credential (provider, id) among creds when it is
 // a primary one.
-func primaryAmong(creds []credRecord, provider, id string) (credRecord, bool) {
+func primaryAmong(creds []CredRecord, provider, id string) (CredRecord, bool) {
 	for _, c := range creds {
 		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
 			return c, true
 		}
 	}
-	return credRecord{}, false
+	return CredRecord{}, false
 }
 
 // verifiedItem is the update that marks credential c (as this request read
 // it) verified at now, as VerifyCredential does: updatedAt and its list key
 // move with it. It is conditional on the credential still existing.
-func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWriteItem, error) {
-	at := stamp(now)
+func verifiedItem(table string, c CredRecord, now time.Time) (types.TransactWriteItem, error) {
+	at := Stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(at)).
 		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).
@@ -546,7 +546,7 @@ func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWrit
 		return types.TransactWriteItem{}, fmt.Errorf("verify credential %s: %w", c.CredID, err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(table), Key: key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		TableName: aws.String(table), Key: Key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
@@ -562,7 +562,7 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 	if err != nil {
 		return apierr.Invalid("id", "must be an e-mail address or mobile number")
 	}
-	uid, err := s.st().primaryOwner(ctx, tenantID, provider, id, s.Clock.Now())
+	uid, err := s.st().PrimaryOwner(ctx, tenantID, provider, id, s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
@@ -571,7 +571,7 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return err
 	}
 	code := newCode(6)
-	err = s.countedSend(ctx, tenantID, uid, func(r record) error {
+	err = s.countedSend(ctx, tenantID, uid, func(r Record) error {
 		if r.Deleted || r.IsGuest {
 			return fmt.Errorf("reset: %w", ErrNotFound)
 		}
@@ -579,18 +579,18 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 			return ErrUserPending
 		}
 		return nil
-	}, func(_ record, count expression.UpdateBuilder) expression.UpdateBuilder {
+	}, func(_ Record, count expression.UpdateBuilder) expression.UpdateBuilder {
 		return count.Set(expression.Name("resetCode"), expression.Value(code)).
 			Set(expression.Name("resetAttempts"), expression.Value(0)).
 			Set(expression.Name("resetExpiresAt"), expression.Value(s.Clock.Now().Add(ResetLifetime).Unix()))
-	}, func(record) expression.ConditionBuilder {
+	}, func(Record) expression.ConditionBuilder {
 		return expression.Name("state").Equal(expression.Value(StateActive)).And(expression.Name("deleted").Equal(expression.Value(false)))
 	})
 	if err != nil {
 		s.cancelCode(ctx, res, err)
 		return fmt.Errorf("reset: %w", err)
 	}
-	s.sendCode(ctx, tenantID, credRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)
+	s.sendCode(ctx, tenantID, CredRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)
 	return nil
 }
 
@@ -612,11 +612,11 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 	}
 	now := s.Clock.Now()
 	st := s.st()
-	uid, err := st.primaryOwner(ctx, tenantID, provider, id, now)
+	uid, err := st.PrimaryOwner(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	r, err := st.getUser(ctx, tenantID, uid, now)
+	r, err := st.GetUser(ctx, tenantID, uid, now)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
@@ -640,30 +640,30 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 		And(expression.Name("resetAttempts").LessThan(expression.Value(MaxCodeAttempts))).
 		And(expression.Name("resetExpiresAt").GreaterThan(expression.Value(s.Clock.Now().Unix()))).
 		And(expression.Name("deleted").Equal(expression.Value(false)))
-	if err := s.updateUser(ctx, r, upd, cond); err != nil {
+	if err := s.UpdateUser(ctx, r, upd, cond); err != nil {
 		if errors.Is(err, ErrConcurrentUpdate) {
 			return ErrTokenVoided
 		}
 		return fmt.Errorf("reset: %w", err)
 	}
-	if _, err := st.deleteSessions(ctx, tenantID, uid); err != nil {
+	if _, err := st.DeleteSessions(ctx, tenantID, uid); err != nil {
 		return err
 	}
 	// The code proved the owner: a login lock of the credential ends.
 	return st.clearLoginAttempts(ctx, tenantID, provider, id)
 }
 
-// updateUser applies upd to the user record under cond, bumping updatedAt,
+// UpdateUser applies upd to the user record under cond, bumping updatedAt,
 // its index key and the version, in one transaction with the items with
 // (the actions the change records) when there are any. A failed condition
 // is ErrConcurrentUpdate.
-func (s *Service) updateUser(ctx context.Context, r record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	return s.updateUserAt(ctx, r, s.Clock.Now(), upd, cond, with...)
+func (s *Service) UpdateUser(ctx context.Context, r Record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
+	return s.UpdateUserAt(ctx, r, s.Clock.Now(), upd, cond, with...)
 }
 
-// updateUserAt is updateUser with the time the change is stamped with.
-func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := stamp(at)
+// UpdateUserAt is UpdateUser with the time the change is stamped with.
+func (s *Service) UpdateUserAt(ctx context.Context, r Record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
+	now := Stamp(at)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))
@@ -675,7 +675,7 @@ func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd 
 	if len(with) > 0 {
 		// The change and what it records commit together.
 		items := append([]types.TransactWriteItem{{Update: &types.Update{
-			TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
+			TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		}}}, with...)
@@ -689,7 +689,7 @@ func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd 
 		return nil
 	}
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: key(r.PK, r.SK),
+		TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})

@@ -68,10 +68,10 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 		return Session{}, false, err
 	}
 	now := s.Clock.Now()
-	uid, err := s.st().userIDByCredential(ctx, t.ID, credProvider, ident.Subject, now)
+	uid, err := s.st().UserIDByCredential(ctx, t.ID, credProvider, ident.Subject, now)
 	switch {
 	case err == nil:
-		r, err := s.st().getUser(ctx, t.ID, uid, now)
+		r, err := s.st().GetUser(ctx, t.ID, uid, now)
 		if err != nil {
 			return Session{}, false, err
 		}
@@ -104,7 +104,7 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 	r, creds := s.newRecord(t, caller.TenantID, create, platform, now)
 	r.State = StateActive
 	creds[0].IsVerified = true
-	r.setKeys()
+	r.SetKeys()
 	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], false, false, ActivatedBySSO)...)
 	if err != nil {
 		return Session{}, false, err
@@ -131,14 +131,14 @@ func (s *Service) socialLogin(ctx context.Context, t tenant.Tenant, provider, su
 		return Session{}, ErrBadLogin
 	}
 	now := s.Clock.Now()
-	uid, err := s.st().userIDByCredential(ctx, t.ID, provider, ident.Subject, now)
+	uid, err := s.st().UserIDByCredential(ctx, t.ID, provider, ident.Subject, now)
 	if errors.Is(err, ErrNotFound) {
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
 		return Session{}, err
 	}
-	r, err := s.st().getUser(ctx, t.ID, uid, now)
+	r, err := s.st().GetUser(ctx, t.ID, uid, now)
 	if errors.Is(err, ErrNotFound) {
 		return Session{}, ErrBadLogin
 	}

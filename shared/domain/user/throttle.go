@@ -96,7 +96,7 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 // window or starts the first one (so an identifier with no attempts
 // counted, as after a correct password, costs one write), the other starts
 // a new window when the last one has ended.
-func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
+func (st *Store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
 	k := loginAttemptKey(tenantID, provider, id)
 	vals := map[string]types.AttributeValue{
 		":one":   &types.AttributeValueMemberN{Value: "1"},
@@ -106,8 +106,8 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 	}
 	unlocked := "(attribute_not_exists(lockedUntil) OR lockedUntil <= :now)"
 	for range 4 {
-		out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(st.sessions), Key: k,
+		out, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(st.Sessions), Key: k,
 			UpdateExpression:          aws.String("ADD attempts :one SET expiresAt = :exp, windowStart = if_not_exists(windowStart, :now)"),
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart > :floor AND " + unlocked + ")"),
 			ExpressionAttributeValues: vals,
@@ -123,8 +123,8 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 		if !ddb.IsConditionFailed(err) {
 			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
 		}
-		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(st.sessions), Key: k,
+		_, err = st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(st.Sessions), Key: k,
 			UpdateExpression:          aws.String("SET attempts = :one, windowStart = :now, expiresAt = :exp REMOVE lockedUntil"),
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR (windowStart <= :floor AND " + unlocked + ")"),
 			ExpressionAttributeValues: vals,
@@ -137,7 +137,7 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 		}
 		// Neither applied: the identifier is locked, or another attempt
 		// started a new window in between (then count again).
-		got, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.sessions), Key: k, ConsistentRead: aws.Bool(true)})
+		got, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Sessions), Key: k, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return 0, time.Time{}, fmt.Errorf("count login attempt: %w", err)
 		}
@@ -154,9 +154,9 @@ func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 
 // lockLogin locks an identifier until the given time, unless it is locked
 // already.
-func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, until, now time.Time) error {
-	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
+func (st *Store) lockLogin(ctx context.Context, tenantID, provider, id string, until, now time.Time) error {
+	_, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("SET lockedUntil = :until, expiresAt = :exp"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND (attribute_not_exists(lockedUntil) OR lockedUntil <= :now)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -172,9 +172,9 @@ func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, u
 }
 
 // uncountLoginAttempt takes back one counted attempt of an identifier.
-func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
-	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
+func (st *Store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
+	_, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("ADD attempts :minus"),
 		ConditionExpression: aws.String("attempts > :zero"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -189,9 +189,9 @@ func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id
 }
 
 // clearLoginAttempts forgets an identifier's attempts.
-func (st *store) clearLoginAttempts(ctx context.Context, tenantID, provider, id string) error {
-	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(st.sessions), Key: loginAttemptKey(tenantID, provider, id),
+func (st *Store) clearLoginAttempts(ctx context.Context, tenantID, provider, id string) error {
+	_, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 	})
 	if err != nil {
 		return fmt.Errorf("clear login attempts: %w", err)

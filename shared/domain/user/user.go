@@ -230,13 +230,13 @@ func (in *CreateInput) Validate(guest bool) error {
 			return apierr.Invalid("credentials", "at least one credential is required")
 		}
 	}
-	if err := checkName("firstName", in.FirstName); err != nil {
+	if err := CheckName("firstName", in.FirstName); err != nil {
 		return err
 	}
-	if err := checkName("lastName", in.LastName); err != nil {
+	if err := CheckName("lastName", in.LastName); err != nil {
 		return err
 	}
-	if err := checkName("fullName", in.FullName); err != nil {
+	if err := CheckName("fullName", in.FullName); err != nil {
 		return err
 	}
 	if len(in.Credentials) > 5 {
@@ -281,19 +281,19 @@ func (in *CreateInput) Validate(guest bool) error {
 			return err
 		}
 	}
-	if err := checkBirthdate(in.Birthdate); err != nil {
+	if err := CheckBirthdate(in.Birthdate); err != nil {
 		return err
 	}
 	if in.Gender != "" && in.Gender != "FEMALE" && in.Gender != "MALE" {
 		return apierr.Invalid("gender", "must be FEMALE or MALE")
 	}
-	return checkRoles(in.Roles)
+	return CheckRoles(in.Roles)
 }
 
-// checkRoles refuses a role list the document does not allow: a role other
+// CheckRoles refuses a role list the document does not allow: a role other
 // than USER or ADMIN, a role named twice, or more than the two roles there
 // are.
-func checkRoles(roles []string) error {
+func CheckRoles(roles []string) error {
 	if len(roles) > len(roleNames) {
 		return apierr.Invalid("roles", "must hold at most 2 roles (USER, ADMIN)")
 	}
@@ -308,7 +308,7 @@ func checkRoles(roles []string) error {
 	return nil
 }
 
-func checkName(field, v string) error {
+func CheckName(field, v string) error {
 	if len(v) > 100 {
 		return apierr.Invalid(field, "must be at most 100 characters")
 	}
@@ -337,7 +337,7 @@ func checkPassword(p string) error {
 	return nil
 }
 
-func checkBirthdate(b string) error {
+func CheckBirthdate(b string) error {
 	if b == "" {
 		return nil
 	}
@@ -351,17 +351,17 @@ func checkBirthdate(b string) error {
 	return nil
 }
 
-// fullName returns the given full name, or first and last joined.
-func fullName(full, first, last string) string {
+// FullName returns the given full name, or first and last joined.
+func FullName(full, first, last string) string {
 	if full != "" {
 		return full
 	}
 	return strings.TrimSpace(first + " " + last)
 }
 
-// nameWords returns the distinct lower-cased words of a full name; name
+// NameWords returns the distinct lower-cased words of a full name; name
 // search matches a prefix of any of them.
-func nameWords(full string) []string {
+func NameWords(full string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(full), func(r rune) bool {
