@@ -13,7 +13,7 @@ import (
 // Routes returns every route of the users domain, as the whole platform
 // serves them; each Lambda function serves one of the three groups below.
 func (s *Service) Routes() []web.Route {
-	return append(append(s.AccountRoutes(), s.ProfileRoutes()...), s.AvatarRoutes()...)
+	return append(s.AccountRoutes(), s.ProfileRoutes()...)
 }
 
 // AccountRoutes are the routes of signing up and in (the accounts
@@ -55,17 +55,6 @@ func (s *Service) ProfileRoutes() []web.Route {
 		{Method: "POST", Path: "/users/{userId}/addresses", Handler: s.handleCreateAddress},
 		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleUpdateAddress},
 		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleDeleteAddress},
-	}
-}
-
-// AvatarRoutes are the routes that write or remove objects in the media
-// bucket (the avatars function): the profile photo, and deleting a user,
-// which removes it.
-func (s *Service) AvatarRoutes() []web.Route {
-	return []web.Route{
-		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
-		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
-		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
 	}
 }
 

@@ -1,13 +1,8 @@
 package user_test
 
 import (
-	"context"
 	"net/url"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -231,93 +226,5 @@ func TestAddresses(t *testing.T) {
 			t.Errorf("remaining = %v", list)
 		}
 		h.Do("DELETE", "/users/"+id+"/addresses/"+addrID, nil, ts.Token(token)).Expect(t, 404, "NOT_FOUND")
-	})
-}
-
-func TestDeleteUser(t *testing.T) {
-	h := ts.New(t)
-	id, token, email := activeUser(t, h, "Del", "Eted")
-	otherID, otherToken, _ := activeUser(t, h, "Oth", "Er")
-	mobile := uniqueMobile()
-	h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE", "skipVerification": true}, h.Admin()).Expect(t, 201, "")
-	h.Do("POST", "/users/"+id+"/addresses", map[string]any{"address": map[string]any{"line1": "1 Main St"}, "coordinates": []float64{1, 2}}, ts.Token(token)).Expect(t, 201, "")
-	h.Do("PUT", "/users/"+id+"/avatar", testJPEG(t), ts.Token(token), ts.Headers{"Content-Type", "image/jpeg"}).Expect(t, 200, "")
-	h.Do("PUT", "/users/"+id, map[string]any{"birthdate": "1990-01-02", "extended": map[string]any{"k": "v"}, "gcmDeviceToken": "tok"}, ts.Token(token)).Expect(t, 200, "")
-
-	t.Run("AnotherUserCannot", func(t *testing.T) {
-		h.Do("DELETE", "/users/"+id, nil, ts.Token(otherToken)).Expect(t, 404, "NOT_FOUND")
-		h.Do("DELETE", "/users/"+id, nil, h.Anon()).Expect(t, 401, "UNAUTHORIZED")
-		other, key := h.NewTenant(h.Tenant.Settings)
-		h.Do("DELETE", "/users/"+id, nil, ts.Headers{"x-service-auth-token", key, "x-application-id", other.ID}).Expect(t, 404, "NOT_FOUND")
-	})
-	h.Do("DELETE", "/users/"+id, nil, ts.Token(token)).Expect(t, 204, "")
-
-	t.Run("SessionsEnded", func(t *testing.T) {
-		h.Do("GET", "/users/"+id, nil, ts.Token(token)).Expect(t, 401, "UNAUTHORIZED")
-	})
-	t.Run("Redacted", func(t *testing.T) {
-		u := h.Do("GET", "/users/"+id+"?include=credentials,extended,favouriteLocations", nil, h.Admin()).Expect(t, 200, "").Map(t)
-		if u["deleted"] != true || u["id"] != id {
-			t.Fatalf("user = %v", u)
-		}
-		for _, k := range []string{"firstName", "lastName", "fullName"} {
-			if u[k] != "" {
-				t.Errorf("%s = %v, want redacted", k, u[k])
-			}
-		}
-		for _, k := range []string{"birthdate", "profilePhotoUrl"} {
-			if _, ok := u[k]; ok {
-				t.Errorf("%s still present", k)
-			}
-		}
-		if u["hasProfilePhoto"] != false || u["isRegisteredForPushNotifications"] != false || len(u["credentials"].([]any)) != 0 || len(u["extended"].(map[string]any)) != 0 {
-			t.Errorf("user = %v", u)
-		}
-		h.Do("GET", "/users/"+id+"/addresses", nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
-		// The address items themselves are gone, not only hidden.
-		out, err := h.Deps.DB.Query(context.Background(), &dynamodb.QueryInput{
-			TableName:              aws.String(h.Deps.Config.Tables.Users),
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :addr)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": &types.AttributeValueMemberS{Value: h.Tenant.ID + "#USER#" + id}, ":addr": &types.AttributeValueMemberS{Value: "ADDR#"},
-			},
-		})
-		if err != nil || len(out.Items) != 0 {
-			t.Errorf("address items after deletion: %v, %v", out, err)
-		}
-	})
-	t.Run("CannotLogIn", func(t *testing.T) {
-		h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 401, "UNAUTHORIZED")
-	})
-	t.Run("NotFoundBySearch", func(t *testing.T) {
-		var l userList
-		h.Do("GET", "/users?name=del", nil, h.Admin(), v4).Expect(t, 200, "").JSON(t, &l)
-		if len(l.Items) != 0 {
-			t.Errorf("search finds %v", ids(l))
-		}
-		if n := countUsersWith(t, h, url.QueryEscape(email)); n != 0 {
-			t.Errorf("credential search finds %d", n)
-		}
-		h.Do("GET", "/users?limit=1000", nil, h.Admin(), v4).Expect(t, 200, "").JSON(t, &l)
-		for _, x := range ids(l) {
-			if x == id {
-				t.Errorf("deleted user listed")
-			}
-		}
-	})
-	t.Run("IdentifiersReleased", func(t *testing.T) {
-		h.Do("POST", "/users", createBody("New", "Owner", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
-		h.Do("POST", "/users/"+otherID+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE"}, ts.Token(otherToken)).Expect(t, 201, "")
-	})
-	t.Run("DeleteAgain", func(t *testing.T) {
-		h.Do("DELETE", "/users/"+id, nil, h.Admin()).Expect(t, 204, "")
-	})
-	t.Run("DeletedCannotBeUpdated", func(t *testing.T) {
-		h.Do("PUT", "/users/"+id, map[string]any{"firstName": "Back"}, h.Admin()).Expect(t, 404, "NOT_FOUND")
-	})
-	t.Run("DeletedHasNoSubResources", func(t *testing.T) {
-		for _, path := range []string{"/addresses", "/checkins"} {
-			h.Do("GET", "/users/"+id+path, nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
-		}
 	})
 }

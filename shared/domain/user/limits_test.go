@@ -1,14 +1,11 @@
 package user_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -161,38 +158,6 @@ func TestParallelPrimaryDeletes(t *testing.T) {
 			t.Fatalf("round %d: statuses = %v, want one 204 and one 422", round, got)
 		}
 	}
-}
-
-func TestAvatarOfDeletedUser(t *testing.T) {
-	h := ts.New(t)
-	jpg := testJPEG(t)
-	asJPEG := ts.Headers{"Content-Type", "image/jpeg"}
-	stored := func(id string) bool {
-		_, err := h.Deps.S3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(h.Deps.Config.Buckets.Media), Key: aws.String("users/avatars/" + id + ".jpg")})
-		return err == nil
-	}
-	t.Run("DeletedFirst", func(t *testing.T) {
-		id, _, _ := activeUser(t, h, "Gone", "Photo")
-		h.Do("DELETE", "/users/"+id, nil, h.Admin()).Expect(t, 204, "")
-		h.Do("PUT", "/users/"+id+"/avatar", jpg, h.Admin(), asJPEG).Expect(t, 404, "NOT_FOUND")
-		if stored(id) {
-			t.Errorf("the photo of a deleted user is stored")
-		}
-	})
-	t.Run("DeletedMeanwhile", func(t *testing.T) {
-		for range 10 {
-			id, _, _ := activeUser(t, h, "Race", "Photo")
-			parallel(2, func(i int) int {
-				if i == 0 {
-					return h.Do("PUT", "/users/"+id+"/avatar", jpg, h.Admin(), asJPEG).Status
-				}
-				return h.Do("DELETE", "/users/"+id, nil, h.Admin()).Status
-			})
-			if stored(id) {
-				t.Fatalf("the photo of deleted user %s is stored", id)
-			}
-		}
-	})
 }
 
 func TestAddressKeepsEmptyStrings(t *testing.T) {

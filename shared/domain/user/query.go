@@ -56,6 +56,14 @@ func ParseInclude(values []string) (map[string]bool, error) {
 	return out, nil
 }
 
+// AvatarKey is the media bucket key of a user's profile photo.
+func AvatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
+
+// AvatarURL returns where a user's profile photo is served.
+func (s *Service) AvatarURL(userID string) string {
+	return strings.TrimSuffix(s.MediaURL, "/") + "/" + AvatarKey(userID)
+}
+
 // View turns a stored user into its API form for caller.
 func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include map[string]bool) (User, error) {
 	u := User{

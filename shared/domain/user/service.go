@@ -17,7 +17,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/geo"
-	"github.com/loyalty-platform/platform/shared/platform/hook"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -41,15 +40,6 @@ const (
 	MaxCodeAttempts = 5
 )
 
-// Photos stores profile photos by key: the media bucket in S3
-// (blob.Photos), so that this package links no S3 client.
-type Photos interface {
-	// PutJPEG stores a JPEG image under key, replacing any.
-	PutJPEG(ctx context.Context, key string, jpeg []byte) error
-	// Delete removes the object at key; a missing object is no error.
-	Delete(ctx context.Context, key string) error
-}
-
 // Verifier checks a third-party ID token of an SSO provider for one of
 // the audiences (sso.Verifier), so that this package links no OpenID
 // Connect client.
@@ -71,16 +61,11 @@ type Service struct {
 	SSO Verifier
 	// Geocoder serves address suggestions and coordinates.
 	Geocoder geo.Geocoder
-	// Photos stores the profile photos (nil in a function that serves
-	// none of the routes that write or delete them); MediaURL is where
-	// they are served.
-	Photos   Photos
+	// MediaURL is where the profile photos are served.
 	MediaURL string
 	// Includes supply the include options owned by other domains (nil:
 	// empty).
 	Includes Includes
-	// OnDeleted runs once a user is deleted (see events.go).
-	OnDeleted hook.After[Deleted]
 	// Actions records USER_CREATED and USER_ACTIVATED (nil: none).
 	Actions *action.Recorder
 	// Allowance counts the anonymous sign-ups and code requests of each
@@ -91,6 +76,13 @@ type Service struct {
 	// Caps bound the codes each tenant sends an hour (nil: no caps).
 	Caps *notify.Caps
 }
+
+// Store returns the users domain's store, for the parts of the domain in
+// packages of their own.
+func (s *Service) Store() *Store { return s.st() }
+
+// Now returns the time on the service's clock.
+func (s *Service) Now() time.Time { return s.Clock.Now() }
 
 func (s *Service) st() *Store {
 	return &Store{DB: s.DB, Users: s.Tables.Users, Sessions: s.Tables.Sessions}

@@ -594,6 +594,36 @@ func (s *Store) BatchGetUsers(ctx context.Context, tenantID string, ids []string
 	return out, nil
 }
 
+// UserItems returns the items of the users domain under a user's
+// partition: its credentials, name entries and addresses, and the user
+// item (sk PROFILE, last). The ledger's money entries, which sort after
+// the user item (shared/domain/ledger), are the user's history: they are neither
+// read nor deleted.
+func (s *Store) UserItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	var start map[string]types.AttributeValue
+	for {
+		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.Users),
+			KeyConditionExpression: aws.String("pk = :pk AND sk <= :profile"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk":      &types.AttributeValueMemberS{Value: pk},
+				":profile": &types.AttributeValueMemberS{Value: SKProfile},
+			},
+			ExclusiveStartKey: start,
+			ConsistentRead:    aws.Bool(true),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list user items: %w", err)
+		}
+		out = append(out, res.Items...)
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
 var errStop = errors.New("stop")
 
 // CounterStep changes one of the counters kept on a user's profile item

@@ -1,4 +1,4 @@
-package user_test
+package avatar_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -31,8 +32,8 @@ func testJPEG(t *testing.T) []byte {
 
 func TestAvatar(t *testing.T) {
 	h := ts.New(t)
-	id, token, _ := activeUser(t, h, "Phil", "Photo")
-	otherID, _, _ := activeUser(t, h, "Oth", "Er")
+	id, token, _ := h.ActiveUser(t, "Phil", "Photo")
+	otherID, _, _ := h.ActiveUser(t, "Oth", "Er")
 	jpg := testJPEG(t)
 	asJPEG := ts.Headers{"Content-Type", "image/jpeg"}
 

@@ -1,4 +1,4 @@
-package user
+package avatar
 
 import (
 	"bytes"

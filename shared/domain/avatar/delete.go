@@ -1,4 +1,4 @@
-package user
+package avatar
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -26,7 +28,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
@@ -35,8 +37,8 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	// 0. The device binding (one account per device) is released first, so a
 	// retry after a failure still knows it.
 	if r.DeviceKey != "" {
-		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(st.Users), Key: Key(r.DeviceKey, SKDevice),
+		_, err := s.st().DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(st.Users), Key: user.Key(r.DeviceKey, user.SKDevice),
 			ConditionExpression:       aws.String("userId = :uid"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 		})
@@ -45,7 +47,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		}
 	}
 	for _, endpoint := range r.PushEndpoints {
-		if err := s.Pusher.UnregisterDevice(ctx, endpoint); err != nil {
+		if err := s.pusher.UnregisterDevice(ctx, endpoint); err != nil {
 			web.Logger(ctx).Warn("remove push endpoint failed", "error", err.Error())
 		}
 	}
@@ -65,7 +67,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		upd = upd.Remove(expression.Name(name))
 	}
 	upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (putSessionAtEpoch)
-	if err := s.UpdateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
+	if err := s.users.UpdateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
 		return fmt.Errorf("delete user %s: %w", userID, err)
 	}
 	// 2. Release credentials, drop name entries and addresses. Each delete
@@ -76,66 +78,36 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	}
 	for _, it := range items {
 		skv, ok := it["sk"].(*types.AttributeValueMemberS)
-		if !ok || skv.Value == SKProfile {
+		if !ok || skv.Value == user.SKProfile {
 			continue
 		}
 		sk := skv.Value
 		var batch []types.TransactWriteItem
-		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(r.PK, sk)}})
+		batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: user.Key(r.PK, sk)}})
 		p, okP := it["provider"].(*types.AttributeValueMemberS)
 		ident, okI := it["identifier"].(*types.AttributeValueMemberS)
 		if okP && okI && strings.HasPrefix(sk, "CRED#") {
 			batch = append(batch, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(st.Users), Key: Key(CredIndexPK(r.TenantID, p.Value, ident.Value), SKCredID),
+				TableName: aws.String(st.Users), Key: user.Key(user.CredIndexPK(r.TenantID, p.Value, ident.Value), user.SKCredID),
 				ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 			}})
 		}
-		if err := st.Transact(ctx, batch); err != nil && len(failedAt(err)) == 0 {
+		if err := st.Transact(ctx, batch); err != nil && len(ddb.FailedConditions(err)) == 0 {
 			return fmt.Errorf("delete user %s: %w", userID, err)
 		}
 	}
 	// 3. The profile photo and the sessions.
-	if err := s.Photos.Delete(ctx, AvatarKey(userID)); err != nil {
+	if err := s.photos.Delete(ctx, user.AvatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
 	if _, err := st.DeleteSessions(ctx, caller.TenantID, userID); err != nil {
 		return err
 	}
-	if err := s.OnDeleted.Run(ctx, Deleted{TenantID: caller.TenantID, UserID: userID}); err != nil {
+	if err := s.OnDeleted.Run(ctx, user.Deleted{TenantID: caller.TenantID, UserID: userID}); err != nil {
 		return fmt.Errorf("delete user %s: %w", userID, err)
 	}
 	return nil
-}
-
-// UserItems returns the items of the users domain under a user's
-// partition: its credentials, name entries and addresses, and the user
-// item (sk PROFILE, last). The ledger's money entries, which sort after
-// the user item (shared/domain/ledger), are the user's history: they are neither
-// read nor deleted.
-func (s *Store) UserItems(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	var start map[string]types.AttributeValue
-	for {
-		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(s.Users),
-			KeyConditionExpression: aws.String("pk = :pk AND sk <= :profile"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk":      &types.AttributeValueMemberS{Value: pk},
-				":profile": &types.AttributeValueMemberS{Value: SKProfile},
-			},
-			ExclusiveStartKey: start,
-			ConsistentRead:    aws.Bool(true),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list user items: %w", err)
-		}
-		out = append(out, res.Items...)
-		if len(res.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
-	}
 }
 
 // handleDelete serves DELETE /users/{userId}.

@@ -1,4 +1,4 @@
-package user
+package avatar
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -18,56 +20,48 @@ import (
 // is at most 6 MB (the 5 MB would not fit).
 const MaxAvatarBytes = 4 << 20
 
-// AvatarKey is the media bucket key of a user's profile photo.
-func AvatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
-
-// AvatarURL returns where a user's profile photo is served.
-func (s *Service) AvatarURL(userID string) string {
-	return strings.TrimSuffix(s.MediaURL, "/") + "/" + AvatarKey(userID)
-}
-
 // SetAvatar stores a JPEG profile photo (PUT /users/{userId}/avatar). The
 // bytes must decode as a JPEG image; the content type alone is not trusted.
-func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID string, photo []byte) (User, error) {
+func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID string, photo []byte) (user.User, error) {
 	if err := caller.RequireUser(userID); err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
 	if len(photo) == 0 {
-		return User{}, apierr.Invalid("body", "a JPEG image is required")
+		return user.User{}, apierr.Invalid("body", "a JPEG image is required")
 	}
 	if !bytes.HasPrefix(photo, []byte{0xFF, 0xD8, 0xFF}) {
-		return User{}, apierr.New(apierr.UnsupportedMedia, "the photo must be a JPEG image")
+		return user.User{}, apierr.New(apierr.UnsupportedMedia, "the photo must be a JPEG image")
 	}
 	if _, _, ok := jpegSize(photo); !ok {
-		return User{}, apierr.New(apierr.UnsupportedMedia, "the photo is not a readable JPEG image")
+		return user.User{}, apierr.New(apierr.UnsupportedMedia, "the photo is not a readable JPEG image")
 	}
-	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now())
 	if err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
 	if r.Deleted {
-		return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
+		return user.User{}, fmt.Errorf("set avatar: %w", user.ErrNotFound)
 	}
-	err = s.Photos.PutJPEG(ctx, AvatarKey(userID), photo)
+	err = s.photos.PutJPEG(ctx, user.AvatarKey(userID), photo)
 	if err != nil {
-		return User{}, fmt.Errorf("store avatar of %s: %w", userID, err)
+		return user.User{}, fmt.Errorf("store avatar of %s: %w", userID, err)
 	}
-	if err := s.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(true)),
+	if err := s.users.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(true)),
 		expression.Name("deleted").Equal(expression.Value(false))); err != nil {
 		// The user was deleted (or changed) meanwhile: the photo must not
 		// outlive the redaction. Best effort; the error answered is the
 		// update's.
-		if derr := s.Photos.Delete(ctx, AvatarKey(userID)); derr != nil {
+		if derr := s.photos.Delete(ctx, user.AvatarKey(userID)); derr != nil {
 			web.Logger(ctx).Warn("remove orphaned avatar failed", "userId", userID, "error", derr.Error())
 		}
-		if errors.Is(err, ErrConcurrentUpdate) {
-			if cur, gerr := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); gerr != nil || cur.Deleted {
-				return User{}, fmt.Errorf("set avatar: %w", ErrNotFound)
+		if errors.Is(err, user.ErrConcurrentUpdate) {
+			if cur, gerr := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now()); gerr != nil || cur.Deleted {
+				return user.User{}, fmt.Errorf("set avatar: %w", user.ErrNotFound)
 			}
 		}
-		return User{}, err
+		return user.User{}, err
 	}
-	return s.Get(ctx, caller, userID, nil)
+	return s.users.Get(ctx, caller, userID, nil)
 }
 
 // DeleteAvatar removes a user's profile photo (DELETE
@@ -76,20 +70,20 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
-	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now())
 	if err != nil {
 		return err
 	}
 	if r.Deleted {
-		return fmt.Errorf("delete avatar: %w", ErrNotFound)
+		return fmt.Errorf("delete avatar: %w", user.ErrNotFound)
 	}
-	if err := s.Photos.Delete(ctx, AvatarKey(userID)); err != nil {
+	if err := s.photos.Delete(ctx, user.AvatarKey(userID)); err != nil {
 		return fmt.Errorf("delete avatar of %s: %w", userID, err)
 	}
 	if !r.HasProfilePhoto {
 		return nil
 	}
-	return s.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(false)),
+	return s.users.UpdateUser(ctx, r, expression.Set(expression.Name("hasProfilePhoto"), expression.Value(false)),
 		expression.Name("pk").AttributeExists())
 }
 

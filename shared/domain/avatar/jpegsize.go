@@ -1,4 +1,4 @@
-package user
+package avatar
 
 // jpegSize reads the width and height of a JPEG image from its frame header
 // (SOF marker), as image/jpeg's DecodeConfig does, without linking the
