@@ -85,34 +85,6 @@ func TestGuestCannotAddCredentials(t *testing.T) {
 	}
 }
 
-func TestAddressLimitUnderConcurrency(t *testing.T) {
-	h := ts.New(t)
-	id, token, _ := activeUser(t, h, "Many", "Homes")
-	for range 45 {
-		h.Do("POST", "/users/"+id+"/addresses", address("Home"), ts.Token(token)).Expect(t, 201, "")
-	}
-	statuses := parallel(20, func(int) int {
-		return h.Do("POST", "/users/"+id+"/addresses", address("Extra"), ts.Token(token)).Status
-	})
-	if got := tally(statuses); got[201] != 5 || got[422] != 15 {
-		t.Errorf("statuses = %v, want 5 x 201 and 15 x 422", got)
-	}
-	var list []map[string]any
-	h.Do("GET", "/users/"+id+"/addresses", nil, ts.Token(token)).Expect(t, 200, "").JSON(t, &list)
-	if len(list) != 50 {
-		t.Fatalf("%d addresses stored, want 50", len(list))
-	}
-	t.Run("DeleteFreesASlot", func(t *testing.T) {
-		h.Do("DELETE", "/users/"+id+"/addresses/"+list[0]["_id"].(string), nil, ts.Token(token)).Expect(t, 200, "")
-		h.Do("POST", "/users/"+id+"/addresses", address("Again"), ts.Token(token)).Expect(t, 201, "")
-		h.Do("POST", "/users/"+id+"/addresses", address("Over"), ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
-	})
-	t.Run("DeleteUnknownKeepsCount", func(t *testing.T) {
-		h.Do("DELETE", "/users/"+id+"/addresses/nope", nil, ts.Token(token)).Expect(t, 404, "NOT_FOUND")
-		h.Do("POST", "/users/"+id+"/addresses", address("Over"), ts.Token(token)).Expect(t, 422, "VALIDATION_FAILED")
-	})
-}
-
 func TestCredentialLimitUnderConcurrency(t *testing.T) {
 	h := ts.New(t)
 	id, token, _ := activeUser(t, h, "Many", "Creds")
@@ -157,35 +129,5 @@ func TestParallelPrimaryDeletes(t *testing.T) {
 		if got := tally(statuses); got[204] != 1 || got[422] != 1 {
 			t.Fatalf("round %d: statuses = %v, want one 204 and one 422", round, got)
 		}
-	}
-}
-
-func TestAddressKeepsEmptyStrings(t *testing.T) {
-	h := ts.New(t)
-	id, token, _ := activeUser(t, h, "Empty", "Keys")
-	tests := []struct {
-		name string
-		body map[string]any
-	}{
-		{"EmptyStringsSent", map[string]any{"name": "", "note": "", "address": map[string]any{"line1": "1 Main St", "line2": "", "region": ""}, "coordinates": []float64{0, 0}}},
-		{"KeysNotSent", map[string]any{"address": map[string]any{"line1": "2 Main St"}, "coordinates": []float64{0, 0}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var list []map[string]any
-			h.Do("POST", "/users/"+id+"/addresses", tc.body, ts.Token(token)).Expect(t, 201, "").JSON(t, &list)
-			a := list[len(list)-1]
-			for _, k := range []string{"name", "note"} {
-				if v, ok := a[k].(string); !ok || v != "" {
-					t.Errorf("%s = %#v, want \"\"", k, a[k])
-				}
-			}
-			postal := a["address"].(map[string]any)
-			for _, k := range []string{"line2", "city", "region", "postalCode", "country"} {
-				if v, ok := postal[k].(string); !ok || v != "" {
-					t.Errorf("address.%s = %#v, want \"\"", k, postal[k])
-				}
-			}
-		})
 	}
 }

@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"

@@ -6,10 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"math/big"
 	"strings"
 	"time"
+
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 
 	"golang.org/x/crypto/argon2"
 )

@@ -16,7 +16,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/geo"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -54,13 +53,10 @@ type Service struct {
 	Tenants  *tenant.Store
 	Clock    clock.Clock
 	Notifier notify.Notifier
-	Pusher   notify.Pusher
 	Cursor   ddb.Cursor
 	// SSO verifies third-party ID tokens (SSO and social credentials);
 	// nil in a function that serves no route needing it.
 	SSO Verifier
-	// Geocoder serves address suggestions and coordinates.
-	Geocoder geo.Geocoder
 	// MediaURL is where the profile photos are served.
 	MediaURL string
 	// Includes supply the include options owned by other domains (nil:

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/domain/profile"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -58,11 +59,11 @@ const (
 	skLoginAttempt = "LOGIN"
 )
 
-// timeFormat is the fixed-width UTC form used for stored and returned
+// TimeFormat is the fixed-width UTC form used for stored and returned
 // timestamps; it sorts as text.
-const timeFormat = "2006-01-02T15:04:05.000Z"
+const TimeFormat = "2006-01-02T15:04:05.000Z"
 
-func Stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
+func Stamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 func UserPK(t, uid string) string               { return profile.PK(t, uid) }
 func CredSK(provider, id string) string         { return "CRED#" + provider + "#" + id }

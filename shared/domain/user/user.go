@@ -7,13 +7,13 @@ package user
 import (
 	"errors"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/domain/profile"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 )
@@ -45,7 +45,6 @@ var (
 	ErrInvalidToken      = apierr.New(apierr.InvalidToken, "the token is invalid")
 	ErrTokenVoided       = apierr.New(apierr.InvalidToken, "too many wrong codes: request a new code")
 	ErrUserPending       = apierr.New(apierr.UserPending, "the user has not been activated")
-	ErrPointsNotEditable = apierr.New(apierr.PointsNotEditable, "loyalty points cannot be changed through the user")
 	ErrBadLogin          = apierr.New(apierr.Unauthorized, "wrong credential or password")
 	ErrPendingLogin      = apierr.New(apierr.Unauthorized, "the user has not been activated")
 	ErrBadSession        = auth.ErrBadSession
@@ -99,15 +98,6 @@ type User struct {
 	Checkin            *any            `json:"checkin,omitempty"`
 	SegmentIDs         *[]string       `json:"segmentIds,omitempty"`
 	Segments           *[]SegmentRef   `json:"segments,omitempty"`
-}
-
-// LegacyUser is the older (x-api-version < 4) shape of a user in GET /users:
-// the current fields plus `_id` (the older name of `id`) and `name` (the
-// full name).
-type LegacyUser struct {
-	LegacyID string `json:"_id"`
-	Name     string `json:"name"`
-	User
 }
 
 // Tokens are a user's pending codes; only admins see them.

@@ -22,12 +22,12 @@ type Function struct {
 // notifier and push registrar the configuration names (or b's), the caps
 // (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) and the SSO verifier.
 func New(b *wire.Base) (*Function, error) {
-	n, p, err := identity.Messaging(b)
+	n, _, err := identity.Messaging(b)
 	if err != nil {
 		return nil, err
 	}
 	u := identity.Users(b)
-	u.Notifier, u.Pusher = n, p
+	u.Notifier = n
 	u.Caps = notify.CapsFromEnv(u.Allowance)
 	u.SSO = sso.NewVerifier(sso.FromEnv(), b.Clock)
 	return &Function{Users: u}, nil

@@ -15,7 +15,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/allowance"
-	"github.com/loyalty-platform/platform/shared/platform/geo"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/wire"
 	"github.com/loyalty-platform/platform/shared/wire/parts/rewards"
@@ -89,16 +88,12 @@ func newAllowance(b *wire.Base) *allowance.Counter {
 	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
 }
 
-// Profiles gives u what the user record and its addresses need
-// (user.ProfileRoutes): the push registrar, the geocoder
-// (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
-// function alone, so that the others link no Amazon Location client) and
-// the parts of a user other domains own: include=points and
+// Includes are the parts of a user other domains own, which the users
+// function's include options read: include=points and
 // include=segmentIds,segments (the loyalty domains) and include=checkin
 // (check-ins).
-func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewards, checkins *checkin.Service) {
-	u.Pusher, u.Geocoder = p, g
-	u.Includes = includes{r: r, checkins: checkins}
+func Includes(r *rewards.Rewards, checkins *checkin.Service) user.Includes {
+	return includes{r: r, checkins: checkins}
 }
 
 // includes are the parts of a user the loyalty domains and check-ins own.

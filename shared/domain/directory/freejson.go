@@ -1,4 +1,4 @@
-package user
+package directory
 
 import (
 	"encoding/json"

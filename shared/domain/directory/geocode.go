@@ -1,4 +1,4 @@
-package user
+package directory
 
 import (
 	"net/http"
@@ -58,7 +58,7 @@ func (s *Service) handleSuggestAddresses(w http.ResponseWriter, r *http.Request)
 			return
 		}
 	}
-	found, err := s.Geocoder.Suggest(r.Context(), in.Address, in.Position, 0)
+	found, err := s.geocoder.Suggest(r.Context(), in.Address, in.Position, 0)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -107,7 +107,7 @@ func (s *Service) handleAddressCoordinates(w http.ResponseWriter, r *http.Reques
 		web.Error(w, r, err)
 		return
 	}
-	pos, err := s.Geocoder.Locate(r.Context(), a.Normalized())
+	pos, err := s.geocoder.Locate(r.Context(), a.Normalized())
 	if err != nil {
 		web.Error(w, r, err)
 		return

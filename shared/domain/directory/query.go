@@ -1,4 +1,4 @@
-package user
+package directory
 
 import (
 	"context"
@@ -19,168 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
-
-// Include options of GET /users/{userId} (and of the lists).
-var includeOptions = map[string]string{
-	"favouritelocations": "favouriteLocations",
-	"favouriteproducts":  "favouriteProducts",
-	"extended":           "extended",
-	"points":             "points",
-	"credentials":        "credentials",
-	"checkin":            "checkin",
-	"segmentids":         "segmentIds",
-	"segments":           "segments",
-}
-
-// ParseInclude reads the include parameter (a comma list, possibly
-// repeated); an unknown option is 422.
-func ParseInclude(values []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, v := range values {
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			if p == "" {
-				continue
-			}
-			name, ok := includeOptions[strings.ToLower(p)]
-			if !ok {
-				return nil, apierr.Invalid("include", "unknown option %q", p)
-			}
-			out[name] = true
-		}
-	}
-	return out, nil
-}
-
-// AvatarKey is the media bucket key of a user's profile photo.
-func AvatarKey(userID string) string { return "users/avatars/" + userID + ".jpg" }
-
-// AvatarURL returns where a user's profile photo is served.
-func (s *Service) AvatarURL(userID string) string {
-	return strings.TrimSuffix(s.MediaURL, "/") + "/" + AvatarKey(userID)
-}
-
-// View turns a stored user into its API form for caller.
-func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include map[string]bool) (User, error) {
-	u := User{
-		ID: r.ID, TenantID: r.TenantID, FirstName: r.FirstName, LastName: r.LastName, FullName: r.FullName,
-		State: r.State, IsGuest: r.IsGuest, Roles: r.Roles, Subscribed: r.Subscribed, Birthdate: r.Birthdate,
-		Gender: r.Gender, DefaultTip: r.DefaultTip, PrimaryPlatform: PlatformOrUnknown(r.PrimaryPlatform),
-		Contacts: r.Contacts, Card: r.Card, HasPaymentCard: r.HasPaymentCard, HasProfilePhoto: r.HasProfilePhoto,
-		IsRegisteredForPushNotifications: len(r.PushEndpoints) > 0,
-		HasAgreedToShareData:             r.HasAgreedToShareData, HasAgreedToReceiveMarketing: r.HasAgreedToReceiveMarketing,
-		ExternalPosID: r.ExternalPosID, ExternalLoyaltyID: r.ExternalLoyaltyID, Balance: r.Balance,
-		UpdatedAt: r.UpdatedAt, Created: r.Created, Deleted: r.Deleted,
-		AdditionalInformation: additionalInformation(r.Birthdate, r.DefaultTip, r.FavouriteProducts),
-	}
-	if r.HasProfilePhoto {
-		u.ProfilePhotoURL = s.AvatarURL(r.ID)
-	}
-	if u.Roles == nil {
-		u.Roles = []string{}
-	}
-	if caller.IsAdmin() && (r.ActivationCode != "" || r.ResetCode != "") {
-		u.Tokens = &Tokens{Activation: r.ActivationCode, Reset: r.ResetCode}
-	}
-	if include["favouriteLocations"] {
-		v := nonNil(r.FavouriteLocations)
-		u.FavouriteLocations = &v
-	}
-	if include["favouriteProducts"] {
-		v := nonNil(r.FavouriteProducts)
-		u.FavouriteProducts = &v
-	}
-	if include["extended"] {
-		v := r.Extended
-		if v == nil {
-			v = map[string]any{}
-		}
-		u.Extended = &v
-	}
-	if include["points"] {
-		v := r.Points
-		if s.Includes != nil {
-			held, err := s.Includes.Points(ctx, r.TenantID, r.ID)
-			if err != nil {
-				return User{}, err
-			}
-			v += held
-		}
-		u.Points = &v
-	}
-	if include["credentials"] {
-		creds := slices.Clone(r.Creds)
-		if r.Creds == nil {
-			var err error
-			if creds, err = s.st().Credentials(ctx, r.TenantID, r.ID, s.Clock.Now()); err != nil {
-				return User{}, err
-			}
-		}
-		SortCredentials(creds, "created")
-		v := make([]Credential, 0, len(creds))
-		for _, c := range creds {
-			v = append(v, c.View())
-		}
-		u.Credentials = &v
-	}
-	if include["checkin"] {
-		var current any
-		if s.Includes != nil {
-			c, err := s.Includes.CurrentCheckin(ctx, r.TenantID, r.ID)
-			if err != nil {
-				return User{}, err
-			}
-			current = c
-		}
-		u.Checkin = &current
-	}
-	if include["segmentIds"] {
-		v := []string{}
-		if s.Includes != nil {
-			ids, err := s.Includes.SegmentIDs(ctx, r.TenantID, r.ID)
-			if err != nil {
-				return User{}, err
-			}
-			v = append(v, ids...)
-		}
-		u.SegmentIDs = &v
-	}
-	if include["segments"] {
-		v := []SegmentRef{}
-		if s.Includes != nil {
-			refs, err := s.Includes.Segments(ctx, r.TenantID, r.ID)
-			if err != nil {
-				return User{}, err
-			}
-			v = append(v, refs...)
-		}
-		u.Segments = &v
-	}
-	return u, nil
-}
-
-func nonNil(v []string) []string {
-	if v == nil {
-		return []string{}
-	}
-	return v
-}
-
-// Get returns one user (GET /users/{userId}).
-func (s *Service) Get(ctx context.Context, caller web.Caller, userID string, include map[string]bool) (User, error) {
-	if err := caller.RequireUser(userID); err != nil {
-		return User{}, err
-	}
-	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
-	if err != nil {
-		return User{}, err
-	}
-	return s.View(ctx, r, caller, include)
-}
 
 // UpdateInput is the body of PUT /users/{userId}. Absent fields are
 // unchanged.
@@ -214,7 +57,7 @@ type UpdateInput struct {
 // checkUnchanged fails with "cannot be changed" for the first read-only
 // field of in whose value differs from the user's current one; roles sent
 // unchanged by a caller who may not change them are dropped.
-func (in *UpdateInput) checkUnchanged(current User, admin bool) error {
+func (in *UpdateInput) checkUnchanged(current user.User, admin bool) error {
 	cur, err := json.Marshal(current)
 	if err != nil {
 		return fmt.Errorf("check read-only fields: %w", err)
@@ -337,7 +180,7 @@ func (in *UpdateInput) validate(admin bool) error {
 			continue
 		}
 		*p = strings.TrimSpace(*p)
-		if err := CheckName(field, *p); err != nil {
+		if err := user.CheckName(field, *p); err != nil {
 			return err
 		}
 		if *p == "" && field != "fullName" {
@@ -345,7 +188,7 @@ func (in *UpdateInput) validate(admin bool) error {
 		}
 	}
 	if in.Birthdate != nil {
-		if err := CheckBirthdate(*in.Birthdate); err != nil {
+		if err := user.CheckBirthdate(*in.Birthdate); err != nil {
 			return err
 		}
 	}
@@ -391,7 +234,7 @@ func (in *UpdateInput) validate(admin bool) error {
 	}
 	if in.PrimaryPlatform != nil {
 		switch *in.PrimaryPlatform {
-		case PlatformUnknown, PlatformIOS, PlatformAndroid:
+		case user.PlatformUnknown, user.PlatformIOS, user.PlatformAndroid:
 		default:
 			return apierr.Invalid("primaryPlatform", "must be UNKNOWN, IOS or ANDROID")
 		}
@@ -408,7 +251,7 @@ func (in *UpdateInput) validate(admin bool) error {
 		if len(*in.Roles) == 0 {
 			return apierr.Invalid("roles", "at least one role is required")
 		}
-		if err := CheckRoles(*in.Roles); err != nil {
+		if err := user.CheckRoles(*in.Roles); err != nil {
 			return err
 		}
 	}
@@ -416,30 +259,30 @@ func (in *UpdateInput) validate(admin bool) error {
 }
 
 // Update changes a user's profile (PUT /users/{userId}).
-func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, in UpdateInput) (User, error) {
+func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, in UpdateInput) (user.User, error) {
 	if err := caller.RequireUser(userID); err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
 	if r.Deleted {
-		return User{}, fmt.Errorf("update user: %w", ErrNotFound)
+		return user.User{}, fmt.Errorf("update user: %w", user.ErrNotFound)
 	}
 	if len(in.ReadOnly) > 0 || in.Roles != nil {
-		current, err := s.View(ctx, r, caller, nil)
+		current, err := s.users.View(ctx, r, caller, nil)
 		if err != nil {
-			return User{}, fmt.Errorf("update user: %w", err)
+			return user.User{}, fmt.Errorf("update user: %w", err)
 		}
 		if err := in.checkUnchanged(current, caller.IsAdmin()); err != nil {
-			return User{}, err
+			return user.User{}, err
 		}
 	}
 	if err := in.validate(caller.IsAdmin()); err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
 	var upd expression.UpdateBuilder
 	set := func(name string, v any) { upd = upd.Set(expression.Name(name), expression.Value(v)) }
@@ -451,7 +294,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	}
 	// A fullName the user chose survives a change of first or last name; a
 	// derived one ("first last") follows it.
-	derivedFull := r.FullName == FullName("", r.FirstName, r.LastName)
+	derivedFull := r.FullName == user.FullName("", r.FirstName, r.LastName)
 	setStr("firstName", in.FirstName, &r.FirstName)
 	setStr("lastName", in.LastName, &r.LastName)
 	setStr("birthdate", in.Birthdate, &r.Birthdate)
@@ -471,7 +314,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		set("extended", *in.Extended)
 	}
 	if in.DefaultTip != nil {
-		set("defaultTip", Tip{Scheme: in.DefaultTip.Scheme, Amount: *in.DefaultTip.Amount})
+		set("defaultTip", user.Tip{Scheme: in.DefaultTip.Scheme, Amount: *in.DefaultTip.Amount})
 	}
 	for _, name := range in.Clear {
 		upd = upd.Remove(expression.Name(name))
@@ -496,12 +339,12 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 		for _, p := range []struct {
 			platform string
 			token    *string
-		}{{PlatformIOS, in.APNDeviceToken}, {PlatformAndroid, in.GCMDeviceToken}} {
+		}{{user.PlatformIOS, in.APNDeviceToken}, {user.PlatformAndroid, in.GCMDeviceToken}} {
 			if p.token == nil {
 				continue
 			}
 			if old := endpoints[p.platform]; old != "" {
-				if err := s.Pusher.UnregisterDevice(ctx, old); err != nil {
+				if err := s.pusher.UnregisterDevice(ctx, old); err != nil {
 					web.Logger(ctx).Warn("remove push endpoint failed", "error", err.Error())
 				}
 			}
@@ -509,9 +352,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 			if *p.token == "" {
 				continue
 			}
-			endpoint, err := s.Pusher.RegisterDevice(ctx, r.TenantID, r.ID, p.platform, *p.token)
+			endpoint, err := s.pusher.RegisterDevice(ctx, r.TenantID, r.ID, p.platform, *p.token)
 			if err != nil {
-				return User{}, fmt.Errorf("register push endpoint: %w", err)
+				return user.User{}, fmt.Errorf("register push endpoint: %w", err)
 			}
 			if endpoint == "" {
 				web.Logger(ctx).Warn("push notifications are not configured for this platform", "platform", p.platform)
@@ -532,58 +375,58 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 			full = *in.FullName
 		}
 		if (in.FullName == nil && derivedFull) || full == "" {
-			full = FullName("", r.FirstName, r.LastName)
+			full = user.FullName("", r.FirstName, r.LastName)
 		}
 		set("fullName", full)
-		words := NameWords(full)
+		words := user.NameWords(full)
 		set("nameWords", words)
 		keep := map[string]bool{}
 		for _, w := range words {
 			keep[w] = true
-			it, err := st.Put(st.Users, NameEntry{PK: r.PK, SK: NameSK(w), GSI1PK: NamesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: r.ExpiresAt}, nil)
+			it, err := st.Put(st.Users, user.NameEntry{PK: r.PK, SK: user.NameSK(w), GSI1PK: user.NamesPK(r.TenantID), GSI1SK: w + "#" + r.ID, UserID: r.ID, ExpiresAt: r.ExpiresAt}, nil)
 			if err != nil {
-				return User{}, err
+				return user.User{}, err
 			}
 			nameItems = append(nameItems, it)
 		}
 		for _, w := range r.NameWords {
 			if !keep[w] {
-				nameItems = append(nameItems, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: Key(r.PK, NameSK(w))}})
+				nameItems = append(nameItems, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(st.Users), Key: user.Key(r.PK, user.NameSK(w))}})
 			}
 		}
 	}
-	stampNow := Stamp(now)
+	stampNow := user.Stamp(now)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(stampNow)).
 		Set(expression.Name("gsi3sk"), expression.Value(stampNow+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))
 	cond := expression.Name("version").Equal(expression.Value(r.Version)).And(expression.Name("deleted").Equal(expression.Value(false)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return User{}, fmt.Errorf("update user %s: %w", userID, err)
+		return user.User{}, fmt.Errorf("update user %s: %w", userID, err)
 	}
 	items := append([]types.TransactWriteItem{{Update: &types.Update{
-		TableName: aws.String(st.Users), Key: Key(r.PK, r.SK),
+		TableName: aws.String(st.Users), Key: user.Key(r.PK, r.SK),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}}, nameItems...)
 	if err := st.Transact(ctx, items); err != nil {
-		if len(failedAt(err)) > 0 {
-			return User{}, fmt.Errorf("update user %s: %w", userID, ErrConcurrentUpdate)
+		if len(ddb.FailedConditions(err)) > 0 {
+			return user.User{}, fmt.Errorf("update user %s: %w", userID, user.ErrConcurrentUpdate)
 		}
-		return User{}, fmt.Errorf("update user %s: %w", userID, err)
+		return user.User{}, fmt.Errorf("update user %s: %w", userID, err)
 	}
 	// Sessions carry the roles they were made with: a change of roles ends
 	// them, so a demoted admin loses admin rights at once.
 	if in.Roles != nil && !slices.Equal(*in.Roles, r.Roles) {
 		if _, err := st.DeleteSessions(ctx, caller.TenantID, userID); err != nil {
-			return User{}, err
+			return user.User{}, err
 		}
 	}
 	fresh, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
-		return User{}, err
+		return user.User{}, err
 	}
-	return s.View(ctx, fresh, caller, nil)
+	return s.users.View(ctx, fresh, caller, nil)
 }
 
 // ListQuery holds the query parameters of GET /users.
@@ -613,7 +456,7 @@ func ParseAfter(field, v string) (string, error) {
 			if y := t.UTC().Year(); y < 0 || y > 9999 {
 				return "", apierr.Invalid(field, "must be from 0000-01-01 to 9999-12-31 in UTC")
 			}
-			return Stamp(t), nil
+			return user.Stamp(t), nil
 		}
 	}
 	return "", apierr.Invalid(field, "must be an ISO 8601 date or date-time")
@@ -657,8 +500,8 @@ func (q ListQuery) scope() string {
 }
 
 // keep reports whether a user passes the list's filters.
-func (q ListQuery) keep(r Record, now time.Time) bool {
-	if r.SK != SKProfile || r.Deleted || r.Expired(now) {
+func (q ListQuery) keep(r user.Record, now time.Time) bool {
+	if r.SK != user.SKProfile || r.Deleted || r.Expired(now) {
 		return false
 	}
 	switch q.Role {
@@ -690,7 +533,7 @@ func containsString(list []string, v string) bool {
 }
 
 // List returns a page of the tenant's users (GET /users; admin only).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]User, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]user.User, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -698,7 +541,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 		return nil, web.Page{}, err
 	}
 	page := web.Page{Limit: q.Limit, StartKey: q.StartKey}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	if q.CredentialID != "" {
 		// A credential names at most one user: no paging.
@@ -709,10 +552,10 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 		if err != nil {
 			return nil, web.Page{}, err
 		}
-		var recs []Record
+		var recs []user.Record
 		for _, uid := range owners {
 			r, err := st.GetUser(ctx, caller.TenantID, uid, now)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, user.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -724,7 +567,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 		}
 		return s.views(ctx, recs, caller, q.Include, page)
 	}
-	start, err := s.Cursor.Decode(caller.TenantID, q.scope(), q.StartKey)
+	start, err := s.cursor.Decode(caller.TenantID, q.scope(), q.StartKey)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
@@ -735,24 +578,24 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]U
 	} else {
 		in, filter = s.orderQuery(caller.TenantID, q, now)
 	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, in, start, q.Limit, filter)
+	items, next, err := ddb.QueryPage(ctx, s.st().DB, in, start, q.Limit, filter)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list users: %w", err)
 	}
-	var recs []Record
+	var recs []user.Record
 	if err := attributevalue.UnmarshalListOfMaps(items, &recs); err != nil {
 		return nil, web.Page{}, fmt.Errorf("list users: %w", err)
 	}
-	if page.NextKey, err = s.Cursor.Encode(caller.TenantID, q.scope(), next); err != nil {
+	if page.NextKey, err = s.cursor.Encode(caller.TenantID, q.scope(), next); err != nil {
 		return nil, web.Page{}, err
 	}
 	return s.views(ctx, recs, caller, q.Include, page)
 }
 
-func (s *Service) views(ctx context.Context, recs []Record, caller web.Caller, include map[string]bool, page web.Page) ([]User, web.Page, error) {
-	out := make([]User, 0, len(recs))
+func (s *Service) views(ctx context.Context, recs []user.Record, caller web.Caller, include map[string]bool, page web.Page) ([]user.User, web.Page, error) {
+	out := make([]user.User, 0, len(recs))
 	for _, r := range recs {
-		u, err := s.View(ctx, r, caller, include)
+		u, err := s.users.View(ctx, r, caller, include)
 		if err != nil {
 			return nil, web.Page{}, err
 		}
@@ -768,20 +611,20 @@ func (s *Service) orderQuery(tenantID string, q ListQuery, now time.Time) (dynam
 	if strings.TrimPrefix(q.Sort, "-") == "updatedAt" {
 		index, after = "gsi3", q.UpdatedAfter
 	}
-	kc := expression.Key(index + "pk").Equal(expression.Value(UsersPK(tenantID)))
+	kc := expression.Key(index + "pk").Equal(expression.Value(user.UsersPK(tenantID)))
 	if after != "" {
 		kc = kc.And(expression.Key(index + "sk").GreaterThan(expression.Value(after + "$")))
 	}
 	expr, _ := expression.NewBuilder().WithKeyCondition(kc).Build()
 	in := dynamodb.QueryInput{
-		TableName: aws.String(s.Tables.Users), IndexName: aws.String(index),
+		TableName: aws.String(s.st().Users), IndexName: aws.String(index),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(!strings.HasPrefix(q.Sort, "-")),
 	}
 	filter := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		out := items[:0:0]
 		for _, it := range items {
-			var r Record
+			var r user.Record
 			if err := attributevalue.UnmarshalMap(it, &r); err != nil {
 				return nil, fmt.Errorf("list users: %w", err)
 			}
@@ -799,17 +642,17 @@ func (s *Service) orderQuery(tenantID string, q ListQuery, now time.Time) (dynam
 // once, under the first of them.
 func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamodb.QueryInput, ddb.Filter) {
 	prefix := strings.ToLower(q.Name)
-	if w := NameWords(prefix); len(w) > 0 {
+	if w := user.NameWords(prefix); len(w) > 0 {
 		prefix = w[0]
 	}
-	kc := expression.Key("gsi1pk").Equal(expression.Value(NamesPK(tenantID))).And(expression.Key("gsi1sk").BeginsWith(prefix))
+	kc := expression.Key("gsi1pk").Equal(expression.Value(user.NamesPK(tenantID))).And(expression.Key("gsi1sk").BeginsWith(prefix))
 	expr, _ := expression.NewBuilder().WithKeyCondition(kc).Build()
 	in := dynamodb.QueryInput{
-		TableName: aws.String(s.Tables.Users), IndexName: aws.String("gsi1"),
+		TableName: aws.String(s.st().Users), IndexName: aws.String("gsi1"),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}
 	filter := func(ctx context.Context, items []ddb.Item) ([]ddb.Item, error) {
-		var entries []NameEntry
+		var entries []user.NameEntry
 		if err := attributevalue.UnmarshalListOfMaps(items, &entries); err != nil {
 			return nil, fmt.Errorf("search users: %w", err)
 		}
@@ -821,7 +664,7 @@ func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamo
 		if err != nil {
 			return nil, err
 		}
-		byID := map[string]Record{}
+		byID := map[string]user.Record{}
 		for _, r := range recs {
 			byID[r.ID] = r
 		}
@@ -835,7 +678,7 @@ func (s *Service) nameQuery(tenantID string, q ListQuery, now time.Time) (dynamo
 			if first := firstMatch(r.NameWords, prefix); first != word {
 				continue
 			}
-			if !matchesAll(r.NameWords, NameWords(q.Name)) {
+			if !matchesAll(r.NameWords, user.NameWords(q.Name)) {
 				continue
 			}
 			it, err := attributevalue.MarshalMap(r)
@@ -881,7 +724,7 @@ type LookupQuery struct {
 
 // Lookup returns the users with the given ids, in the given order (or
 // sorted), paged (POST /users/lookup; admin only).
-func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) ([]User, web.Page, error) {
+func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) ([]user.User, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -902,11 +745,11 @@ func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) 
 	}
 	sum := sha256.Sum256([]byte(strings.Join(q.UserIDs, "\x00")))
 	scope := "lookup\x00" + hex.EncodeToString(sum[:]) + "\x00" + q.Sort
-	offset, err := s.Cursor.DecodeOffset(caller.TenantID, scope, q.StartKey)
+	offset, err := s.cursor.DecodeOffset(caller.TenantID, scope, q.StartKey)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	recs, err := s.st().BatchGetUsers(ctx, caller.TenantID, q.UserIDs, now)
 	if err != nil {
 		return nil, web.Page{}, err
@@ -939,7 +782,7 @@ func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) 
 	}
 	end := min(offset+q.Limit, len(kept))
 	if end < len(kept) {
-		page.NextKey, err = s.Cursor.EncodeOffset(caller.TenantID, scope, end)
+		page.NextKey, err = s.cursor.EncodeOffset(caller.TenantID, scope, end)
 		if err != nil {
 			return nil, web.Page{}, err
 		}

@@ -1,4 +1,4 @@
-package user_test
+package directory_test
 
 import (
 	"encoding/json"

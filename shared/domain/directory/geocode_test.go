@@ -1,4 +1,4 @@
-package user_test
+package directory_test
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 
 func TestGeocoding(t *testing.T) {
 	h := ts.New(t)
-	_, token, _ := activeUser(t, h, "Geo", "Coder")
+	_, token, _ := h.ActiveUser(t, "Geo", "Coder")
 	auth := ts.Token(token)
 	t.Run("Coordinates", func(t *testing.T) {
 		tests := []struct {

@@ -1,4 +1,4 @@
-package user
+package directory
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -102,24 +104,24 @@ func (s *Service) Addresses(ctx context.Context, caller web.Caller, userID strin
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
-	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now())
 	if err != nil {
 		return nil, err
 	}
 	if r.Deleted {
-		return nil, fmt.Errorf("list addresses: %w", ErrNotFound)
+		return nil, fmt.Errorf("list addresses: %w", user.ErrNotFound)
 	}
 	return s.addresses(ctx, caller.TenantID, userID)
 }
 
 func (s *Service) addresses(ctx context.Context, tenantID, userID string) ([]Address, error) {
-	kc := expression.Key("pk").Equal(expression.Value(UserPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("ADDR#"))
+	kc := expression.Key("pk").Equal(expression.Value(user.UserPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("ADDR#"))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, fmt.Errorf("list addresses: %w", err)
 	}
-	out, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.Tables.Users), KeyConditionExpression: expr.KeyCondition(),
+	out, err := s.st().DB.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.st().Users), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -149,17 +151,17 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	r, err := s.st().GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
 		return nil, err
 	}
 	if r.Deleted {
-		return nil, fmt.Errorf("save address: %w", ErrNotFound)
+		return nil, fmt.Errorf("save address: %w", user.ErrNotFound)
 	}
 	st := s.st()
 	cond := aws.String("attribute_exists(pk)")
-	created := Stamp(now)
+	created := user.Stamp(now)
 	userItem := st.UserIsLive(caller.TenantID, userID)
 	if id == "" {
 		list, err := s.addresses(ctx, caller.TenantID, userID)
@@ -169,15 +171,15 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 		if len(list) >= MaxAddresses {
 			return nil, apierr.Invalid("address", "a user may keep at most %d addresses", MaxAddresses)
 		}
-		id, cond = NewID(), aws.String("attribute_not_exists(pk)")
+		id, cond = user.NewID(), aws.String("attribute_not_exists(pk)")
 		// The limit is enforced by a counter on the user record, so parallel
 		// adds cannot pass it.
-		userItem, err = st.UserCounted(r, []CounterStep{{Name: "addressCount", Read: len(list), Delta: 1, Max: MaxAddresses}}, expression.UpdateBuilder{}, nil)
+		userItem, err = st.UserCounted(r, []user.CounterStep{{Name: "addressCount", Read: len(list), Delta: 1, Max: MaxAddresses}}, expression.UpdateBuilder{}, nil)
 		if err != nil {
 			return nil, err
 		}
 	} else {
-		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables.Users), Key: Key(r.PK, addressSK(id)), ConsistentRead: aws.Bool(true)})
+		out, err := s.st().DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.st().Users), Key: user.Key(r.PK, addressSK(id)), ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return nil, fmt.Errorf("get address %s: %w", id, err)
 		}
@@ -195,10 +197,10 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 		return nil, fmt.Errorf("save address: %w", err)
 	}
 	err = st.Transact(ctx, []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(s.Tables.Users), Item: item, ConditionExpression: cond}},
+		{Put: &types.Put{TableName: aws.String(s.st().Users), Item: item, ConditionExpression: cond}},
 		userItem,
 	})
-	if failed := failedAt(err); len(failed) > 0 {
+	if failed := ddb.FailedConditions(err); len(failed) > 0 {
 		if failed[0] == 1 {
 			return nil, s.addressLimitOrGone(ctx, caller.TenantID, userID)
 		}
@@ -213,12 +215,12 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 // addressLimitOrGone explains a failed condition on the user record when
 // adding an address: the user is gone (not found) or the limit is reached.
 func (s *Service) addressLimitOrGone(ctx context.Context, tenantID, userID string) error {
-	r, err := s.st().GetUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.users.Now())
 	if err != nil {
 		return fmt.Errorf("save address: %w", err)
 	}
 	if r.Deleted {
-		return fmt.Errorf("save address: %w", ErrNotFound)
+		return fmt.Errorf("save address: %w", user.ErrNotFound)
 	}
 	return apierr.Invalid("address", "a user may keep at most %d addresses", MaxAddresses)
 }
@@ -236,18 +238,18 @@ func (s *Service) DeleteAddress(ctx context.Context, caller web.Caller, userID, 
 		return nil, err
 	}
 	st := s.st()
-	pk := UserPK(caller.TenantID, userID)
-	count, err := st.UserCounted(Record{PK: pk, SK: SKProfile, ID: userID}, []CounterStep{{Name: "addressCount", Read: len(list), Delta: -1}}, expression.UpdateBuilder{}, nil)
+	pk := user.UserPK(caller.TenantID, userID)
+	count, err := st.UserCounted(user.Record{PK: pk, SK: user.SKProfile, ID: userID}, []user.CounterStep{{Name: "addressCount", Read: len(list), Delta: -1}}, expression.UpdateBuilder{}, nil)
 	if err != nil {
 		return nil, err
 	}
 	err = st.Transact(ctx, []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: Key(pk, addressSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &types.Delete{TableName: aws.String(s.st().Users), Key: user.Key(pk, addressSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
 		count,
 	})
-	if failed := failedAt(err); len(failed) > 0 {
+	if failed := ddb.FailedConditions(err); len(failed) > 0 {
 		if failed[0] == 1 {
-			return nil, fmt.Errorf("delete address %s: %w", id, ErrNotFound)
+			return nil, fmt.Errorf("delete address %s: %w", id, user.ErrNotFound)
 		}
 		return nil, fmt.Errorf("delete address %s: %w", id, ErrAddressNotFound)
 	}

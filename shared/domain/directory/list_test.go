@@ -1,4 +1,4 @@
-package user_test
+package directory_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -34,7 +35,7 @@ func TestListUsers(t *testing.T) {
 	h := ts.New(t)
 	var created []string
 	for i, name := range [][2]string{{"Ada", "Tester"}, {"Bob", "Testa"}, {"Cy", "Other"}, {"Dee", "Tess"}, {"Eve", "Zed"}} {
-		u := h.Do("POST", "/users?autoActivate=true", createBody(name[0], name[1], "MOBILE", uniqueMobile(), ""), h.Admin()).Expect(t, 201, "").Map(t)
+		u := h.Do("POST", "/users?autoActivate=true", ts.UserBody(name[0], name[1], "MOBILE", ts.UniqueMobile(), ""), h.Admin()).Expect(t, 201, "").Map(t)
 		created = append(created, u["id"].(string))
 		_ = i
 		h.Clock.Advance(time.Second)
@@ -247,8 +248,8 @@ func TestListUsers(t *testing.T) {
 
 func TestGetAndUpdateUser(t *testing.T) {
 	h := ts.New(t)
-	id, token, _ := activeUser(t, h, "Ada", "Tester")
-	otherID, otherToken, _ := activeUser(t, h, "Bob", "Other")
+	id, token, _ := h.ActiveUser(t, "Ada", "Tester")
+	otherID, otherToken, _ := h.ActiveUser(t, "Bob", "Other")
 
 	t.Run("Include", func(t *testing.T) {
 		u := h.Do("GET", "/users/"+id+"?include=favouriteLocations,favouriteProducts,extended,points,credentials,checkin,segmentids,segments", nil, ts.Token(token)).Expect(t, 200, "").Map(t)
@@ -367,4 +368,27 @@ func TestGetAndUpdateUser(t *testing.T) {
 			t.Errorf("roles = %v", u["roles"])
 		}
 	})
+}
+
+func TestExpiredGuestIsNotListed(t *testing.T) {
+	h := ts.New(t)
+	g := h.Do("POST", "/guests", map[string]any{"firstName": "Gone"}, h.Anon()).Expect(t, 201, "").Map(t)
+	gid := g["user"].(map[string]any)["id"].(string)
+	listed := func(t *testing.T) (inList, inLookup bool) {
+		t.Helper()
+		var l struct{ Items []map[string]any }
+		h.Do("GET", "/users?role=GUEST", nil, h.Admin()).Expect(t, 200, "").JSON(t, &l)
+		for _, u := range l.Items {
+			inList = inList || u["id"] == gid
+		}
+		h.Do("POST", "/users/lookup", map[string]any{"userIds": []string{gid}}, h.Admin()).Expect(t, 200, "").JSON(t, &l)
+		return inList, len(l.Items) > 0
+	}
+	if inList, inLookup := listed(t); !inList || !inLookup {
+		t.Fatalf("a live guest: listed %v, looked up %v", inList, inLookup)
+	}
+	h.Clock.Advance(user.GuestLifetime + time.Second)
+	if inList, inLookup := listed(t); inList || inLookup {
+		t.Errorf("an expired guest: listed %v, looked up %v", inList, inLookup)
+	}
 }
