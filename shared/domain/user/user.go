@@ -12,10 +12,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/loyalty-platform/platform/shared/domain/profile"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"github.com/loyalty-platform/platform/shared/domain/money"
+	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 )
 
 // User states.
