@@ -65,7 +65,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 		"resetCode", "resetExpiresAt", "nameWords", "deviceKey"} {
 		upd = upd.Remove(expression.Name(name))
 	}
-	upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (putSessionAtEpoch)
+	upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (account's putSessionAtEpoch)
 	if err := s.users.UpdateUser(ctx, r, upd, expression.Name("pk").AttributeExists()); err != nil {
 		return fmt.Errorf("delete user %s: %w", userID, err)
 	}

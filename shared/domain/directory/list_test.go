@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -387,7 +387,7 @@ func TestExpiredGuestIsNotListed(t *testing.T) {
 	if inList, inLookup := listed(t); !inList || !inLookup {
 		t.Fatalf("a live guest: listed %v, looked up %v", inList, inLookup)
 	}
-	h.Clock.Advance(user.GuestLifetime + time.Second)
+	h.Clock.Advance(account.GuestLifetime + time.Second)
 	if inList, inLookup := listed(t); inList || inLookup {
 		t.Errorf("an expired guest: listed %v, looked up %v", inList, inLookup)
 	}

@@ -327,7 +327,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 	}
 	if in.Roles != nil {
 		set("roles", *in.Roles)
-		upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (putSessionAtEpoch)
+		upd = upd.Add(expression.Name("sessionEpoch"), expression.Value(1)) // voids logins in flight (account's putSessionAtEpoch)
 	}
 	if in.APNDeviceToken != nil || in.GCMDeviceToken != nil {
 		// The whole map is built here and written once, so adding both

@@ -15,7 +15,7 @@ type Profile = profile.Profile
 // Profile returns the profile of a user; a missing, expired or deleted user
 // is ErrNotFound.
 func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile, error) {
-	r, err := s.st().GetUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.clock.Now())
 	if err != nil {
 		return Profile{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile
 // Profiles returns the profiles of the live (not deleted, not expired)
 // users among ids, by id; unknown ids are left out.
 func (s *Service) Profiles(ctx context.Context, tenantID string, ids []string) (map[string]Profile, error) {
-	recs, err := s.st().BatchGetUsers(ctx, tenantID, ids, s.Clock.Now())
+	recs, err := s.st().BatchGetUsers(ctx, tenantID, ids, s.clock.Now())
 	if err != nil {
 		return nil, err
 	}

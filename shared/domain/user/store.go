@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/loyalty-platform/platform/shared/domain/profile"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -17,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/money"
+	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -34,37 +32,36 @@ import (
 //	gsi2: gsi2pk = <t>#CREDS  gsi2sk = <created>#<credId>    (credentials by creation)
 //	gsi3: gsi3pk = <t>#CREDS  gsi3sk = <updatedAt>#<credId>  (credentials by update)
 //
-//	pk = <t>#USER#<userId>                 sk = ADDR#<addressId>    a delivery address
+//	pk = <t>#USER#<userId>                 sk = ADDR#<addressId>    a delivery address (the
+//	                                                                directory part owns them)
 //	pk = <t>#USER#<userId>                 sk = PROFILE#MONEY#<seq> an entry of the app balance's
 //	                                                                ledger (shared/domain/ledger owns them;
 //	                                                                they sort after PROFILE, out of
 //	                                                                the reads of a user's items)
 //
-// Sessions table:
-//
-//	pk = <t>#SESSION#<sha256(token)>  sk = SESSION
-//	gsi1: gsi1pk = <t>#USER#<userId>  gsi1sk = SESSION#<sha256(token)>
-//	pk = <t>#LOGIN#<sha256(provider#id)>  sk = LOGIN   password login attempts
+// The Sessions table's sessions and login attempts are the accounts
+// part's (shared/domain/account's store.go); DeleteSessions ends a user's
+// sessions for every part.
 //
 // Guests, their credentials and sessions carry expiresAt (epoch seconds) for
 // DynamoDB TTL; since TTL deletion is lazy every read also treats an item
 // whose expiresAt has passed as absent.
 
+// Sort keys of the user's items.
 const (
 	SKProfile = profile.SK
-	skSession = auth.SessionSK
 	SKCredID  = profile.CredentialSK
 	SKDevice  = "DEVICE"
-
-	skLoginAttempt = "LOGIN"
 )
 
 // TimeFormat is the fixed-width UTC form used for stored and returned
 // timestamps; it sorts as text.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
+// Stamp formats t as TimeFormat.
 func Stamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
+// Keys of the user's items and indexes (see the layout above).
 func UserPK(t, uid string) string               { return profile.PK(t, uid) }
 func CredSK(provider, id string) string         { return "CRED#" + provider + "#" + id }
 func CredIndexPK(t, provider, id string) string { return profile.CredentialPK(t, provider, id) }
@@ -73,19 +70,8 @@ func NamesPK(t string) string                   { return t + "#NAME" }
 func UsersPK(t string) string                   { return t + "#USERS" }
 func CredsPK(t string) string                   { return t + "#CREDS" }
 func DevicePK(t, platform, id string) string    { return t + "#DEVICE#" + platform + "#" + id }
-func sessionPK(t, hash string) string           { return auth.SessionPK(t, hash) }
 
-// loginAttemptPK keys an identifier's login attempts by a hash, so that the
-// Sessions table holds no credential in clear.
-func loginAttemptPK(t, provider, id string) string {
-	return t + "#LOGIN#" + tokenHash(provider+"#"+id)
-}
-
-// loginAttemptKey is the key of an identifier's login attempts item.
-func loginAttemptKey(t, provider, id string) map[string]types.AttributeValue {
-	return Key(loginAttemptPK(t, provider, id), skLoginAttempt)
-}
-
+// Key is the primary key pk, sk of an item.
 func Key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: pk},
@@ -149,7 +135,8 @@ type Record struct {
 	ExpiresAt  int64    `dynamodbav:"expiresAt,omitempty"`
 	// SessionEpoch counts the changes that ended the user's sessions (role
 	// change, password reset, deletion); a session is stored only while it
-	// is unchanged since the login read the user (see putSessionAtEpoch).
+	// is unchanged since the login read the user (see putSessionAtEpoch
+	// in shared/domain/account).
 	SessionEpoch int `dynamodbav:"sessionEpoch,omitempty"`
 
 	// Creds are the user's live credentials when this request read them
@@ -158,12 +145,15 @@ type Record struct {
 	Creds []CredRecord
 }
 
+// SetKeys sets the record's key and its list keys (by creation, by
+// update).
 func (r *Record) SetKeys() {
 	r.PK, r.SK = UserPK(r.TenantID, r.ID), SKProfile
 	r.GSI2PK, r.GSI2SK = UsersPK(r.TenantID), r.Created+"#"+r.ID
 	r.GSI3PK, r.GSI3SK = UsersPK(r.TenantID), r.UpdatedAt+"#"+r.ID
 }
 
+// Expired reports whether the record (a guest's) has expired at now.
 func (r *Record) Expired(now time.Time) bool { return r.ExpiresAt > 0 && r.ExpiresAt <= now.Unix() }
 
 // CredRecord is a credential as stored under its user.
@@ -195,6 +185,7 @@ func (c CredRecord) Indexed(tenantID string) CredRecord {
 	return c
 }
 
+// View is the credential's API form.
 func (c CredRecord) View() Credential {
 	return Credential{ID: c.CredID, UserID: c.UserID, Identifier: c.Identifier, Provider: c.Provider, IsVerified: c.IsVerified, IsPrimary: c.IsPrimary, Created: c.Created, UpdatedAt: c.UpdatedAt}
 }
@@ -226,17 +217,16 @@ type DeviceEntry struct {
 	UserID string `dynamodbav:"userId"`
 }
 
-// sessionRecord is a session as stored (the auth package owns its layout);
-// the token itself is never stored.
-type sessionRecord = auth.Session
-
-// Store is the identity domain's access to DynamoDB.
+// Store is the users domain's access to DynamoDB: the user's items in the
+// Users table, and the sessions it ends.
 type Store struct {
 	DB       ddb.API
 	Users    string
 	Sessions string
 }
 
+// Put returns a Put of v into table under cond (nil: none), for a
+// transaction.
 func (s *Store) Put(table string, v any, cond *string) (types.TransactWriteItem, error) {
 	item, err := attributevalue.MarshalMap(v)
 	if err != nil {
@@ -259,6 +249,7 @@ func (s *Store) PutIfFree(v any, userID string, now time.Time) (types.TransactWr
 	return it, nil
 }
 
+// GetUser reads a user; a missing or expired user is ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, tenantID, userID string, now time.Time) (Record, error) {
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Users), Key: Key(UserPK(tenantID, userID), SKProfile), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -324,37 +315,6 @@ func (s *Store) UserIsLive(tenantID, userID string) types.TransactWriteItem {
 	return profile.LiveCheck(s.Users, tenantID, userID)
 }
 
-// codeSendCounted is a transaction update that counts one more code sent
-// to the live user r (see countCodeSend) and fails if the user was deleted
-// or another request counted a code meanwhile. It returns ErrTooManyCodes
-// when the hour's sends are used up.
-func (s *Store) codeSendCounted(r Record, now time.Time) (types.TransactWriteItem, error) {
-	upd, err := countCodeSend(r, now)
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
-	cond := expression.Name("pk").AttributeExists().
-		And(expression.Name("deleted").Equal(expression.Value(false))).
-		And(expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends)))).
-		And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("count code send of %s: %w", r.ID, err)
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(s.Users), Key: Key(r.PK, r.SK),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
-}
-
-// codeSendUnchanged is the condition that no other request counted a code
-// sent to r since r was read.
-func codeSendUnchanged(r Record) expression.ConditionBuilder {
-	return expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends))).
-		And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
-}
-
 // PrimaryOwner returns the owner of a credential identifier only when it is
 // one of that user's primary credentials: secondary credentials cannot log
 // in, activate a user or reset a password.
@@ -379,6 +339,7 @@ func (s *Store) PrimaryOwner(ctx context.Context, tenantID, provider, id string,
 	return uid, nil
 }
 
+// Credentials returns a user's live credentials.
 func (s *Store) Credentials(ctx context.Context, tenantID, userID string, now time.Time) ([]CredRecord, error) {
 	kc := expression.Key("pk").Equal(expression.Value(UserPK(tenantID, userID))).And(expression.Key("sk").BeginsWith("CRED#"))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
@@ -470,83 +431,6 @@ func (s *Store) Transact(ctx context.Context, items []types.TransactWriteItem) e
 
 // failedAt returns the indexes of the items whose condition failed.
 func failedAt(err error) []int { return ddb.FailedConditions(err) }
-
-// --- sessions ---
-
-func (s *Store) putSession(ctx context.Context, rec sessionRecord) error {
-	item, err := attributevalue.MarshalMap(rec)
-	if err != nil {
-		return fmt.Errorf("put session: %w", err)
-	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Sessions), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if err != nil {
-		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
-	}
-	return nil
-}
-
-// putSessionAtEpoch stores a session of a user only while that user is
-// live and its sessionEpoch (absent = 0) is still epoch, in one
-// transaction: a change that ends the user's sessions bumps the epoch in
-// its own write before it lists and deletes them, so a session made from
-// the user as read before the change fails here (ErrSessionRaced) rather
-// than outlive it.
-func (s *Store) putSessionAtEpoch(ctx context.Context, rec sessionRecord, epoch int) error {
-	put, err := s.Put(s.Sessions, rec, aws.String("attribute_not_exists(pk)"))
-	if err != nil {
-		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
-	}
-	cond := "attribute_exists(pk) AND deleted = :false AND (attribute_not_exists(sessionEpoch) OR sessionEpoch = :e)"
-	check := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Users), Key: Key(UserPK(rec.TenantID, rec.UserID), SKProfile),
-		ConditionExpression: aws.String(cond),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":false": &types.AttributeValueMemberBOOL{Value: false},
-			":e":     &types.AttributeValueMemberN{Value: fmt.Sprint(epoch)},
-		},
-	}}
-	err = s.Transact(ctx, []types.TransactWriteItem{put, check})
-	if slices.Contains(failedAt(err), 1) {
-		return fmt.Errorf("put session of %s: %w", rec.UserID, ErrSessionRaced)
-	}
-	if err != nil {
-		return fmt.Errorf("put session of %s: %w", rec.UserID, err)
-	}
-	return nil
-}
-
-// bumpSessionEpoch voids the sessions of a user being made by logins in
-// flight (see putSessionAtEpoch); it is called before the user's sessions
-// are listed and deleted. It changes nothing the API shows, so it leaves
-// version and updatedAt alone.
-func (s *Store) bumpSessionEpoch(ctx context.Context, tenantID, userID string) error {
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Users), Key: Key(UserPK(tenantID, userID), SKProfile),
-		UpdateExpression:          aws.String("ADD sessionEpoch :one"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
-	})
-	if ddb.IsConditionFailed(err) {
-		return fmt.Errorf("end sessions of %s: %w", userID, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("end sessions of %s: %w", userID, err)
-	}
-	return nil
-}
-
-func (s *Store) getSession(ctx context.Context, tenantID, hash string, now time.Time) (sessionRecord, error) {
-	a := auth.Authenticator{DB: s.DB, Sessions: s.Sessions, Clock: fixedClock{now}}
-	return a.Get(ctx, tenantID, hash)
-}
-
-func (s *Store) deleteSession(ctx context.Context, tenantID, hash string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Sessions), Key: Key(sessionPK(tenantID, hash), skSession)})
-	if err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
-}
 
 // DeleteSessions removes every session of a user and returns how many.
 func (s *Store) DeleteSessions(ctx context.Context, tenantID, userID string) (int, error) {

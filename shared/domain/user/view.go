@@ -46,7 +46,7 @@ func AvatarKey(userID string) string { return "users/avatars/" + userID + ".jpg"
 
 // AvatarURL returns where a user's profile photo is served.
 func (s *Service) AvatarURL(userID string) string {
-	return strings.TrimSuffix(s.MediaURL, "/") + "/" + AvatarKey(userID)
+	return strings.TrimSuffix(s.mediaURL, "/") + "/" + AvatarKey(userID)
 }
 
 // View turns a stored user into its API form for caller.
@@ -88,8 +88,8 @@ func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include
 	}
 	if include["points"] {
 		v := r.Points
-		if s.Includes != nil {
-			held, err := s.Includes.Points(ctx, r.TenantID, r.ID)
+		if s.includes != nil {
+			held, err := s.includes.Points(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -101,7 +101,7 @@ func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include
 		creds := slices.Clone(r.Creds)
 		if r.Creds == nil {
 			var err error
-			if creds, err = s.st().Credentials(ctx, r.TenantID, r.ID, s.Clock.Now()); err != nil {
+			if creds, err = s.st().Credentials(ctx, r.TenantID, r.ID, s.clock.Now()); err != nil {
 				return User{}, err
 			}
 		}
@@ -114,8 +114,8 @@ func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include
 	}
 	if include["checkin"] {
 		var current any
-		if s.Includes != nil {
-			c, err := s.Includes.CurrentCheckin(ctx, r.TenantID, r.ID)
+		if s.includes != nil {
+			c, err := s.includes.CurrentCheckin(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -125,8 +125,8 @@ func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include
 	}
 	if include["segmentIds"] {
 		v := []string{}
-		if s.Includes != nil {
-			ids, err := s.Includes.SegmentIDs(ctx, r.TenantID, r.ID)
+		if s.includes != nil {
+			ids, err := s.includes.SegmentIDs(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -136,8 +136,8 @@ func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include
 	}
 	if include["segments"] {
 		v := []SegmentRef{}
-		if s.Includes != nil {
-			refs, err := s.Includes.Segments(ctx, r.TenantID, r.ID)
+		if s.includes != nil {
+			refs, err := s.includes.Segments(ctx, r.TenantID, r.ID)
 			if err != nil {
 				return User{}, err
 			}
@@ -160,7 +160,7 @@ func (s *Service) Get(ctx context.Context, caller web.Caller, userID string, inc
 	if err := caller.RequireUser(userID); err != nil {
 		return User{}, err
 	}
-	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, caller.TenantID, userID, s.clock.Now())
 	if err != nil {
 		return User{}, err
 	}

@@ -28,7 +28,7 @@ func New(b *wire.Base, s3 blob.API) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := avatar.New(identity.Users(b), blob.Photos{S3: s3, Bucket: b.Config.Buckets.Media}, p)
+	a := avatar.New(identity.Users(b, nil), blob.Photos{S3: s3, Bucket: b.Config.Buckets.Media}, p)
 	removeCheckin, redact := places.CheckinRemover(b), b.Actions()
 	a.OnDeleted.Add(
 		func(ctx context.Context, d user.Deleted) error { return removeCheckin(ctx, d.TenantID, d.UserID) },

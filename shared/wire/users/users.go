@@ -33,8 +33,7 @@ func New(b *wire.Base) (*Function, error) {
 		return nil, err
 	}
 	actions := b.Actions()
-	u := identity.Users(b)
-	u.Includes = identity.Includes(rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions))
+	u := identity.Users(b, identity.Includes(rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions)))
 	return &Function{Users: u, Directory: directory.New(u, p, amazonlocation.FromEnv(b.AWS), b.Cursor)}, nil
 }
 

@@ -1,6 +1,6 @@
 // Package identity builds the users domain's core and messaging for the
 // three functions that serve it (shared/wire/accounts, users and avatars),
-// each of which adds what its routes need.
+// each of which builds its part of the domain on the core.
 package identity
 
 import (
@@ -14,7 +14,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/aws/snsapi"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/user"
-	"github.com/loyalty-platform/platform/shared/platform/allowance"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/wire"
 	"github.com/loyalty-platform/platform/shared/wire/parts/rewards"
@@ -70,22 +69,12 @@ func errNotifier(b *wire.Base) error {
 	return fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
 }
 
-// Users builds the core of the users domain that every one of its
-// functions needs: the store, the tenants, paging, the media URL and the
-// per-address allowance of anonymous calls (ANONYMOUS_CALLS_PER_MINUTE),
-// counted in the sessions table. The builders below add what each group
-// of routes needs.
-func Users(b *wire.Base) *user.Service {
-	return &user.Service{
-		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Cursor: b.Cursor,
-		MediaURL:  b.Config.MediaURL,
-		Allowance: newAllowance(b), AnonymousPerMinute: user.AnonymousPerMinuteFromEnv(),
-		Actions: b.Actions(),
-	}
-}
-
-func newAllowance(b *wire.Base) *allowance.Counter {
-	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
+// Users builds the core of the users domain that each of its functions
+// builds its part on (shared/domain/user): the store, the clock and the
+// media URL; includes supply the include options other domains own (the
+// users function's; nil for the others, which never read them).
+func Users(b *wire.Base, includes user.Includes) *user.Service {
+	return user.New(b.DB, b.Config.Tables, b.Clock, b.Config.MediaURL, includes)
 }
 
 // Includes are the parts of a user other domains own, which the users

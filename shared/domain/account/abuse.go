@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/allowance"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -85,7 +86,7 @@ func smsCountryRefused(t tenant.Tenant, field string) error {
 // checkSMSCountry refuses a MOBILE identifier outside the tenant's SMS
 // countries (settings.smsCountryCodes).
 func checkSMSCountry(t tenant.Tenant, provider, id, field string) error {
-	if provider == ProviderMobile && !t.Settings.AllowsSMSTo(id) {
+	if provider == user.ProviderMobile && !t.Settings.AllowsSMSTo(id) {
 		return smsCountryRefused(t, field)
 	}
 	return nil
@@ -111,7 +112,7 @@ func (s *Service) cancelCode(ctx context.Context, res notify.Reservation, err er
 
 // channelOf is the channel codes for a credential provider travel by.
 func channelOf(provider string) notify.Channel {
-	if provider == ProviderEmail {
+	if provider == user.ProviderEmail {
 		return notify.Email
 	}
 	return notify.SMS

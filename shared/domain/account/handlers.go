@@ -1,37 +1,15 @@
-package user
+package account
 
 import (
 	"encoding/base64"
 	"net/http"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
-
-// AccountRoutes are the routes of signing up and in (the accounts
-// function): sign-up, activation, login and logout, password reset,
-// guests, sessions, SSO and the secondary credentials. They send codes by
-// SMS and e-mail, check passwords against the common-password list and
-// verify SSO tokens.
-func (s *Service) AccountRoutes() []web.Route {
-	return []web.Route{
-		{Method: "POST", Path: "/users", Handler: s.handleCreate},
-		{Method: "POST", Path: "/users/activate", Handler: s.handleActivate},
-		{Method: "GET", Path: "/users/login", Handler: s.handleLogin},
-		{Method: "GET", Path: "/users/logout", Handler: s.handleLogout},
-		{Method: "POST", Path: "/users/reset", Handler: s.handleReset},
-		{Method: "POST", Path: "/guests", Handler: s.handleCreateGuest},
-		{Method: "POST", Path: "/sessions", Handler: s.handleCreateSession},
-		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
-		{Method: "GET", Path: "/credentials", Handler: s.handleListCredentials},
-		{Method: "POST", Path: "/users/{ssoProvider}/sso", Handler: s.handleSSO},
-		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
-		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
-		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
-	}
-}
 
 // handleCreate serves POST /users: register a user, or convert the calling
 // guest into a full user.
@@ -146,7 +124,7 @@ func (s *Service) handleActivate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sess == nil {
-		web.JSON(w, http.StatusOK, resendResponse{State: StatePending, Message: "a new activation code was sent"})
+		web.JSON(w, http.StatusOK, resendResponse{State: user.StatePending, Message: "a new activation code was sent"})
 		return
 	}
 	web.JSON(w, http.StatusOK, sess)
@@ -277,13 +255,4 @@ func (s *Service) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.Empty(w, http.StatusOK)
-}
-
-// PlusFromQuery restores the leading + of a mobile number sent unencoded in
-// a query string, where it arrives as a space.
-func PlusFromQuery(v string) string {
-	if strings.HasPrefix(v, " ") && len(strings.TrimSpace(v)) > 0 && strings.TrimSpace(v)[0] >= '0' && strings.TrimSpace(v)[0] <= '9' {
-		return "+" + strings.TrimSpace(v)
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"net/url"
@@ -12,7 +12,7 @@ import (
 func TestCreateUserRejectsBadInput(t *testing.T) {
 	h := ts.New(t)
 	mobile := uniqueMobile()
-	good := func() map[string]any { return createBody("Ada", "Tester", "MOBILE", mobile, "") }
+	good := func() map[string]any { return ts.UserBody("Ada", "Tester", "MOBILE", mobile, "") }
 	with := func(k string, v any) map[string]any { b := good(); b[k] = v; return b }
 	without := func(k string) map[string]any { b := good(); delete(b, k); return b }
 	tests := []struct {
@@ -51,7 +51,7 @@ func TestCreateUserRejectsBadInput(t *testing.T) {
 		})
 	}
 	t.Run("NothingWritten", func(t *testing.T) {
-		if got := countUsersWith(t, h, url.QueryEscape(mobile)); got != 0 {
+		if got := h.CountUsersWith(t, url.QueryEscape(mobile)); got != 0 {
 			t.Fatalf("users with %s = %d, want 0", mobile, got)
 		}
 		if n := len(h.Outbox.Messages(mobile)); n != 0 {
@@ -75,7 +75,7 @@ func TestCreateUserRejectsBadInput(t *testing.T) {
 func TestCreateUserMobileSendsActivationSMS(t *testing.T) {
 	h := ts.New(t)
 	mobile := uniqueMobile()
-	u := h.Do("POST", "/users", createBody("Ada", "Tester", "MOBILE", mobile, ""), h.Anon(), ts.Headers{"x-client-platform", "IOS"}).Expect(t, 201, "").Map(t)
+	u := h.Do("POST", "/users", ts.UserBody("Ada", "Tester", "MOBILE", mobile, ""), h.Anon(), ts.Headers{"x-client-platform", "IOS"}).Expect(t, 201, "").Map(t)
 	if got, want := u["state"], "PENDING"; got != want {
 		t.Errorf("state = %v, want %v", got, want)
 	}
@@ -107,7 +107,7 @@ func TestCreateUserByAdmin(t *testing.T) {
 	h := ts.New(t)
 	t.Run("MobileCodeNotSent", func(t *testing.T) {
 		mobile := uniqueMobile()
-		u := h.Do("POST", "/users", createBody("Bo", "Admin", "MOBILE", mobile, ""), h.Admin()).Expect(t, 201, "").Map(t)
+		u := h.Do("POST", "/users", ts.UserBody("Bo", "Admin", "MOBILE", mobile, ""), h.Admin()).Expect(t, 201, "").Map(t)
 		if u["state"] != "PENDING" {
 			t.Errorf("state = %v, want PENDING", u["state"])
 		}
@@ -121,14 +121,14 @@ func TestCreateUserByAdmin(t *testing.T) {
 	})
 	t.Run("AutoActivate", func(t *testing.T) {
 		email := uniqueEmail("auto")
-		u := h.Do("POST", "/users?autoActivate=true", createBody("Cy", "Auto", "EMAIL", email, "correct-horse-9"), h.Admin()).Expect(t, 201, "").Map(t)
+		u := h.Do("POST", "/users?autoActivate=true", ts.UserBody("Cy", "Auto", "EMAIL", email, "correct-horse-9"), h.Admin()).Expect(t, 201, "").Map(t)
 		if u["state"] != "ACTIVE" {
 			t.Errorf("state = %v, want ACTIVE", u["state"])
 		}
 		h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 200, "")
 	})
 	t.Run("CreateAdmin", func(t *testing.T) {
-		b := createBody("Di", "Boss", "EMAIL", uniqueEmail("boss"), "correct-horse-9")
+		b := ts.UserBody("Di", "Boss", "EMAIL", uniqueEmail("boss"), "correct-horse-9")
 		b["roles"] = []string{"ADMIN"}
 		u := h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "").Map(t)
 		if roles := u["roles"].([]any); len(roles) != 1 || roles[0] != "ADMIN" {
@@ -137,7 +137,7 @@ func TestCreateUserByAdmin(t *testing.T) {
 	})
 	t.Run("EmailCodeSent", func(t *testing.T) {
 		email := uniqueEmail("mailed")
-		h.Do("POST", "/users", createBody("Ed", "Mail", "EMAIL", email, ""), h.Admin()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Ed", "Mail", "EMAIL", email, ""), h.Admin()).Expect(t, 201, "")
 		m, ok := h.Outbox.Last(email)
 		if !ok || m.Channel != "EMAIL" {
 			t.Errorf("e-mail message = %+v, %v; want one e-mail", m, ok)
@@ -148,22 +148,22 @@ func TestCreateUserByAdmin(t *testing.T) {
 func TestCreateUserCredentialExists(t *testing.T) {
 	h := ts.New(t)
 	mobile := uniqueMobile()
-	h.Do("POST", "/users", createBody("Ada", "One", "MOBILE", mobile, ""), h.Anon()).Expect(t, 201, "")
+	h.Do("POST", "/users", ts.UserBody("Ada", "One", "MOBILE", mobile, ""), h.Anon()).Expect(t, 201, "")
 	t.Run("ErrCredentialExists", func(t *testing.T) {
-		h.Do("POST", "/users", createBody("Ada", "Two", "MOBILE", mobile, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
+		h.Do("POST", "/users", ts.UserBody("Ada", "Two", "MOBILE", mobile, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
 	})
 	t.Run("NormalizedNumber", func(t *testing.T) {
 		spaced := mobile[:4] + " " + mobile[4:8] + "-" + mobile[8:]
-		h.Do("POST", "/users", createBody("Ada", "Three", "MOBILE", spaced, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
+		h.Do("POST", "/users", ts.UserBody("Ada", "Three", "MOBILE", spaced, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
 	})
 	t.Run("EmailCaseInsensitive", func(t *testing.T) {
 		email := uniqueEmail("case")
-		h.Do("POST", "/users", createBody("Ca", "Se", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
-		h.Do("POST", "/users", createBody("Ca", "Se", "EMAIL", strings.ToUpper(email), ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
+		h.Do("POST", "/users", ts.UserBody("Ca", "Se", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Ca", "Se", "EMAIL", strings.ToUpper(email), ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
 	})
 	t.Run("OtherTenantMayUseIt", func(t *testing.T) {
 		other, _ := h.NewTenant(h.Tenant.Settings)
-		h.Do("POST", "/users", createBody("Ada", "Else", "MOBILE", mobile, ""), ts.Headers{"x-application-id", other.ID}).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Ada", "Else", "MOBILE", mobile, ""), ts.Headers{"x-application-id", other.ID}).Expect(t, 201, "")
 	})
 	t.Run("ConcurrentCreatesOneWins", func(t *testing.T) {
 		n := uniqueMobile()
@@ -174,7 +174,7 @@ func TestCreateUserCredentialExists(t *testing.T) {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				statuses[i] = h.Do("POST", "/users", createBody("Race", "R", "MOBILE", n, ""), h.Anon()).Status
+				statuses[i] = h.Do("POST", "/users", ts.UserBody("Race", "R", "MOBILE", n, ""), h.Anon()).Status
 			}(i)
 		}
 		wg.Wait()
@@ -191,7 +191,7 @@ func TestCreateUserCredentialExists(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("%d creates won, want exactly 1 (statuses %v)", won, statuses)
 		}
-		if got := countUsersWith(t, h, url.QueryEscape(n)); got != 1 {
+		if got := h.CountUsersWith(t, url.QueryEscape(n)); got != 1 {
 			t.Fatalf("users with the number = %d, want 1", got)
 		}
 	})
@@ -203,7 +203,7 @@ func TestCreateUserSettings(t *testing.T) {
 		s := h.Tenant.Settings
 		s.InitialPoints = 50
 		h.SetSettings(s)
-		u := h.Do("POST", "/users?autoActivate=true", createBody("Po", "Ints", "MOBILE", uniqueMobile(), ""), h.Admin()).Expect(t, 201, "").Map(t)
+		u := h.Do("POST", "/users?autoActivate=true", ts.UserBody("Po", "Ints", "MOBILE", uniqueMobile(), ""), h.Admin()).Expect(t, 201, "").Map(t)
 		got := h.Do("GET", "/users/"+u["id"].(string)+"?include=points", nil, h.Admin()).Expect(t, 200, "").Map(t)
 		if got["points"] != float64(50) {
 			t.Errorf("points = %v, want 50", got["points"])
@@ -214,8 +214,8 @@ func TestCreateUserSettings(t *testing.T) {
 		s.SingleAccountPerDevice = true
 		h.SetSettings(s)
 		hdr := ts.Headers{"x-client-platform", "ANDROID"}
-		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-1", createBody("Dev", "One", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 201, "")
-		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-1", createBody("Dev", "Two", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 422, "DEVICE_ALREADY_REGISTERED")
-		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-2", createBody("Dev", "Three", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 201, "")
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-1", ts.UserBody("Dev", "One", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 201, "")
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-1", ts.UserBody("Dev", "Two", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 422, "DEVICE_ALREADY_REGISTERED")
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-2", ts.UserBody("Dev", "Three", "MOBILE", uniqueMobile(), ""), h.Anon(), hdr).Expect(t, 201, "")
 	})
 }

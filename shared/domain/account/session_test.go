@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestActivate(t *testing.T) {
 	h := ts.New(t)
 	mobile := uniqueMobile()
-	u := h.Do("POST", "/users", createBody("Ada", "Tester", "MOBILE", mobile, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)
+	u := h.Do("POST", "/users", ts.UserBody("Ada", "Tester", "MOBILE", mobile, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)
 	first := lastCode(t, h, mobile)
 
 	t.Run("BadInput", func(t *testing.T) {
@@ -89,7 +89,7 @@ func wrong(code string) string {
 func TestActivateFiveWrongCodesVoidTheCode(t *testing.T) {
 	h := ts.New(t)
 	email := uniqueEmail("void")
-	h.Do("POST", "/users", createBody("Vo", "Id", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
+	h.Do("POST", "/users", ts.UserBody("Vo", "Id", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
 	code := lastCode(t, h, email)
 	for i := 0; i < 5; i++ {
 		h.Do("POST", "/users/activate", map[string]any{"id": email, "token": wrong(code)}, h.Anon()).Expect(t, 422, "INVALID_TOKEN")
@@ -169,7 +169,7 @@ func TestPasswordReset(t *testing.T) {
 	id, token, email := activeUser(t, h, "Res", "Et")
 	t.Run("PendingUser", func(t *testing.T) {
 		mobile := uniqueMobile()
-		h.Do("POST", "/users", createBody("Pen", "Ding", "MOBILE", mobile, ""), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Pen", "Ding", "MOBILE", mobile, ""), h.Anon()).Expect(t, 201, "")
 		h.Do("POST", "/users/reset", map[string]any{"id": mobile}, h.Anon()).Expect(t, 422, "USER_PENDING")
 	})
 	t.Run("UnknownUser", func(t *testing.T) {
@@ -273,7 +273,7 @@ func TestGuests(t *testing.T) {
 	})
 	t.Run("ConvertToFullUser", func(t *testing.T) {
 		email := uniqueEmail("convert")
-		u := h.Do("POST", "/users", createBody("Gus", "Full", "EMAIL", email, "correct-horse-9"), ts.Token(token)).Expect(t, 201, "").Map(t)
+		u := h.Do("POST", "/users", ts.UserBody("Gus", "Full", "EMAIL", email, "correct-horse-9"), ts.Token(token)).Expect(t, 201, "").Map(t)
 		if u["id"] != id {
 			t.Fatalf("converted user id = %v, want the guest's %s", u["id"], id)
 		}
@@ -301,7 +301,7 @@ func TestGuestConvertsOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses[i] = h.Do("POST", "/users", createBody("Once", "Only", "EMAIL", uniqueEmail("once"), "correct-horse-9"), ts.Token(token)).Status
+			statuses[i] = h.Do("POST", "/users", ts.UserBody("Once", "Only", "EMAIL", uniqueEmail("once"), "correct-horse-9"), ts.Token(token)).Status
 		}()
 	}
 	wg.Wait()
@@ -332,7 +332,7 @@ func TestAdminSessions(t *testing.T) {
 	})
 	t.Run("AdminUserSessionCanMintSessions", func(t *testing.T) {
 		email := uniqueEmail("boss")
-		b := createBody("Big", "Boss", "EMAIL", email, "correct-horse-9")
+		b := ts.UserBody("Big", "Boss", "EMAIL", email, "correct-horse-9")
 		b["roles"] = []string{"ADMIN"}
 		h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "")
 		s := h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 200, "").Map(t)
@@ -379,7 +379,7 @@ func TestAdminSessions(t *testing.T) {
 	})
 	t.Run("DemotedAdminLosesSessions", func(t *testing.T) {
 		email := uniqueEmail("demoted")
-		b := createBody("De", "Moted", "EMAIL", email, "correct-horse-9")
+		b := ts.UserBody("De", "Moted", "EMAIL", email, "correct-horse-9")
 		b["roles"] = []string{"ADMIN"}
 		u := h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "").Map(t)
 		s := h.Do("GET", "/users/login", nil, h.Basic(email, "correct-horse-9", "EMAIL")).Expect(t, 200, "").Map(t)

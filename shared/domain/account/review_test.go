@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -43,23 +43,23 @@ func TestDevicePerAccountEnforced(t *testing.T) {
 			if tc.headers != nil {
 				hs = append(hs, tc.headers)
 			}
-			h.Do("POST", "/users"+tc.query, createBody("Dev", "Ice", "MOBILE", uniqueMobile(), ""), hs...).Expect(t, 422, "VALIDATION_FAILED")
+			h.Do("POST", "/users"+tc.query, ts.UserBody("Dev", "Ice", "MOBILE", uniqueMobile(), ""), hs...).Expect(t, 422, "VALIDATION_FAILED")
 		})
 	}
 	t.Run("DeletionReleasesTheDevice", func(t *testing.T) {
-		u := h.Do("POST", "/users?autoActivate=true&uniqueDeviceIdAndroid=dev-9", createBody("Dev", "One", "MOBILE", uniqueMobile(), ""), h.Admin(), android).Expect(t, 201, "").Map(t)
-		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", createBody("Dev", "Two", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 422, "DEVICE_ALREADY_REGISTERED")
+		u := h.Do("POST", "/users?autoActivate=true&uniqueDeviceIdAndroid=dev-9", ts.UserBody("Dev", "One", "MOBILE", uniqueMobile(), ""), h.Admin(), android).Expect(t, 201, "").Map(t)
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", ts.UserBody("Dev", "Two", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 422, "DEVICE_ALREADY_REGISTERED")
 		h.Do("DELETE", "/users/"+u["id"].(string), nil, h.Admin()).Expect(t, 204, "")
-		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", createBody("Dev", "Three", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 201, "")
+		h.Do("POST", "/users?uniqueDeviceIdAndroid=dev-9", ts.UserBody("Dev", "Three", "MOBILE", uniqueMobile(), ""), h.Anon(), android).Expect(t, 201, "")
 	})
 }
 
 func TestCodeRequestsAreCapped(t *testing.T) {
 	h := ts.New(t)
 	email := uniqueEmail("capped")
-	h.Do("POST", "/users", createBody("Cap", "Ped", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
+	h.Do("POST", "/users", ts.UserBody("Cap", "Ped", "EMAIL", email, ""), h.Anon()).Expect(t, 201, "")
 	// The sign-up code is the hour's first of MaxCodeSends.
-	for i := 1; i < user.MaxCodeSends; i++ {
+	for i := 1; i < account.MaxCodeSends; i++ {
 		h.Do("POST", "/users/activate", map[string]any{"id": email}, h.Anon()).Expect(t, 200, "")
 	}
 	h.Do("POST", "/users/activate", map[string]any{"id": email}, h.Anon()).Expect(t, 422, "VALIDATION_FAILED")
@@ -101,7 +101,7 @@ func TestVerificationCodeSendsAreCapped(t *testing.T) {
 	body := map[string]any{"id": email, "provider": "EMAIL"}
 	h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
 	// The sign-up code was the hour's first; re-adding resends a fresh code.
-	for i := 2; i < user.MaxCodeSends; i++ {
+	for i := 2; i < account.MaxCodeSends; i++ {
 		h.Do("POST", path, body, ts.Token(token)).Expect(t, 201, "")
 	}
 	t.Run("ErrTooManyCodes", func(t *testing.T) {

@@ -1,14 +1,12 @@
-package user
+package account
 
 import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/loyalty-platform/platform/shared/platform/auth"
 
@@ -69,14 +67,6 @@ func newCode(n int) string {
 	return b.String()
 }
 
-// NewID returns a new random id (24 hex characters, like the platform's
-// other ids).
-func NewID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // newToken returns a new session token for tenant. The tenant id is part of
 // the token so a request needs no x-application-id header; the secret part
 // has 256 bits of entropy.
@@ -93,9 +83,3 @@ func tokenHash(token string) string { return auth.TokenHash(token) }
 func equalCode(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
-
-// fixedClock is a clock stopped at one instant (a read that already took
-// its time).
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }

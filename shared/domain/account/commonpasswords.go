@@ -1,10 +1,10 @@
-package user
+package account
 
 import (
 	_ "embed"
 	"sync"
 
-	"github.com/loyalty-platform/platform/shared/domain/user/internal/passwordset"
+	"github.com/loyalty-platform/platform/shared/domain/account/internal/passwordset"
 )
 
 // commonPasswordsRice is the set of common and breached passwords that a

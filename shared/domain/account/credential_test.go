@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"net/url"
@@ -53,7 +53,7 @@ func TestSecondaryCredentials(t *testing.T) {
 
 	t.Run("HeldByAnotherUser", func(t *testing.T) {
 		h.Do("POST", "/users/"+otherID+"/credentials", map[string]any{"id": mobile, "provider": "MOBILE"}, ts.Token(otherToken)).Expect(t, 422, "CREDENTIAL_EXISTS")
-		h.Do("POST", "/users", createBody("New", "Comer", "MOBILE", mobile, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
+		h.Do("POST", "/users", ts.UserBody("New", "Comer", "MOBILE", mobile, ""), h.Anon()).Expect(t, 422, "CREDENTIAL_EXISTS")
 	})
 	t.Run("SecondaryCannotLogIn", func(t *testing.T) {
 		h.Do("GET", "/users/login", nil, h.Basic(mobile, "correct-horse-9", "MOBILE")).Expect(t, 401, "UNAUTHORIZED")
@@ -116,7 +116,7 @@ func TestSecondaryCredentials(t *testing.T) {
 		if creds := u["credentials"].([]any); len(creds) != 2 {
 			t.Errorf("credentials = %v", creds)
 		}
-		if got := countUsersWith(t, h, url.QueryEscape(mobile)); got != 1 {
+		if got := h.CountUsersWith(t, url.QueryEscape(mobile)); got != 1 {
 			t.Errorf("GET /users?credentialId= finds %d", got)
 		}
 	})

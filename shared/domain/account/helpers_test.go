@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"sync/atomic"
@@ -16,18 +16,6 @@ func uniqueMobile() string { return ts.UniqueMobile() }
 // uniqueEmail returns an e-mail address no other test uses.
 func uniqueEmail(name string) string { return ts.UniqueEmail(name) }
 
-func createBody(first, last, provider, id, password string) map[string]any {
-	b := map[string]any{
-		"firstName":   first,
-		"lastName":    last,
-		"credentials": []map[string]any{{"provider": provider, "id": id}},
-	}
-	if password != "" {
-		b["password"] = password
-	}
-	return b
-}
-
 // lastCode returns the code in the newest message sent to recipient.
 func lastCode(t *testing.T, h *ts.Harness, to string) string {
 	t.Helper()
@@ -39,14 +27,4 @@ func lastCode(t *testing.T, h *ts.Harness, to string) string {
 func activeUser(t *testing.T, h *ts.Harness, first, last string) (id, token, email string) {
 	t.Helper()
 	return h.ActiveUser(t, first, last)
-}
-
-// countUsersWith returns how many users an admin finds by credential.
-func countUsersWith(t *testing.T, h *ts.Harness, credential string) int {
-	t.Helper()
-	var out struct {
-		Items []map[string]any `json:"items"`
-	}
-	h.Do("GET", "/users?credentialId="+credential, nil, h.Admin(), ts.Headers{"x-api-version", "4"}).Expect(t, 200, "").JSON(t, &out)
-	return len(out.Items)
 }

@@ -1,10 +1,10 @@
-package user_test
+package account_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -19,8 +19,8 @@ func TestResetCodeExpires(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"Expired", user.ResetLifetime + time.Second, 422, "INVALID_TOKEN"},
-		{"JustInTime", user.ResetLifetime - time.Minute, 200, ""},
+		{"Expired", account.ResetLifetime + time.Second, 422, "INVALID_TOKEN"},
+		{"JustInTime", account.ResetLifetime - time.Minute, 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

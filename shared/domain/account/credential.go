@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -43,60 +43,60 @@ type NewCredentialInput struct {
 // AddCredential gives a user a secondary, passwordless credential (POST
 // /users/{userId}/credentials). Unless skipVerification (admin only), a
 // verification code is sent to it.
-func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (Credential, error) {
+func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (user.Credential, error) {
 	// Two adds for one user at once contend on the user's code count; the
 	// loser re-reads and tries again rather than answering 409.
 	for attempt := 0; ; attempt++ {
 		c, err := s.addCredential(ctx, caller, userID, in)
-		if !errors.Is(err, ErrConcurrentUpdate) || attempt == 3 {
+		if !errors.Is(err, user.ErrConcurrentUpdate) || attempt == 3 {
 			return c, err
 		}
 	}
 }
 
 // addCredential is one attempt of AddCredential.
-func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (Credential, error) {
+func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (user.Credential, error) {
 	if err := caller.RequireUser(userID); err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	if in.SkipVerification && !caller.IsAdmin() {
-		return Credential{}, web.ErrAdminOnly("skipVerification")
+		return user.Credential{}, web.ErrAdminOnly("skipVerification")
 	}
 	if strings.TrimSpace(in.ID) == "" {
-		return Credential{}, apierr.Invalid("id", "is required")
+		return user.Credential{}, apierr.Invalid("id", "is required")
 	}
 	provider := strings.ToUpper(strings.TrimSpace(in.Provider))
-	if provider != ProviderEmail && provider != ProviderMobile {
-		return Credential{}, apierr.Invalid("provider", "must be EMAIL or MOBILE")
+	if provider != user.ProviderEmail && provider != user.ProviderMobile {
+		return user.Credential{}, apierr.Invalid("provider", "must be EMAIL or MOBILE")
 	}
-	id, err := NormalizeCredential(provider, in.ID)
+	id, err := user.NormalizeCredential(provider, in.ID)
 	if err != nil {
-		return Credential{}, apierr.Invalid("id", "must be a valid %s", strings.ToLower(provider))
+		return user.Credential{}, apierr.Invalid("id", "must be a valid %s", strings.ToLower(provider))
 	}
 	t, err := s.tenant(ctx, caller.TenantID, "add credential")
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	if !in.SkipVerification {
 		if err := checkSMSCountry(t, provider, id, "id"); err != nil {
-			return Credential{}, err
+			return user.Credential{}, err
 		}
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	r, err := st.GetUser(ctx, caller.TenantID, userID, now)
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	if r.Deleted {
-		return Credential{}, fmt.Errorf("add credential: %w", ErrNotFound)
+		return user.Credential{}, fmt.Errorf("add credential: %w", user.ErrNotFound)
 	}
 	if r.IsGuest {
-		return Credential{}, ErrGuestCredential
+		return user.Credential{}, ErrGuestCredential
 	}
 	existing, err := st.Credentials(ctx, caller.TenantID, userID, now)
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	// Adding a credential the user already holds unverified sends a fresh
 	// code (also after five wrong codes voided the old one).
@@ -106,22 +106,22 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 		}
 	}
 	if len(existing) >= MaxCredentials {
-		return Credential{}, apierr.Invalid("id", "a user may hold at most %d credentials", MaxCredentials)
+		return user.Credential{}, apierr.Invalid("id", "a user may hold at most %d credentials", MaxCredentials)
 	}
-	c := CredRecord{
-		PK: r.PK, SK: CredSK(provider, id), CredID: NewID(), UserID: userID, Identifier: id, Provider: provider,
-		IsVerified: in.SkipVerification, Created: Stamp(now), UpdatedAt: Stamp(now), ExpiresAt: r.ExpiresAt,
+	c := user.CredRecord{
+		PK: r.PK, SK: user.CredSK(provider, id), CredID: user.NewID(), UserID: userID, Identifier: id, Provider: provider,
+		IsVerified: in.SkipVerification, Created: user.Stamp(now), UpdatedAt: user.Stamp(now), ExpiresAt: r.ExpiresAt,
 	}.Indexed(caller.TenantID)
 	if !in.SkipVerification {
 		c.VerifyCode = newCode(4)
 	}
 	credItem, err := st.Put(st.Users, c, aws.String("attribute_not_exists(pk)"))
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
-	indexItem, err := st.PutIfFree(CredIndex{PK: CredIndexPK(caller.TenantID, provider, id), SK: SKCredID, UserID: userID, Provider: provider, Identifier: id, ExpiresAt: r.ExpiresAt}, "\x00", now)
+	indexItem, err := st.PutIfFree(user.CredIndex{PK: user.CredIndexPK(caller.TenantID, provider, id), SK: user.SKCredID, UserID: userID, Provider: provider, Identifier: id, ExpiresAt: r.ExpiresAt}, "\x00", now)
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	// The user update counts the credential (so parallel adds cannot pass
 	// MaxCredentials) and the code send (MaxCodeSends an hour, shared with
@@ -131,32 +131,32 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	var cond *expression.ConditionBuilder
 	if c.VerifyCode != "" {
 		if upd, err = countCodeSend(r, now); err != nil {
-			return Credential{}, err
+			return user.Credential{}, err
 		}
 		sent := expression.Or(expression.Name("codeSends").AttributeNotExists(), expression.Name("codeSends").Equal(expression.Value(r.CodeSends))).
 			And(expression.Or(expression.Name("codeWindow").AttributeNotExists(), expression.Name("codeWindow").Equal(expression.Value(r.CodeWindow))))
 		cond = &sent
 	}
-	userItem, err := st.UserCounted(r, []CounterStep{{Name: "credentialCount", Read: len(existing), Delta: 1, Max: MaxCredentials}}, upd, cond)
+	userItem, err := st.UserCounted(r, []user.CounterStep{{Name: "credentialCount", Read: len(existing), Delta: 1, Max: MaxCredentials}}, upd, cond)
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	var res notify.Reservation
 	if c.VerifyCode != "" {
 		if res, err = s.reserveCode(ctx, t, provider, id, "id"); err != nil {
-			return Credential{}, err
+			return user.Credential{}, err
 		}
 	}
 	if err := st.Transact(ctx, []types.TransactWriteItem{credItem, indexItem, userItem}); err != nil {
 		s.cancelCode(ctx, res, err)
-		failed := failedAt(err)
+		failed := ddb.FailedConditions(err)
 		switch {
 		case slices.Contains(failed, 0) || slices.Contains(failed, 1):
-			return Credential{}, fmt.Errorf("add credential: %w", ErrCredentialExists)
+			return user.Credential{}, fmt.Errorf("add credential: %w", ErrCredentialExists)
 		case slices.Contains(failed, 2):
-			return Credential{}, s.userChanged(ctx, caller.TenantID, userID, "add credential")
+			return user.Credential{}, s.userChanged(ctx, caller.TenantID, userID, "add credential")
 		}
-		return Credential{}, fmt.Errorf("add credential: %w", err)
+		return user.Credential{}, fmt.Errorf("add credential: %w", err)
 	}
 	if c.VerifyCode != "" {
 		s.sendCode(ctx, caller.TenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
@@ -166,34 +166,34 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 
 // resendVerification gives an unverified credential of the user r a new
 // code and sends it, counting the send as AddCredential does.
-func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r Record, c CredRecord) (Credential, error) {
+func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r user.Record, c user.CredRecord) (user.Credential, error) {
 	tenantID := t.ID
 	st := s.st()
-	count, err := st.codeSendCounted(r, s.Clock.Now())
+	count, err := st.codeSendCounted(r, s.users.Now())
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	res, err := s.reserveCode(ctx, t, c.Provider, c.Identifier, "id")
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	c.VerifyCode, c.VerifyAttempts = newCode(4), 0
 	err = st.Transact(ctx, []types.TransactWriteItem{{Update: &types.Update{
-		TableName: aws.String(s.Tables.Users), Key: Key(c.PK, c.SK),
+		TableName: aws.String(s.store.Users), Key: user.Key(c.PK, c.SK),
 		UpdateExpression:          aws.String("SET verifyCode = :c, verifyAttempts = :zero"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND isVerified = :false"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: c.VerifyCode}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
 	}}, count})
 	if err != nil {
 		s.cancelCode(ctx, res, err)
-		failed := failedAt(err)
+		failed := ddb.FailedConditions(err)
 		switch {
 		case slices.Contains(failed, 0):
-			return Credential{}, fmt.Errorf("resend verification: %w", ErrCredentialExists)
+			return user.Credential{}, fmt.Errorf("resend verification: %w", ErrCredentialExists)
 		case slices.Contains(failed, 1):
-			return Credential{}, s.userChanged(ctx, tenantID, r.ID, "resend verification")
+			return user.Credential{}, s.userChanged(ctx, tenantID, r.ID, "resend verification")
 		}
-		return Credential{}, fmt.Errorf("resend verification: %w", err)
+		return user.Credential{}, fmt.Errorf("resend verification: %w", err)
 	}
 	s.sendCode(ctx, tenantID, c, "Your verification code", "Your verification code is "+c.VerifyCode)
 	return c.View(), nil
@@ -203,67 +203,67 @@ func (s *Service) resendVerification(ctx context.Context, t tenant.Tenant, r Rec
 // transaction: the user is gone (not found) or another request changed it
 // meanwhile (conflict, retry).
 func (s *Service) userChanged(ctx context.Context, tenantID, userID, op string) error {
-	r, err := s.st().GetUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.users.Now())
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if r.Deleted {
-		return fmt.Errorf("%s: %w", op, ErrNotFound)
+		return fmt.Errorf("%s: %w", op, user.ErrNotFound)
 	}
-	return fmt.Errorf("%s: %w", op, ErrConcurrentUpdate)
+	return fmt.Errorf("%s: %w", op, user.ErrConcurrentUpdate)
 }
 
 // credentialByID finds a user's credential by its _id.
-func (s *Service) credentialByID(ctx context.Context, tenantID, userID, credID string) (CredRecord, error) {
-	creds, err := s.st().Credentials(ctx, tenantID, userID, s.Clock.Now())
+func (s *Service) credentialByID(ctx context.Context, tenantID, userID, credID string) (user.CredRecord, error) {
+	creds, err := s.st().Credentials(ctx, tenantID, userID, s.users.Now())
 	if err != nil {
-		return CredRecord{}, err
+		return user.CredRecord{}, err
 	}
 	for _, c := range creds {
 		if c.CredID == credID {
 			return c, nil
 		}
 	}
-	return CredRecord{}, fmt.Errorf("credential %s: %w", credID, ErrCredentialNotFound)
+	return user.CredRecord{}, fmt.Errorf("credential %s: %w", credID, ErrCredentialNotFound)
 }
 
 // VerifyCredential checks a credential's verification code (POST
 // /users/{userId}/credentials/{credentialId}/verify). Five wrong codes void
 // the code; a verified credential answers as it is.
-func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userID, credID, code string) (Credential, error) {
+func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userID, credID, code string) (user.Credential, error) {
 	if err := caller.RequireUser(userID); err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	if !web.ValidID(credID) {
-		return Credential{}, fmt.Errorf("verify credential: %w", ErrCredentialNotFound)
+		return user.Credential{}, fmt.Errorf("verify credential: %w", ErrCredentialNotFound)
 	}
 	if strings.TrimSpace(code) == "" {
-		return Credential{}, apierr.Invalid("verificationCode", "is required")
+		return user.Credential{}, apierr.Invalid("verificationCode", "is required")
 	}
 	c, err := s.credentialByID(ctx, caller.TenantID, userID, credID)
 	if err != nil {
-		return Credential{}, err
+		return user.Credential{}, err
 	}
 	if c.IsVerified {
 		return c.View(), nil
 	}
 	if c.VerifyCode == "" || c.VerifyAttempts >= MaxCodeAttempts {
-		return Credential{}, ErrTokenVoided
+		return user.Credential{}, ErrTokenVoided
 	}
-	k := Key(c.PK, c.SK)
+	k := user.Key(c.PK, c.SK)
 	if !equalCode(c.VerifyCode, strings.TrimSpace(code)) {
-		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(s.Tables.Users), Key: k,
+		_, err := s.store.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.store.Users), Key: k,
 			UpdateExpression:          aws.String("ADD verifyAttempts :one"),
 			ConditionExpression:       aws.String("attribute_exists(pk)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
 		})
 		if err != nil && !ddb.IsConditionFailed(err) {
-			return Credential{}, fmt.Errorf("count verification attempt: %w", err)
+			return user.Credential{}, fmt.Errorf("count verification attempt: %w", err)
 		}
-		return Credential{}, ErrInvalidToken
+		return user.Credential{}, ErrInvalidToken
 	}
-	now := Stamp(s.Clock.Now())
+	now := user.Stamp(s.users.Now())
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).
@@ -272,17 +272,17 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 		And(expression.Name("verifyAttempts").LessThan(expression.Value(MaxCodeAttempts)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return Credential{}, fmt.Errorf("verify credential: %w", err)
+		return user.Credential{}, fmt.Errorf("verify credential: %w", err)
 	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: k, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+	_, err = s.store.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.store.Users), Key: k, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	if ddb.IsConditionFailed(err) {
-		return Credential{}, ErrInvalidToken
+		return user.Credential{}, ErrInvalidToken
 	}
 	if err != nil {
-		return Credential{}, fmt.Errorf("verify credential %s: %w", credID, err)
+		return user.Credential{}, fmt.Errorf("verify credential %s: %w", credID, err)
 	}
 	c.IsVerified, c.UpdatedAt = true, now
 	return c.View(), nil
@@ -298,11 +298,11 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	if !web.ValidID(credID) {
 		return fmt.Errorf("delete credential: %w", ErrCredentialNotFound)
 	}
-	creds, err := s.st().Credentials(ctx, caller.TenantID, userID, s.Clock.Now())
+	creds, err := s.st().Credentials(ctx, caller.TenantID, userID, s.users.Now())
 	if err != nil {
 		return err
 	}
-	var target *CredRecord
+	var target *user.CredRecord
 	primaries := 0
 	for i, c := range creds {
 		if c.IsPrimary {
@@ -321,31 +321,31 @@ func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userI
 	// The user's counters go down in the same transaction; deleting a
 	// primary needs another primary to remain, so two parallel deletes of
 	// a user's last two primaries cannot both succeed.
-	steps := []CounterStep{{Name: "credentialCount", Read: len(creds), Delta: -1}}
+	steps := []user.CounterStep{{Name: "credentialCount", Read: len(creds), Delta: -1}}
 	if target.IsPrimary {
-		steps = append(steps, CounterStep{Name: "primaryCount", Read: primaries, Delta: -1, Min: 1})
+		steps = append(steps, user.CounterStep{Name: "primaryCount", Read: primaries, Delta: -1, Min: 1})
 	}
-	userItem, err := s.st().UserCounted(Record{PK: UserPK(caller.TenantID, userID), SK: SKProfile, ID: userID}, steps, expression.UpdateBuilder{}, nil)
+	userItem, err := s.st().UserCounted(user.Record{PK: user.UserPK(caller.TenantID, userID), SK: user.SKProfile, ID: userID}, steps, expression.UpdateBuilder{}, nil)
 	if err != nil {
 		return err
 	}
 	err = s.st().Transact(ctx, []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: aws.String(s.Tables.Users), Key: Key(target.PK, target.SK), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &types.Delete{TableName: aws.String(s.store.Users), Key: user.Key(target.PK, target.SK), ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Delete: &types.Delete{
-			TableName: aws.String(s.Tables.Users), Key: Key(CredIndexPK(caller.TenantID, target.Provider, target.Identifier), SKCredID),
+			TableName: aws.String(s.store.Users), Key: user.Key(user.CredIndexPK(caller.TenantID, target.Provider, target.Identifier), user.SKCredID),
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR userId = :uid"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":uid": &types.AttributeValueMemberS{Value: userID}},
 		}},
 		userItem,
 	})
-	if failed := failedAt(err); len(failed) > 0 {
+	if failed := ddb.FailedConditions(err); len(failed) > 0 {
 		if slices.Contains(failed, 2) && !slices.Contains(failed, 0) {
 			// Unless the user is gone, the primary count refused the delete.
 			err := s.userChanged(ctx, caller.TenantID, userID, "delete credential")
-			if errors.Is(err, ErrConcurrentUpdate) && target.IsPrimary {
+			if errors.Is(err, user.ErrConcurrentUpdate) && target.IsPrimary {
 				return ErrLastPrimary
 			}
-			if !errors.Is(err, ErrConcurrentUpdate) {
+			if !errors.Is(err, user.ErrConcurrentUpdate) {
 				return err
 			}
 		}
@@ -368,7 +368,7 @@ type CredentialQuery struct {
 
 func (q *CredentialQuery) validate() error {
 	q.Provider = strings.ToUpper(strings.TrimSpace(q.Provider))
-	if q.Provider != "" && q.Provider != ProviderEmail && q.Provider != ProviderMobile {
+	if q.Provider != "" && q.Provider != user.ProviderEmail && q.Provider != user.ProviderMobile {
 		return apierr.Invalid("provider", "must be email or mobile")
 	}
 	if len(q.Sort) > 64 {
@@ -391,20 +391,20 @@ func (q *CredentialQuery) validate() error {
 
 // ListCredentials lists credentials (GET /credentials): an admin searches
 // the tenant, a user sees only their own.
-func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q CredentialQuery) ([]Credential, web.Page, error) {
+func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q CredentialQuery) ([]user.Credential, web.Page, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return nil, web.Page{}, err
 	}
 	if err := q.validate(); err != nil {
 		return nil, web.Page{}, err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	page := web.Page{Limit: q.Limit, StartKey: q.StartKey}
 	scope := strings.Join([]string{"credentials", caller.UserID, q.ID, q.Provider, q.Sort}, "\x00")
 	// A user's own credentials, or a search by identifier: a small set,
 	// sorted and paged in memory.
 	if !caller.IsAdmin() || q.ID != "" {
-		var creds []CredRecord
+		var creds []user.CredRecord
 		if !caller.IsAdmin() {
 			all, err := s.st().Credentials(ctx, caller.TenantID, caller.UserID, now)
 			if err != nil {
@@ -434,7 +434,7 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 			}
 			kept = append(kept, c)
 		}
-		SortCredentials(kept, q.Sort)
+		user.SortCredentials(kept, q.Sort)
 		return s.pageCreds(caller.TenantID, scope, kept, page)
 	}
 	start, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
@@ -445,20 +445,20 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 	if strings.TrimPrefix(q.Sort, "-") == "updatedAt" {
 		index = "gsi3"
 	}
-	kc := expression.Key(index + "pk").Equal(expression.Value(CredsPK(caller.TenantID)))
+	kc := expression.Key(index + "pk").Equal(expression.Value(user.CredsPK(caller.TenantID)))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
 	}
 	in := dynamodb.QueryInput{
-		TableName: aws.String(s.Tables.Users), IndexName: aws.String(index),
+		TableName: aws.String(s.store.Users), IndexName: aws.String(index),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(!strings.HasPrefix(q.Sort, "-")),
 	}
 	filter := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		out := items[:0:0]
 		for _, it := range items {
-			var c CredRecord
+			var c user.CredRecord
 			if err := attributevalue.UnmarshalMap(it, &c); err != nil {
 				return nil, fmt.Errorf("list credentials: %w", err)
 			}
@@ -469,18 +469,18 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 		}
 		return out, nil
 	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, in, start, q.Limit, filter)
+	items, next, err := ddb.QueryPage(ctx, s.store.DB, in, start, q.Limit, filter)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
 	}
-	var creds []CredRecord
+	var creds []user.CredRecord
 	if err := attributevalue.UnmarshalListOfMaps(items, &creds); err != nil {
 		return nil, web.Page{}, fmt.Errorf("list credentials: %w", err)
 	}
 	if page.NextKey, err = s.Cursor.Encode(caller.TenantID, scope, next); err != nil {
 		return nil, web.Page{}, err
 	}
-	out := make([]Credential, 0, len(creds))
+	out := make([]user.Credential, 0, len(creds))
 	for _, c := range creds {
 		out = append(out, c.View())
 	}
@@ -489,29 +489,14 @@ func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q Cred
 }
 
 func normalizedAny(id string) string {
-	if n, err := NormalizeCredential(ProviderFor(id), id); err == nil {
+	if n, err := user.NormalizeCredential(ProviderFor(id), id); err == nil {
 		return n
 	}
 	return id
 }
 
-func SortCredentials(creds []CredRecord, by string) {
-	desc := strings.HasPrefix(by, "-")
-	field := strings.TrimPrefix(by, "-")
-	sort.SliceStable(creds, func(i, j int) bool {
-		a, b := creds[i].Created+creds[i].CredID, creds[j].Created+creds[j].CredID
-		if field == "updatedAt" {
-			a, b = creds[i].UpdatedAt+creds[i].CredID, creds[j].UpdatedAt+creds[j].CredID
-		}
-		if desc {
-			return a > b
-		}
-		return a < b
-	})
-}
-
 // pageCreds pages an in-memory, sorted list with a signed offset key.
-func (s *Service) pageCreds(tenantID, scope string, creds []CredRecord, page web.Page) ([]Credential, web.Page, error) {
+func (s *Service) pageCreds(tenantID, scope string, creds []user.CredRecord, page web.Page) ([]user.Credential, web.Page, error) {
 	offset, err := s.Cursor.DecodeOffset(tenantID, scope, page.StartKey)
 	if err != nil {
 		return nil, web.Page{}, err
@@ -525,7 +510,7 @@ func (s *Service) pageCreds(tenantID, scope string, creds []CredRecord, page web
 		}
 		page.NextKey = key
 	}
-	out := make([]Credential, 0, end-offset)
+	out := make([]user.Credential, 0, end-offset)
 	for _, c := range creds[offset:end] {
 		out = append(out, c.View())
 	}
@@ -535,8 +520,8 @@ func (s *Service) pageCreds(tenantID, scope string, creds []CredRecord, page web
 
 // credentialList is the response of GET /credentials.
 type credentialList struct {
-	Items []Credential `json:"items"`
-	Page  web.Page     `json:"page"`
+	Items []user.Credential `json:"items"`
+	Page  web.Page          `json:"page"`
 }
 
 // handleAddCredential serves POST /users/{userId}/credentials.
@@ -612,7 +597,7 @@ func (s *Service) handleListCredentials(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	v := r.URL.Query()
-	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: PlusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
+	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: user.PlusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const googleClient = "client-123.apps.googleusercontent.com"
 func ssoHarness(t *testing.T) (*ts.Harness, *ssotest.Issuer, *ssotest.Issuer) {
 	h := ts.New(t)
 	google, apple := ssotest.NewIssuer(t), ssotest.NewIssuer(t)
-	h.Deps.Users.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL(), "apple": apple.URL()}}, h.Clock)
+	h.Deps.Accounts.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL(), "apple": apple.URL()}}, h.Clock)
 	h.SetSettings(tenant.Settings{SSOClientIDs: map[string][]string{"google": {googleClient}, "apple": {"com.example.app"}}})
 	return h, google, apple
 }
@@ -60,7 +60,7 @@ func TestSSO(t *testing.T) {
 				h.Do("POST", tc.path, tc.body, h.Anon()).Expect(t, tc.status, tc.code)
 			})
 		}
-		if n := countUsersWith(t, h, sub); n != 0 {
+		if n := h.CountUsersWith(t, sub); n != 0 {
 			t.Errorf("a rejected token created a user")
 		}
 	})

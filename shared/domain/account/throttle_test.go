@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"strconv"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/domain/user"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -30,27 +30,27 @@ func TestLoginThrottle(t *testing.T) {
 		t.Helper()
 		r.Expect(t, 429, "TOO_MANY_ATTEMPTS")
 		secs, err := strconv.Atoi(r.Header.Get("Retry-After"))
-		if err != nil || secs < 1 || secs > int(user.LoginLock/time.Second) {
+		if err != nil || secs < 1 || secs > int(account.LoginLock/time.Second) {
 			t.Fatalf("Retry-After = %q", r.Header.Get("Retry-After"))
 		}
 	}
 
 	t.Run("RightPasswordBeforeTheLimitClearsTheCount", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Tess", "Throttle")
-		fail(t, email, user.MaxLoginAttempts-1)
+		fail(t, email, account.MaxLoginAttempts-1)
 		login(email, ts.Password).Expect(t, 200, "")
 		// The count starts again: another MaxLoginAttempts-1 failures
 		// still leave the right password working.
-		fail(t, email, user.MaxLoginAttempts-1)
+		fail(t, email, account.MaxLoginAttempts-1)
 		login(email, ts.Password).Expect(t, 200, "")
 	})
 
 	t.Run("ErrTooManyLogins", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Lock", "Out")
-		fail(t, email, user.MaxLoginAttempts)
+		fail(t, email, account.MaxLoginAttempts)
 		locked(t, login(email, ts.Password))
 		locked(t, login(email, "wrong-password-1"))
-		h.Clock.Advance(user.LoginLock - time.Minute)
+		h.Clock.Advance(account.LoginLock - time.Minute)
 		locked(t, login(email, ts.Password))
 		h.Clock.Advance(time.Minute + time.Second)
 		login(email, ts.Password).Expect(t, 200, "")
@@ -58,7 +58,7 @@ func TestLoginThrottle(t *testing.T) {
 
 	t.Run("ResetEndsTheLock", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Re", "Set")
-		fail(t, email, user.MaxLoginAttempts)
+		fail(t, email, account.MaxLoginAttempts)
 		locked(t, login(email, ts.Password))
 		h.Do("POST", "/users/reset", map[string]any{"id": email}, h.Anon()).Expect(t, 200, "")
 		body := map[string]any{"username": email, "token": h.LastCode(t, email), "password": "new-horse-42"}
@@ -69,7 +69,7 @@ func TestLoginThrottle(t *testing.T) {
 	t.Run("UnknownIdentifierLocksAlike", func(t *testing.T) {
 		_, _, known := h.ActiveUser(t, "Kno", "Wn")
 		unknown := ts.UniqueEmail("nobody")
-		for i := range user.MaxLoginAttempts + 1 {
+		for i := range account.MaxLoginAttempts + 1 {
 			k, u := login(known, "wrong-password-1"), login(unknown, "wrong-password-1")
 			if k.Status != u.Status || string(k.Body) != string(u.Body) {
 				t.Fatalf("attempt %d: known %d %s, unknown %d %s", i+1, k.Status, k.Body, u.Status, u.Body)
@@ -81,7 +81,7 @@ func TestLoginThrottle(t *testing.T) {
 	t.Run("OtherIdentifiersAndTenantsUnaffected", func(t *testing.T) {
 		_, _, victim := h.ActiveUser(t, "Vic", "Tim")
 		_, _, other := h.ActiveUser(t, "Oth", "Er")
-		fail(t, victim, user.MaxLoginAttempts)
+		fail(t, victim, account.MaxLoginAttempts)
 		locked(t, login(victim, ts.Password))
 		login(other, ts.Password).Expect(t, 200, "")
 		t2, _ := h.NewTenant(tenant.Settings{})
@@ -91,16 +91,16 @@ func TestLoginThrottle(t *testing.T) {
 
 	t.Run("WindowEnds", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Slow", "Guesser")
-		fail(t, email, user.MaxLoginAttempts-1)
-		h.Clock.Advance(user.LoginWindow + time.Second)
+		fail(t, email, account.MaxLoginAttempts-1)
+		h.Clock.Advance(account.LoginWindow + time.Second)
 		// The old failures no longer count.
-		fail(t, email, user.MaxLoginAttempts-1)
+		fail(t, email, account.MaxLoginAttempts-1)
 		login(email, ts.Password).Expect(t, 200, "")
 	})
 
 	t.Run("ConcurrentAttemptsNeverPassTheLimit", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Para", "Llel")
-		const n = 3 * user.MaxLoginAttempts
+		const n = 3 * account.MaxLoginAttempts
 		statuses := make([]int, n)
 		var wg sync.WaitGroup
 		for i := range n {
@@ -115,15 +115,15 @@ func TestLoginThrottle(t *testing.T) {
 		for _, s := range statuses {
 			got[s]++
 		}
-		if got[401] != user.MaxLoginAttempts || got[429] != n-user.MaxLoginAttempts {
-			t.Fatalf("statuses = %v, want %d x 401 and the rest 429", got, user.MaxLoginAttempts)
+		if got[401] != account.MaxLoginAttempts || got[429] != n-account.MaxLoginAttempts {
+			t.Fatalf("statuses = %v, want %d x 401 and the rest 429", got, account.MaxLoginAttempts)
 		}
 		locked(t, login(email, ts.Password))
 	})
 
 	t.Run("ConcurrentRightPasswordsDoNotLock", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Re", "Try")
-		const n = 2 * user.MaxLoginAttempts
+		const n = 2 * account.MaxLoginAttempts
 		var wg sync.WaitGroup
 		for range n {
 			wg.Add(1)

@@ -1,9 +1,8 @@
-package user_test
+package account_test
 
 import (
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -12,30 +11,6 @@ import (
 // address returns a valid address body.
 func address(name string) map[string]any {
 	return map[string]any{"name": name, "address": map[string]any{"line1": "1 Main St"}, "coordinates": []float64{-0.12, 51.5}}
-}
-
-// parallel runs n requests at once and returns their statuses.
-func parallel(n int, do func(i int) int) []int {
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i] = do(i)
-		}()
-	}
-	wg.Wait()
-	return statuses
-}
-
-// tally counts statuses.
-func tally(statuses []int) map[int]int {
-	m := map[int]int{}
-	for _, s := range statuses {
-		m[s]++
-	}
-	return m
 }
 
 func TestOversizePathIDs(t *testing.T) {
@@ -88,11 +63,11 @@ func TestGuestCannotAddCredentials(t *testing.T) {
 func TestCredentialLimitUnderConcurrency(t *testing.T) {
 	h := ts.New(t)
 	id, token, _ := activeUser(t, h, "Many", "Creds")
-	statuses := parallel(20, func(int) int {
+	statuses := ts.Parallel(20, func(int) int {
 		return h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": uniqueEmail("many"), "provider": "EMAIL", "skipVerification": true}, h.Admin()).Status
 	})
 	// The user holds one primary credential, so nine more fit.
-	if got := tally(statuses); got[201] != 9 || got[422] != 11 {
+	if got := ts.Tally(statuses); got[201] != 9 || got[422] != 11 {
 		t.Errorf("statuses = %v, want 9 x 201 and 11 x 422", got)
 	}
 	var l struct {
@@ -123,10 +98,10 @@ func TestParallelPrimaryDeletes(t *testing.T) {
 			}
 			credIDs = append(credIDs, l.Items[0]["_id"].(string))
 		}
-		statuses := parallel(2, func(i int) int {
+		statuses := ts.Parallel(2, func(i int) int {
 			return h.Do("DELETE", "/users/"+id+"/credentials/"+credIDs[i], nil, h.Admin()).Status
 		})
-		if got := tally(statuses); got[204] != 1 || got[422] != 1 {
+		if got := ts.Tally(statuses); got[204] != 1 || got[422] != 1 {
 			t.Fatalf("round %d: statuses = %v, want one 204 and one 422", round, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -76,17 +76,17 @@ func checkRefusals(t *testing.T, rs []*ts.Resp, want int, code string, maxWait t
 func TestAnonymousAllowance(t *testing.T) {
 	h := ts.New(t)
 	const n = 300
-	allow := user.DefaultAnonymousPerMinute
+	allow := account.DefaultAnonymousPerMinute
 
 	t.Run("SignUps", func(t *testing.T) {
 		start := toNextHour(h)
 		emails := make([]string, n)
 		rs := burst(n, func(i int) *ts.Resp {
 			emails[i] = uniqueEmail("flood")
-			return h.Do("POST", "/users", createBody("Flood", "Er", "EMAIL", emails[i], "correct-horse-9"), h.Anon())
+			return h.Do("POST", "/users", ts.UserBody("Flood", "Er", "EMAIL", emails[i], "correct-horse-9"), h.Anon())
 		})
-		created, refused := checkRefusals(t, rs, 201, "TOO_MANY_REQUESTS", user.AnonymousWindow)
-		windows := windowsSince(h, start, user.AnonymousWindow)
+		created, refused := checkRefusals(t, rs, 201, "TOO_MANY_REQUESTS", account.AnonymousWindow)
+		windows := windowsSince(h, start, account.AnonymousWindow)
 		if created == 0 || created > allow*windows || refused != n-created {
 			t.Errorf("%d created, %d refused in %d window(s): want 1 to %d created per window", created, refused, windows, allow)
 		}
@@ -103,7 +103,7 @@ func TestAnonymousAllowance(t *testing.T) {
 		}
 		for i, r := range rs {
 			if r.Status == 429 {
-				if c := countUsersWith(t, h, emails[i]); c != 0 {
+				if c := h.CountUsersWith(t, emails[i]); c != 0 {
 					t.Errorf("a refused sign-up created %d user(s)", c)
 				}
 				break
@@ -112,12 +112,12 @@ func TestAnonymousAllowance(t *testing.T) {
 		// Another address is not affected; this one stays refused until
 		// its minute ends.
 		email := uniqueEmail("neighbour")
-		h.Do("POST", "/users", createBody("Next", "Door", "EMAIL", email, "correct-horse-9"), h.Anon(), ts.From(ts.NewPeer())).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Next", "Door", "EMAIL", email, "correct-horse-9"), h.Anon(), ts.From(ts.NewPeer())).Expect(t, 201, "")
 		if len(h.Outbox.Messages(email)) != 1 {
 			t.Errorf("the other address's sign-up sent no code")
 		}
-		again := h.Do("POST", "/users", createBody("Flood", "Er", "EMAIL", uniqueEmail("flood"), "correct-horse-9"), h.Anon())
-		if windowsSince(h, start, user.AnonymousWindow) == 1 {
+		again := h.Do("POST", "/users", ts.UserBody("Flood", "Er", "EMAIL", uniqueEmail("flood"), "correct-horse-9"), h.Anon())
+		if windowsSince(h, start, account.AnonymousWindow) == 1 {
 			again.Expect(t, 429, "TOO_MANY_REQUESTS")
 		}
 	})
@@ -128,8 +128,8 @@ func TestAnonymousAllowance(t *testing.T) {
 		rs := burst(n, func(int) *ts.Resp {
 			return h.Do("POST", "/guests", map[string]any{"firstName": "Gus"}, h.Anon(), peer)
 		})
-		created, refused := checkRefusals(t, rs, 201, "TOO_MANY_REQUESTS", user.AnonymousWindow)
-		windows := windowsSince(h, start, user.AnonymousWindow)
+		created, refused := checkRefusals(t, rs, 201, "TOO_MANY_REQUESTS", account.AnonymousWindow)
+		windows := windowsSince(h, start, account.AnonymousWindow)
 		if created == 0 || created > allow*windows || refused != n-created {
 			t.Errorf("%d guests, %d refused in %d window(s): want 1 to %d guests per window", created, refused, windows, allow)
 		}
@@ -159,8 +159,8 @@ func TestAnonymousAllowance(t *testing.T) {
 		if refused == 0 {
 			t.Errorf("%d code requests from one address: none refused", len(rs))
 		}
-		if sent := len(h.Outbox.Messages(email)) - before; sent > user.MaxCodeSends {
-			t.Errorf("%d codes sent, want at most %d", sent, user.MaxCodeSends)
+		if sent := len(h.Outbox.Messages(email)) - before; sent > account.MaxCodeSends {
+			t.Errorf("%d codes sent, want at most %d", sent, account.MaxCodeSends)
 		}
 	})
 
@@ -172,7 +172,7 @@ func TestAnonymousAllowance(t *testing.T) {
 		}
 		h.Do("POST", "/guests", nil, h.Anon(), peer).Expect(t, 429, "TOO_MANY_REQUESTS")
 		for i := range 5 {
-			body := createBody("Admin", "Made", "EMAIL", uniqueEmail("admin"+strconv.Itoa(i)), "")
+			body := ts.UserBody("Admin", "Made", "EMAIL", uniqueEmail("admin"+strconv.Itoa(i)), "")
 			h.Do("POST", "/users", body, h.Admin(), peer).Expect(t, 201, "")
 			h.Do("POST", "/guests", nil, h.Admin(), peer).Expect(t, 201, "")
 		}
@@ -185,13 +185,13 @@ func TestAnonymousAllowance(t *testing.T) {
 // e-mails (their own cap) still go.
 func TestTenantMessageCap(t *testing.T) {
 	h := ts.New(t)
-	h.Deps.Users.Caps.SMSPerHour = 3
+	h.Deps.Accounts.Caps.SMSPerHour = 3
 	toNextHour(h)
 	var mobiles []string
 	for i := range 3 {
 		m := uniqueMobile()
 		mobiles = append(mobiles, m)
-		h.Do("POST", "/users", createBody("Sms", "User"+strconv.Itoa(i), "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Sms", "User"+strconv.Itoa(i), "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
 		if len(h.Outbox.Messages(m)) != 1 {
 			t.Fatalf("sign-up %d under the cap sent no SMS", i)
 		}
@@ -203,7 +203,7 @@ func TestTenantMessageCap(t *testing.T) {
 		to   string
 	}{
 		{"SignUp", func() *ts.Resp {
-			return h.Do("POST", "/users", createBody("Sms", "Over", "MOBILE", over, "correct-horse-9"), h.Anon())
+			return h.Do("POST", "/users", ts.UserBody("Sms", "Over", "MOBILE", over, "correct-horse-9"), h.Anon())
 		}, over},
 		{"Resend", func() *ts.Resp {
 			return h.Do("POST", "/users/activate", map[string]any{"id": mobiles[0]}, h.Anon())
@@ -224,8 +224,8 @@ func TestTenantMessageCap(t *testing.T) {
 	}
 	t.Run("NothingCreated", func(t *testing.T) {
 		over := uniqueMobile()
-		h.Do("POST", "/users", createBody("Sms", "Over", "MOBILE", over, "correct-horse-9"), h.Anon()).Expect(t, 429, "MESSAGE_LIMIT_REACHED")
-		if c := countUsersWith(t, h, strings.Replace(over, "+", "%2B", 1)); c != 0 {
+		h.Do("POST", "/users", ts.UserBody("Sms", "Over", "MOBILE", over, "correct-horse-9"), h.Anon()).Expect(t, 429, "MESSAGE_LIMIT_REACHED")
+		if c := h.CountUsersWith(t, strings.Replace(over, "+", "%2B", 1)); c != 0 {
 			t.Errorf("a sign-up refused by the cap created %d user(s)", c)
 		}
 	})
@@ -233,14 +233,14 @@ func TestTenantMessageCap(t *testing.T) {
 		// An admin's MOBILE sign-up sends no code, so the cap does not
 		// stop it.
 		m := uniqueMobile()
-		h.Do("POST", "/users", createBody("Sms", "Admin", "MOBILE", m, ""), h.Admin()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Sms", "Admin", "MOBILE", m, ""), h.Admin()).Expect(t, 201, "")
 		if n := len(h.Outbox.Messages(m)); n != 0 {
 			t.Errorf("%d SMS sent", n)
 		}
 	})
 	t.Run("EmailsGoOn", func(t *testing.T) {
 		email := uniqueEmail("capped")
-		h.Do("POST", "/users", createBody("Mail", "User", "EMAIL", email, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Mail", "User", "EMAIL", email, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
 		if len(h.Outbox.Messages(email)) != 1 {
 			t.Errorf("an e-mail under its own cap was not sent")
 		}
@@ -248,7 +248,7 @@ func TestTenantMessageCap(t *testing.T) {
 	t.Run("NextHour", func(t *testing.T) {
 		toNextHour(h)
 		m := uniqueMobile()
-		h.Do("POST", "/users", createBody("Sms", "Later", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Sms", "Later", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
 		if len(h.Outbox.Messages(m)) != 1 {
 			t.Errorf("no SMS in the next hour")
 		}
@@ -263,7 +263,7 @@ func TestSMSCountries(t *testing.T) {
 	h.SetSettings(tenant.Settings{SMSCountryCodes: []string{"+44", "+1"}})
 	french := "+33612345" + strconv.Itoa(100+int(time.Now().UnixNano()%900))
 	adminMade := func(mobile string) string {
-		return h.Do("POST", "/users?autoActivate=true", createBody("Fr", "Admin", "MOBILE", mobile, "correct-horse-9"), h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
+		return h.Do("POST", "/users?autoActivate=true", ts.UserBody("Fr", "Admin", "MOBILE", mobile, "correct-horse-9"), h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
 	}
 	id, token, _ := activeUser(t, h, "Has", "Creds")
 	tests := []struct {
@@ -271,10 +271,10 @@ func TestSMSCountries(t *testing.T) {
 		do   func() *ts.Resp
 	}{
 		{"SignUp", func() *ts.Resp {
-			return h.Do("POST", "/users", createBody("Fr", "User", "MOBILE", french, "correct-horse-9"), h.Anon())
+			return h.Do("POST", "/users", ts.UserBody("Fr", "User", "MOBILE", french, "correct-horse-9"), h.Anon())
 		}},
 		{"SecondCredentialOfSignUp", func() *ts.Resp {
-			b := createBody("Fr", "User", "EMAIL", uniqueEmail("fr"), "correct-horse-9")
+			b := ts.UserBody("Fr", "User", "EMAIL", uniqueEmail("fr"), "correct-horse-9")
 			b["credentials"] = append(b["credentials"].([]map[string]any), map[string]any{"provider": "MOBILE", "id": french})
 			return h.Do("POST", "/users", b, h.Anon())
 		}},
@@ -288,7 +288,7 @@ func TestSMSCountries(t *testing.T) {
 			if n := len(h.Outbox.Messages(french)); n != 0 {
 				t.Errorf("%d messages sent to a refused country", n)
 			}
-			if c := countUsersWith(t, h, strings.Replace(french, "+", "%2B", 1)); c != 0 {
+			if c := h.CountUsersWith(t, strings.Replace(french, "+", "%2B", 1)); c != 0 {
 				t.Errorf("%d users hold the refused number", c)
 			}
 		})
@@ -305,7 +305,7 @@ func TestSMSCountries(t *testing.T) {
 	})
 	t.Run("AllowedCountries", func(t *testing.T) {
 		for _, m := range []string{uniqueMobile(), "+1202555" + strconv.Itoa(1000+int(time.Now().UnixNano()%9000))} {
-			h.Do("POST", "/users", createBody("Ok", "User", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
+			h.Do("POST", "/users", ts.UserBody("Ok", "User", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
 			if len(h.Outbox.Messages(m)) != 1 {
 				t.Errorf("no SMS to allowed number %s", m)
 			}
@@ -314,7 +314,7 @@ func TestSMSCountries(t *testing.T) {
 	t.Run("NoSettingAllowsAll", func(t *testing.T) {
 		h.SetSettings(tenant.Settings{})
 		m := "+33677" + strconv.Itoa(100000+int(time.Now().UnixNano()%900000))
-		h.Do("POST", "/users", createBody("Any", "Where", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
+		h.Do("POST", "/users", ts.UserBody("Any", "Where", "MOBILE", m, "correct-horse-9"), h.Anon()).Expect(t, 201, "")
 	})
 }
 
@@ -336,11 +336,11 @@ func TestCommonPasswords(t *testing.T) {
 				}
 			}
 			other := uniqueEmail("common")
-			check(h.Do("POST", "/users", createBody("Com", "Mon", "EMAIL", other, pw), h.Anon()))
+			check(h.Do("POST", "/users", ts.UserBody("Com", "Mon", "EMAIL", other, pw), h.Anon()))
 			if len(h.Outbox.Messages(other)) != 0 {
 				t.Errorf("a refused sign-up sent a code")
 			}
-			check(h.Do("POST", "/users", createBody("Com", "Mon", "EMAIL", uniqueEmail("common"), pw), h.Admin()))
+			check(h.Do("POST", "/users", ts.UserBody("Com", "Mon", "EMAIL", uniqueEmail("common"), pw), h.Admin()))
 			check(h.Do("POST", "/users/reset", map[string]any{"username": email, "token": code, "password": pw}, h.Anon()))
 		})
 	}
@@ -360,7 +360,7 @@ func TestCommonPasswords(t *testing.T) {
 // credential that gets a code (not an admin's skipVerification).
 func TestAllowanceOfOtherCalls(t *testing.T) {
 	h, google, _ := ssoHarness(t)
-	h.Deps.Users.AnonymousPerMinute = 3
+	h.Deps.Accounts.AnonymousPerMinute = 3
 	t.Run("SSOSignUp", func(t *testing.T) {
 		start := toNextHour(h)
 		peer := ts.From(ts.NewPeer())
@@ -378,14 +378,14 @@ func TestAllowanceOfOtherCalls(t *testing.T) {
 			}
 		}
 		r, sub := signUp()
-		if windowsSince(h, start, user.AnonymousWindow) > 1 {
+		if windowsSince(h, start, account.AnonymousWindow) > 1 {
 			t.Skip("the minute ended during the test")
 		}
-		checkRefusals(t, []*ts.Resp{r}, 0, "TOO_MANY_REQUESTS", user.AnonymousWindow)
+		checkRefusals(t, []*ts.Resp{r}, 0, "TOO_MANY_REQUESTS", account.AnonymousWindow)
 		if r.Status != 429 {
 			t.Fatalf("fourth SSO sign-up: status %d, want 429", r.Status)
 		}
-		if n := countUsersWith(t, h, sub); n != 0 {
+		if n := h.CountUsersWith(t, sub); n != 0 {
 			t.Errorf("a refused SSO sign-up created a user")
 		}
 		// A login of an existing user is not counted.
@@ -401,7 +401,7 @@ func TestAllowanceOfOtherCalls(t *testing.T) {
 		}
 		extra := uniqueEmail("second")
 		r := h.Do("POST", "/users/"+id+"/credentials", map[string]any{"id": extra, "provider": "EMAIL"}, ts.Token(token), peer)
-		if windowsSince(h, start, user.AnonymousWindow) > 1 {
+		if windowsSince(h, start, account.AnonymousWindow) > 1 {
 			t.Skip("the minute ended during the test")
 		}
 		r.Expect(t, 429, "TOO_MANY_REQUESTS")

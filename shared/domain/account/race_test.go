@@ -1,4 +1,4 @@
-package user_test
+package account_test
 
 import (
 	"encoding/json"
@@ -110,7 +110,7 @@ func TestParallelCodeRequestsKeepTheHourlyCap(t *testing.T) {
 	})
 	t.Run("ActivationResend", func(t *testing.T) {
 		email := uniqueEmail("capact")
-		id := h.Do("POST", "/users", createBody("Cap", "Act", "EMAIL", email, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)["id"].(string)
+		id := h.Do("POST", "/users", ts.UserBody("Cap", "Act", "EMAIL", email, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)["id"].(string)
 		before := len(h.Outbox.Messages(email))
 		var mu sync.Mutex
 		ok, refused := 0, 0
@@ -176,7 +176,7 @@ func TestSessionsDoNotOutliveRacingChanges(t *testing.T) {
 	h := ts.New(t)
 	t.Run("Demotion", func(t *testing.T) {
 		email := uniqueEmail("racedadmin")
-		b := createBody("Raced", "Admin", "EMAIL", email, "correct-horse-9")
+		b := ts.UserBody("Raced", "Admin", "EMAIL", email, "correct-horse-9")
 		b["roles"] = []string{"ADMIN"}
 		id := h.Do("POST", "/users?autoActivate=true", b, h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
 		for round := 0; round < 5; round++ {
@@ -241,7 +241,7 @@ func TestParallelActivationsWithTheRightCode(t *testing.T) {
 		{"Mobile", "MOBILE", uniqueMobile()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			uid := h.Do("POST", "/users", createBody("Par", "Act", tc.provider, tc.id, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)["id"].(string)
+			uid := h.Do("POST", "/users", ts.UserBody("Par", "Act", tc.provider, tc.id, "correct-horse-9"), h.Anon()).Expect(t, 201, "").Map(t)["id"].(string)
 			code := lastCode(t, h, tc.id)
 			var mu sync.Mutex
 			answers := map[string]int{}

@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loyalty-platform/platform/shared/domain/user/internal/passwordset"
+	"github.com/loyalty-platform/platform/shared/domain/account/internal/passwordset"
 )
 
 // TestCommonPasswordList decodes the embedded set and checks that every

@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
@@ -67,7 +68,7 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 	if err != nil {
 		return Session{}, false, err
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	uid, err := s.st().UserIDByCredential(ctx, t.ID, credProvider, ident.Subject, now)
 	switch {
 	case err == nil:
@@ -78,12 +79,12 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 		if r.Deleted {
 			return Session{}, false, ErrBadLogin
 		}
-		if r.State != StateActive {
+		if r.State != user.StateActive {
 			return Session{}, false, ErrPendingLogin
 		}
 		sess, err := s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 		return sess, false, err
-	case !errors.Is(err, ErrNotFound):
+	case !errors.Is(err, user.ErrNotFound):
 		return Session{}, false, err
 	}
 	// A new user: the body must name them.
@@ -102,10 +103,10 @@ func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider
 		}
 	}
 	r, creds := s.newRecord(t, caller.TenantID, create, platform, now)
-	r.State = StateActive
+	r.State = user.StateActive
 	creds[0].IsVerified = true
 	r.SetKeys()
-	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], false, false, ActivatedBySSO)...)
+	acts, err := s.actionItems(t, r, now, creationActions(r, creds[0], false, false, user.ActivatedBySSO)...)
 	if err != nil {
 		return Session{}, false, err
 	}
@@ -130,16 +131,16 @@ func (s *Service) socialLogin(ctx context.Context, t tenant.Tenant, provider, su
 	if ident.Subject != strings.TrimSpace(subject) {
 		return Session{}, ErrBadLogin
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	uid, err := s.st().UserIDByCredential(ctx, t.ID, provider, ident.Subject, now)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, user.ErrNotFound) {
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
 		return Session{}, err
 	}
 	r, err := s.st().GetUser(ctx, t.ID, uid, now)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, user.ErrNotFound) {
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
@@ -148,7 +149,7 @@ func (s *Service) socialLogin(ctx context.Context, t tenant.Tenant, provider, su
 	if r.Deleted {
 		return Session{}, ErrBadLogin
 	}
-	if r.State != StateActive {
+	if r.State != user.StateActive {
 		return Session{}, ErrPendingLogin
 	}
 	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))

@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -25,20 +26,20 @@ import (
 // creation and POST /sessions. ID is the token for the auth-token and
 // bearer-auth-token schemes.
 type Session struct {
-	ID          string   `json:"_id"`
-	UserID      string   `json:"userId"`
-	TenantID    string   `json:"tenantId"`
-	TenantTitle string   `json:"tenantTitle"`
-	Permanent   bool     `json:"permanent"`
-	ExpiresAt   string   `json:"expiresAt,omitempty"`
-	FirstName   string   `json:"firstName,omitempty"`
-	LastName    string   `json:"lastName,omitempty"`
-	FullName    string   `json:"fullName,omitempty"`
-	State       string   `json:"state,omitempty"`
-	IsGuest     bool     `json:"isGuest"`
-	IsPrimary   bool     `json:"isPrimary"`
-	Roles       []string `json:"roles"`
-	User        *User    `json:"user,omitempty"`
+	ID          string     `json:"_id"`
+	UserID      string     `json:"userId"`
+	TenantID    string     `json:"tenantId"`
+	TenantTitle string     `json:"tenantTitle"`
+	Permanent   bool       `json:"permanent"`
+	ExpiresAt   string     `json:"expiresAt,omitempty"`
+	FirstName   string     `json:"firstName,omitempty"`
+	LastName    string     `json:"lastName,omitempty"`
+	FullName    string     `json:"fullName,omitempty"`
+	State       string     `json:"state,omitempty"`
+	IsGuest     bool       `json:"isGuest"`
+	IsPrimary   bool       `json:"isPrimary"`
+	Roles       []string   `json:"roles"`
+	User        *user.User `json:"user,omitempty"`
 }
 
 // ServiceUserID is the userId of sessions and callers that act through a
@@ -55,12 +56,12 @@ var ErrSessionRaced = apierr.New(apierr.Unauthorized, "the account changed while
 // read into r, so a change that ends sessions (and bumps the epoch) cannot
 // be outlived by a session made from the user as it was before; otherwise
 // it is ErrSessionRaced.
-func (s *Service) newSession(ctx context.Context, r Record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
+func (s *Service) newSession(ctx context.Context, r user.Record, t tenant.Tenant, permanent bool, expires time.Time) (Session, error) {
 	token := newToken(r.TenantID)
 	hash := tokenHash(token)
 	rec := sessionRecord{
 		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(r.TenantID, r.ID), GSI1SK: auth.UserIndexSK(hash),
-		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: Stamp(s.Clock.Now()),
+		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: user.Stamp(s.users.Now()),
 	}
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
@@ -69,7 +70,7 @@ func (s *Service) newSession(ctx context.Context, r Record, t tenant.Tenant, per
 		return Session{}, err
 	}
 	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
-	u, err := s.View(ctx, r, self, map[string]bool{"credentials": true})
+	u, err := s.users.View(ctx, r, self, map[string]bool{"credentials": true})
 	if err != nil {
 		return Session{}, err
 	}
@@ -79,7 +80,7 @@ func (s *Service) newSession(ctx context.Context, r Record, t tenant.Tenant, per
 		IsGuest: r.IsGuest, IsPrimary: true, Roles: r.Roles, User: &u,
 	}
 	if !permanent {
-		out.ExpiresAt = Stamp(expires)
+		out.ExpiresAt = user.Stamp(expires)
 	}
 	return out, nil
 }
@@ -110,13 +111,13 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if caller.Service {
 		userID = ServiceUserID
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	// A user's admin session is made only while the user is still an admin
 	// at the epoch read here: a demotion racing this request ends it.
 	epoch := -1
 	if !caller.Service {
 		r, err := s.st().GetUser(ctx, caller.TenantID, userID, now)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, user.ErrNotFound) {
 			return Session{}, ErrBadSession
 		}
 		if err != nil {
@@ -133,7 +134,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	rec := sessionRecord{
 		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(caller.TenantID, userID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
-		Created: Stamp(now), ExpiresAt: exp.Unix(),
+		Created: user.Stamp(now), ExpiresAt: exp.Unix(),
 	}
 	if epoch >= 0 {
 		err = s.st().putSessionAtEpoch(ctx, rec, epoch)
@@ -143,14 +144,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
-}
-
-// EndServiceSessions ends every admin session made from the tenant's
-// service key (called when the key is rotated).
-func (s *Service) EndServiceSessions(ctx context.Context, tenantID string) error {
-	_, err := s.st().DeleteSessions(ctx, tenantID, ServiceUserID)
-	return err
+	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: user.Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
 }
 
 // DeleteSessions ends every session of a user (DELETE /sessions/{userId}).
@@ -159,7 +153,7 @@ func (s *Service) DeleteSessions(ctx context.Context, caller web.Caller, userID 
 		return err
 	}
 	if userID != ServiceUserID {
-		if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+		if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now()); err != nil {
 			return err
 		}
 		if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
@@ -179,7 +173,7 @@ func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) 
 	if caller.UserID == userID && caller.SessionKey != "" {
 		return s.st().deleteSession(ctx, caller.TenantID, caller.SessionKey)
 	}
-	if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.Clock.Now()); err != nil {
+	if _, err := s.st().GetUser(ctx, caller.TenantID, userID, s.users.Now()); err != nil {
 		return err
 	}
 	if err := s.st().bumpSessionEpoch(ctx, caller.TenantID, userID); err != nil {
@@ -198,7 +192,7 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 		// mobile number, so it selects EMAIL.
 		provider = ProviderFor(username)
 	}
-	if !socialProviders[provider] && provider != ProviderEmail && provider != ProviderMobile {
+	if !socialProviders[provider] && provider != user.ProviderEmail && provider != user.ProviderMobile {
 		return Session{}, web.InvalidHeader("AuthProvider", "must be MOBILE, EMAIL or a social-login provider")
 	}
 	t, err := s.tenant(ctx, tenantID, "login")
@@ -208,7 +202,7 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	if socialProviders[provider] {
 		return s.socialLogin(ctx, t, provider, username, password)
 	}
-	id, err := NormalizeCredential(provider, username)
+	id, err := user.NormalizeCredential(provider, username)
 	if err != nil {
 		return Session{}, ErrBadLogin
 	}
@@ -236,10 +230,10 @@ var dummyHash = sync.OnceValue(func() string { return HashPassword(newToken("dum
 // the password and opens a session.
 func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string) (Session, error) {
 	tenantID := t.ID
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	uid, err := st.UserIDByCredential(ctx, tenantID, provider, id, now)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, user.ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
@@ -249,7 +243,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	// The user and its credentials in one read (the session's view shows
 	// them).
 	r, creds, err := st.UserWithCredentials(ctx, tenantID, uid, now)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, user.ErrNotFound) {
 		CheckPassword(dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
@@ -264,7 +258,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	if !CheckPassword(hash, password) || hash != r.PasswordHash {
 		return Session{}, ErrBadLogin
 	}
-	if r.State != StateActive {
+	if r.State != user.StateActive {
 		return Session{}, ErrPendingLogin
 	}
 	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
@@ -280,7 +274,7 @@ var ErrTooManyCodes = apierr.New(apierr.ValidationFailed, "too many codes were r
 
 // countCodeSend returns the update that counts one more code sent to r, or
 // ErrTooManyCodes.
-func countCodeSend(r Record, now time.Time) (expression.UpdateBuilder, error) {
+func countCodeSend(r user.Record, now time.Time) (expression.UpdateBuilder, error) {
 	sends, window := r.CodeSends, r.CodeWindow
 	if now.Unix()-window >= 3600 {
 		sends, window = 0, now.Unix()
@@ -316,10 +310,10 @@ const codeSendTries = MaxCodeSends + 2
 // condition that no other request counted a send since the read. A lost
 // race re-reads the user and tries again, so the hourly cap holds for
 // parallel requests.
-func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check func(Record) error,
-	change func(r Record, count expression.UpdateBuilder) expression.UpdateBuilder, cond func(Record) expression.ConditionBuilder) error {
+func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check func(user.Record) error,
+	change func(r user.Record, count expression.UpdateBuilder) expression.UpdateBuilder, cond func(user.Record) expression.ConditionBuilder) error {
 	for try := 1; ; try++ {
-		now := s.Clock.Now()
+		now := s.users.Now()
 		r, err := s.st().GetUser(ctx, tenantID, uid, now)
 		if err != nil {
 			return err
@@ -331,8 +325,8 @@ func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check f
 		if err != nil {
 			return err
 		}
-		err = s.UpdateUser(ctx, r, change(r, count), cond(r).And(codeSendUnchanged(r)))
-		if err == nil || !errors.Is(err, ErrConcurrentUpdate) || try >= codeSendTries {
+		err = s.users.UpdateUser(ctx, r, change(r, count), cond(r).And(codeSendUnchanged(r)))
+		if err == nil || !errors.Is(err, user.ErrConcurrentUpdate) || try >= codeSendTries {
 			return err
 		}
 	}
@@ -342,9 +336,9 @@ func (s *Service) countedSend(ctx context.Context, tenantID, uid string, check f
 // attribute, only while fewer than MaxCodeAttempts were counted: a guess
 // that finds the code voided (by the guesses counted before it, possibly
 // in parallel) is ErrTokenVoided, otherwise ErrInvalidToken.
-func (s *Service) countAttempt(ctx context.Context, r Record, attr string) error {
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
+func (s *Service) countAttempt(ctx context.Context, r user.Record, attr string) error {
+	_, err := s.store.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.store.Users), Key: user.Key(r.PK, r.SK),
 		UpdateExpression:         aws.String("ADD #n :one"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :max)"),
 		ExpressionAttributeNames: map[string]string{"#n": attr},
@@ -378,11 +372,11 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		return nil, err
 	}
 	provider := ProviderFor(credential)
-	id, err := NormalizeCredential(provider, credential)
+	id, err := user.NormalizeCredential(provider, credential)
 	if err != nil {
 		return nil, apierr.Invalid("id", "must be the user's e-mail address or mobile number")
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	uid, err := st.UserIDByCredential(ctx, tenantID, provider, id, now)
 	if err != nil {
@@ -395,14 +389,14 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	}
 	cred, ok := primaryAmong(creds, provider, id)
 	if !ok {
-		return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
+		return nil, fmt.Errorf("activate: find credential: %w", user.ErrNotFound)
 	}
-	pending := func(r Record) error {
-		if r.State == StateActive {
+	pending := func(r user.Record) error {
+		if r.State == user.StateActive {
 			return ErrAlreadyActive
 		}
 		if r.Deleted {
-			return fmt.Errorf("activate: %w", ErrNotFound)
+			return fmt.Errorf("activate: %w", user.ErrNotFound)
 		}
 		return nil
 	}
@@ -412,22 +406,22 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 			return nil, err
 		}
 		newCodeValue := newCode(4)
-		err = s.countedSend(ctx, tenantID, uid, pending, func(_ Record, count expression.UpdateBuilder) expression.UpdateBuilder {
+		err = s.countedSend(ctx, tenantID, uid, pending, func(_ user.Record, count expression.UpdateBuilder) expression.UpdateBuilder {
 			return count.Set(expression.Name("activationCode"), expression.Value(newCodeValue)).
 				Set(expression.Name("activationAttempts"), expression.Value(0))
-		}, func(Record) expression.ConditionBuilder {
-			return expression.Name("state").Equal(expression.Value(StatePending))
+		}, func(user.Record) expression.ConditionBuilder {
+			return expression.Name("state").Equal(expression.Value(user.StatePending))
 		})
 		if err != nil {
 			s.cancelCode(ctx, res, err)
 			return nil, fmt.Errorf("resend activation: %w", err)
 		}
-		s.sendCode(ctx, tenantID, CredRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
+		s.sendCode(ctx, tenantID, user.CredRecord{Provider: provider, Identifier: id}, "Your activation code", "Your activation code is "+newCodeValue)
 		return nil, nil
 	}
 	var (
 		acts      []types.TransactWriteItem
-		activated Record
+		activated user.Record
 		credGone  bool
 	)
 	for try := 1; ; try++ {
@@ -446,35 +440,35 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 			// Count the wrong attempt atomically; five void the code.
 			return nil, s.countAttempt(ctx, r, "activationAttempts")
 		}
-		now = s.Clock.Now()
-		upd := expression.Set(expression.Name("state"), expression.Value(StateActive)).
+		now = s.users.Now()
+		upd := expression.Set(expression.Name("state"), expression.Value(user.StateActive)).
 			Remove(expression.Name("activationCode")).
 			Set(expression.Name("activationAttempts"), expression.Value(0))
-		cond := expression.Name("state").Equal(expression.Value(StatePending)).
+		cond := expression.Name("state").Equal(expression.Value(user.StatePending)).
 			And(expression.Name("activationCode").Equal(expression.Value(code))).
 			And(expression.Name("activationAttempts").LessThan(expression.Value(MaxCodeAttempts)))
 		activated = r
-		activated.State = StateActive
-		acts, err = s.actionItems(t, activated, now, userAction{ActionActivated, map[string]any{"method": ActivatedByCode, "provider": provider}})
+		activated.State = user.StateActive
+		acts, err = s.actionItems(t, activated, now, userAction{user.ActionActivated, map[string]any{"method": user.ActivatedByCode, "provider": provider}})
 		if err != nil {
 			return nil, fmt.Errorf("activate: %w", err)
 		}
 		// The credential the code went to is verified in the same transaction.
-		verified, err := verifiedItem(s.Tables.Users, cred, now)
+		verified, err := verifiedItem(s.store.Users, cred, now)
 		if err != nil {
 			return nil, fmt.Errorf("activate: %w", err)
 		}
 		items := append(slices.Clip(acts), verified)
-		err = s.UpdateUserAt(ctx, r, now, upd, cond, items...)
+		err = s.users.UpdateUserAt(ctx, r, now, upd, cond, items...)
 		credGone = ddb.Failed(err, len(items)) && !ddb.Failed(err, 0)
 		if credGone {
 			// The credential was removed meanwhile: activate without it.
-			err = s.UpdateUserAt(ctx, r, now, upd, cond, acts...)
+			err = s.users.UpdateUserAt(ctx, r, now, upd, cond, acts...)
 		}
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, ErrConcurrentUpdate) || try >= activateTries {
+		if !errors.Is(err, user.ErrConcurrentUpdate) || try >= activateTries {
 			return nil, fmt.Errorf("activate: %w", err)
 		}
 		// Lost a race (another activation with the code, a new code, a
@@ -482,7 +476,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		// read the user again. Activated meanwhile is ALREADY_ACTIVE; a
 		// code changed or voided is INVALID_TOKEN; still PENDING with the
 		// code (a conflict with a change that did not commit) tries again.
-		r, creds, err = st.UserWithCredentials(ctx, tenantID, uid, s.Clock.Now())
+		r, creds, err = st.UserWithCredentials(ctx, tenantID, uid, s.users.Now())
 		if err != nil {
 			return nil, fmt.Errorf("activate: read again: %w", err)
 		}
@@ -490,9 +484,9 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 			return nil, err
 		}
 		if cred, ok = primaryAmong(creds, provider, id); !ok {
-			return nil, fmt.Errorf("activate: find credential: %w", ErrNotFound)
+			return nil, fmt.Errorf("activate: find credential: %w", user.ErrNotFound)
 		}
-		if r.State == StatePending {
+		if r.State == user.StatePending {
 			if err := sleepCtx(ctx, time.Duration(try)*activateBackoff); err != nil {
 				return nil, fmt.Errorf("activate: %w", err)
 			}
@@ -502,15 +496,15 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	// changed nothing else).
 	r = activated
 	r.ActivationCode, r.ActivationAttempts = "", 0
-	r.UpdatedAt, r.Version = Stamp(now), r.Version+1
+	r.UpdatedAt, r.Version = user.Stamp(now), r.Version+1
 	r.SetKeys()
 	if credGone {
 		r.Creds = nil // read them again for the view
 	} else {
-		r.Creds = make([]CredRecord, 0, len(creds))
+		r.Creds = make([]user.CredRecord, 0, len(creds))
 		for _, c := range creds {
 			if c.SK == cred.SK {
-				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", Stamp(now)
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", user.Stamp(now)
 			}
 			r.Creds = append(r.Creds, c)
 		}
@@ -524,20 +518,20 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 
 // primaryAmong returns the credential (provider, id) among creds when it is
 // a primary one.
-func primaryAmong(creds []CredRecord, provider, id string) (CredRecord, bool) {
+func primaryAmong(creds []user.CredRecord, provider, id string) (user.CredRecord, bool) {
 	for _, c := range creds {
 		if c.Provider == provider && c.Identifier == id && c.IsPrimary {
 			return c, true
 		}
 	}
-	return CredRecord{}, false
+	return user.CredRecord{}, false
 }
 
 // verifiedItem is the update that marks credential c (as this request read
 // it) verified at now, as VerifyCredential does: updatedAt and its list key
 // move with it. It is conditional on the credential still existing.
-func verifiedItem(table string, c CredRecord, now time.Time) (types.TransactWriteItem, error) {
-	at := Stamp(now)
+func verifiedItem(table string, c user.CredRecord, now time.Time) (types.TransactWriteItem, error) {
+	at := user.Stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(at)).
 		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).
@@ -547,7 +541,7 @@ func verifiedItem(table string, c CredRecord, now time.Time) (types.TransactWrit
 		return types.TransactWriteItem{}, fmt.Errorf("verify credential %s: %w", c.CredID, err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(table), Key: Key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		TableName: aws.String(table), Key: user.Key(c.PK, c.SK), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
@@ -559,11 +553,11 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return err
 	}
 	provider := ProviderFor(credential)
-	id, err := NormalizeCredential(provider, credential)
+	id, err := user.NormalizeCredential(provider, credential)
 	if err != nil {
 		return apierr.Invalid("id", "must be an e-mail address or mobile number")
 	}
-	uid, err := s.st().PrimaryOwner(ctx, tenantID, provider, id, s.Clock.Now())
+	uid, err := s.st().PrimaryOwner(ctx, tenantID, provider, id, s.users.Now())
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
@@ -572,26 +566,26 @@ func (s *Service) RequestReset(ctx context.Context, tenantID, credential string)
 		return err
 	}
 	code := newCode(6)
-	err = s.countedSend(ctx, tenantID, uid, func(r Record) error {
+	err = s.countedSend(ctx, tenantID, uid, func(r user.Record) error {
 		if r.Deleted || r.IsGuest {
-			return fmt.Errorf("reset: %w", ErrNotFound)
+			return fmt.Errorf("reset: %w", user.ErrNotFound)
 		}
-		if r.State == StatePending {
+		if r.State == user.StatePending {
 			return ErrUserPending
 		}
 		return nil
-	}, func(_ Record, count expression.UpdateBuilder) expression.UpdateBuilder {
+	}, func(_ user.Record, count expression.UpdateBuilder) expression.UpdateBuilder {
 		return count.Set(expression.Name("resetCode"), expression.Value(code)).
 			Set(expression.Name("resetAttempts"), expression.Value(0)).
-			Set(expression.Name("resetExpiresAt"), expression.Value(s.Clock.Now().Add(ResetLifetime).Unix()))
-	}, func(Record) expression.ConditionBuilder {
-		return expression.Name("state").Equal(expression.Value(StateActive)).And(expression.Name("deleted").Equal(expression.Value(false)))
+			Set(expression.Name("resetExpiresAt"), expression.Value(s.users.Now().Add(ResetLifetime).Unix()))
+	}, func(user.Record) expression.ConditionBuilder {
+		return expression.Name("state").Equal(expression.Value(user.StateActive)).And(expression.Name("deleted").Equal(expression.Value(false)))
 	})
 	if err != nil {
 		s.cancelCode(ctx, res, err)
 		return fmt.Errorf("reset: %w", err)
 	}
-	s.sendCode(ctx, tenantID, CredRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)
+	s.sendCode(ctx, tenantID, user.CredRecord{Provider: provider, Identifier: id}, "Your password reset code", "Your password reset code is "+code)
 	return nil
 }
 
@@ -607,11 +601,11 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 		return err
 	}
 	provider := ProviderFor(username)
-	id, err := NormalizeCredential(provider, username)
+	id, err := user.NormalizeCredential(provider, username)
 	if err != nil {
 		return apierr.Invalid("username", "must be an e-mail address or mobile number")
 	}
-	now := s.Clock.Now()
+	now := s.users.Now()
 	st := s.st()
 	uid, err := st.PrimaryOwner(ctx, tenantID, provider, id, now)
 	if err != nil {
@@ -621,7 +615,7 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	if r.State == StatePending {
+	if r.State == user.StatePending {
 		return ErrUserPending
 	}
 	if r.ResetCode == "" || r.ResetAttempts >= MaxCodeAttempts || r.ResetExpiresAt <= now.Unix() {
@@ -639,10 +633,10 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 	// read void the code, and so does its expiry during the hashing.
 	cond := expression.Name("resetCode").Equal(expression.Value(code)).
 		And(expression.Name("resetAttempts").LessThan(expression.Value(MaxCodeAttempts))).
-		And(expression.Name("resetExpiresAt").GreaterThan(expression.Value(s.Clock.Now().Unix()))).
+		And(expression.Name("resetExpiresAt").GreaterThan(expression.Value(s.users.Now().Unix()))).
 		And(expression.Name("deleted").Equal(expression.Value(false)))
-	if err := s.UpdateUser(ctx, r, upd, cond); err != nil {
-		if errors.Is(err, ErrConcurrentUpdate) {
+	if err := s.users.UpdateUser(ctx, r, upd, cond); err != nil {
+		if errors.Is(err, user.ErrConcurrentUpdate) {
 			return ErrTokenVoided
 		}
 		return fmt.Errorf("reset: %w", err)
@@ -652,61 +646,6 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 	}
 	// The code proved the owner: a login lock of the credential ends.
 	return st.clearLoginAttempts(ctx, tenantID, provider, id)
-}
-
-// UpdateUser applies upd to the user record under cond, bumping updatedAt,
-// its index key and the version, in one transaction with the items with
-// (the actions the change records) when there are any. A failed condition
-// is ErrConcurrentUpdate.
-func (s *Service) UpdateUser(ctx context.Context, r Record, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	return s.UpdateUserAt(ctx, r, s.Clock.Now(), upd, cond, with...)
-}
-
-// UpdateUserAt is UpdateUser with the time the change is stamped with.
-func (s *Service) UpdateUserAt(ctx context.Context, r Record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := Stamp(at)
-	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
-		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
-		Add(expression.Name("version"), expression.Value(1))
-	cond = expression.Name("pk").AttributeExists().And(cond)
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return fmt.Errorf("update user %s: %w", r.ID, err)
-	}
-	if len(with) > 0 {
-		// The change and what it records commit together.
-		items := append([]types.TransactWriteItem{{Update: &types.Update{
-			TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
-			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		}}}, with...)
-		err = ddb.Transact(ctx, s.DB, items)
-		if ddb.Failed(err, 0) || ddb.IsTransactionConflict(err) {
-			return fmt.Errorf("update user %s: %w", r.ID, ErrConcurrentUpdate)
-		}
-		if err != nil {
-			return fmt.Errorf("update user %s: %w", r.ID, err)
-		}
-		return nil
-	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Tables.Users), Key: Key(r.PK, r.SK),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	if ddb.IsConditionFailed(err) {
-		return fmt.Errorf("update user %s: %w", r.ID, ErrConcurrentUpdate)
-	}
-	if err != nil {
-		return fmt.Errorf("update user %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// Authenticator returns the web.Authenticator of this domain's sessions
-// and the tenants' service keys.
-func (s *Service) Authenticator() web.Authenticator {
-	return &auth.Authenticator{DB: s.DB, Sessions: s.Tables.Sessions, Tenants: s.Tenants, Clock: s.Clock}
 }
 
 // sleepCtx pauses for d, or until ctx ends (its error).

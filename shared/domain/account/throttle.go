@@ -1,4 +1,4 @@
-package user
+package account
 
 import (
 	"context"
@@ -52,7 +52,7 @@ type loginAttempt struct {
 // a PENDING user) clears the count.
 func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id string, login func() (Session, error)) (Session, error) {
 	st := s.st()
-	now := s.Clock.Now()
+	now := s.users.Now()
 	n, lockedUntil, err := st.countLoginAttempt(ctx, tenantID, provider, id, now)
 	if err != nil {
 		return Session{}, err
@@ -96,7 +96,7 @@ func (s *Service) throttledLogin(ctx context.Context, tenantID, provider, id str
 // window or starts the first one (so an identifier with no attempts
 // counted, as after a correct password, costs one write), the other starts
 // a new window when the last one has ended.
-func (st *Store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
+func (st *store) countLoginAttempt(ctx context.Context, tenantID, provider, id string, now time.Time) (int, time.Time, error) {
 	k := loginAttemptKey(tenantID, provider, id)
 	vals := map[string]types.AttributeValue{
 		":one":   &types.AttributeValueMemberN{Value: "1"},
@@ -154,7 +154,7 @@ func (st *Store) countLoginAttempt(ctx context.Context, tenantID, provider, id s
 
 // lockLogin locks an identifier until the given time, unless it is locked
 // already.
-func (st *Store) lockLogin(ctx context.Context, tenantID, provider, id string, until, now time.Time) error {
+func (st *store) lockLogin(ctx context.Context, tenantID, provider, id string, until, now time.Time) error {
 	_, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("SET lockedUntil = :until, expiresAt = :exp"),
@@ -172,7 +172,7 @@ func (st *Store) lockLogin(ctx context.Context, tenantID, provider, id string, u
 }
 
 // uncountLoginAttempt takes back one counted attempt of an identifier.
-func (st *Store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
+func (st *store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id string) error {
 	_, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 		UpdateExpression:    aws.String("ADD attempts :minus"),
@@ -189,7 +189,7 @@ func (st *Store) uncountLoginAttempt(ctx context.Context, tenantID, provider, id
 }
 
 // clearLoginAttempts forgets an identifier's attempts.
-func (st *Store) clearLoginAttempts(ctx context.Context, tenantID, provider, id string) error {
+func (st *store) clearLoginAttempts(ctx context.Context, tenantID, provider, id string) error {
 	_, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(st.Sessions), Key: loginAttemptKey(tenantID, provider, id),
 	})
