@@ -101,20 +101,7 @@ func TestLoginThrottle(t *testing.T) {
 	t.Run("ConcurrentAttemptsNeverPassTheLimit", func(t *testing.T) {
 		_, _, email := h.ActiveUser(t, "Para", "Llel")
 		const n = 3 * account.MaxLoginAttempts
-		statuses := make([]int, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				statuses[i] = login(email, "wrong-password-1").Status
-			}()
-		}
-		wg.Wait()
-		got := map[int]int{}
-		for _, s := range statuses {
-			got[s]++
-		}
+		got := ts.Tally(ts.Parallel(n, func(int) int { return login(email, "wrong-password-1").Status }))
 		if got[401] != account.MaxLoginAttempts || got[429] != n-account.MaxLoginAttempts {
 			t.Fatalf("statuses = %v, want %d x 401 and the rest 429", got, account.MaxLoginAttempts)
 		}
