@@ -1,3 +1,7 @@
+// The actions the accounts part records (USER_CREATED and USER_ACTIVATED,
+// declared with the users domain's other events in shared/domain/user's
+// events.go), each in the transaction of the change it tells of.
+
 package account
 
 import (
