@@ -126,7 +126,7 @@ var samples = []struct {
 	{"users-login.json", "accounts", 200},
 	{"users-reset.json", "accounts", 200},
 	// No OpenID Connect issuer is reachable, so the ID token fails
-	// verification (real sign-ins are tested in shared/domain/user with a local
+	// verification (real sign-ins are tested in shared/domain/account with a local
 	// issuer).
 	{"users-sso-google.json", "accounts", 422},
 	{"guests-create.json", "accounts", 201},

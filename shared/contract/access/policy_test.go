@@ -159,7 +159,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 
 	// The tenant signs in with Google tokens of a local issuer.
 	google := ssotest.NewIssuer(t)
-	h.Deps.Users.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL()}}, h.Clock)
+	h.Deps.Accounts.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL()}}, h.Clock)
 	h.SetSettings(tenant.Settings{SSOClientIDs: map[string][]string{"google": {googleClient}}})
 
 	// The fixture's imports and exports run in the jobs function.

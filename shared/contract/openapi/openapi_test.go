@@ -12,6 +12,8 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
 	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/domain/account"
+	"github.com/loyalty-platform/platform/shared/domain/directory"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -336,14 +338,14 @@ func sampleUser(extras bool) user.User {
 func TestValidateResponse(t *testing.T) {
 	d := load(t)
 	u := sampleUser(true)
-	session := user.Session{
+	session := account.Session{
 		ID: "t1.secret", UserID: "u1", TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-31T12:30:00.000Z",
 		FirstName: "Ada", LastName: "Tester", FullName: "Ada Tester", State: user.StateActive,
 		IsPrimary: true, Roles: []string{"USER"}, User: &u,
 	}
-	admin := user.Session{ID: "t1.secret", UserID: user.ServiceUserID, TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-01T23:59:59.000Z", Roles: []string{"ADMIN"}}
+	admin := account.Session{ID: "t1.secret", UserID: account.ServiceUserID, TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-01T23:59:59.000Z", Roles: []string{"ADMIN"}}
 	page := web.Page{Limit: 2, Count: 1, NextKey: "abc.def"}
-	legacy := map[string]any{"items": []user.LegacyUser{{LegacyID: "u1", Name: "Ada Tester", User: sampleUser(false)}}, "page": page}
+	legacy := map[string]any{"items": []directory.LegacyUser{{LegacyID: "u1", Name: "Ada Tester", User: sampleUser(false)}}, "page": page}
 	current := map[string]any{"items": []user.User{sampleUser(false)}, "page": page}
 	errBody := func(code, msg string) []byte {
 		return mustJSON(t, web.ErrorBody{Code: code, Message: msg})

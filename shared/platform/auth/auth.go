@@ -1,7 +1,7 @@
 // Package auth is who calls: it resolves the credentials a request
 // presents (web.Authenticator) from the Sessions table and the tenants'
 // service keys, and owns the session items' key layout, which the users
-// domain (shared/domain/user) uses to write sessions. Every HTTP function links
+// domain (shared/domain/account) uses to write sessions. Every HTTP function links
 // this small package; only the accounts function links sign-up, login, SSO
 // and messaging. Sessions are read on every request (a logout or a role
 // change applies at once); tenants and service keys come from the
