@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,8 +34,45 @@ func (h *Harness) WaitOperation(id string) map[string]any {
 	}
 }
 
-// defaultS3 are the S3 handlers subscribeS3 registered, by function name.
+// defaultS3 are the S3 handlers subscribeS3 registered, by function name
+// (each routes the events of a harness's tenants to what CaptureS3 set).
 var defaultS3 = map[string]stack.S3Handler{}
+
+// routeS3 returns the stack's handler of function's S3 events: an event
+// whose object is under the jobs folder of a tenant a harness made
+// (jobs/{tenantId}/...) and whose harness captures function goes to the
+// capture, any other to def. Captures are thus per test, and tests that
+// capture may run in parallel.
+func routeS3(function string, def stack.S3Handler) stack.S3Handler {
+	return func(ctx context.Context, ev events.S3Event) error {
+		if len(ev.Records) > 0 {
+			if h, ok := owner(ev.Records[0].S3.Object.Key); ok {
+				h.mu.Lock()
+				capture := h.s3[function]
+				h.mu.Unlock()
+				if capture != nil {
+					return capture(ctx, ev)
+				}
+			}
+		}
+		return def(ctx, ev)
+	}
+}
+
+// owner returns the harness that made the tenant of a job file's key
+// (jobs/{tenantId}/{operationId}/...).
+func owner(key string) (*Harness, bool) {
+	rest, ok := strings.CutPrefix(key, "jobs/")
+	if !ok {
+		return nil, false
+	}
+	tenantID, _, _ := strings.Cut(rest, "/")
+	h, ok := own.Load(tenantID)
+	if !ok {
+		return nil, false
+	}
+	return h.(*Harness), true
+}
 
 // S3Capture collects the S3 events of a function instead of running it.
 type S3Capture struct {
@@ -43,26 +81,32 @@ type S3Capture struct {
 	got    chan struct{}
 }
 
-// CaptureS3 stops the stack from running function (e.g. "jobs") on its S3
-// events for the rest of the test: they are collected, and the test runs
-// them itself (with its own dependencies and knobs). The function's usual
-// handler is back when the test ends. Tests that capture must not run in
-// parallel with other tests of their package.
+// CaptureS3 stops the stack from running function (e.g. "jobs") on the S3
+// events of the harness's tenants (New's and NewTenant's) for the rest of
+// the test: they are collected, and the test runs them itself (with its
+// own dependencies and knobs). The events of other tests' tenants still
+// reach the function, so a test that captures may run in parallel with
+// others; tenants made otherwise (POST /tenants) are not captured.
 func (h *Harness) CaptureS3(function string) *S3Capture {
 	h.T.Helper()
-	st := Stack(h.T)
+	Stack(h.T)
 	c := &S3Capture{got: make(chan struct{}, 1000)}
-	st.OnS3(function, func(_ context.Context, ev events.S3Event) error {
+	h.mu.Lock()
+	if h.s3 == nil {
+		h.s3 = map[string]stack.S3Handler{}
+	}
+	h.s3[function] = func(_ context.Context, ev events.S3Event) error {
 		c.mu.Lock()
 		c.events = append(c.events, ev)
 		c.mu.Unlock()
 		c.got <- struct{}{}
 		return nil
-	})
+	}
+	h.mu.Unlock()
 	h.T.Cleanup(func() {
-		if d := defaultS3[function]; d != nil {
-			st.OnS3(function, d)
-		}
+		h.mu.Lock()
+		delete(h.s3, function)
+		h.mu.Unlock()
 	})
 	return c
 }
