@@ -35,23 +35,23 @@ func (h *Harness) WaitOperation(id string) map[string]any {
 }
 
 // defaultS3 are the S3 handlers subscribeS3 registered, by function name
-// (each routes the events of a harness's tenants to what CaptureS3 set).
+// (each routes the events of a harness's tenants to what OnS3 set).
 var defaultS3 = map[string]stack.S3Handler{}
 
 // routeS3 returns the stack's handler of function's S3 events: an event
 // whose object is under the jobs folder of a tenant a harness made
-// (jobs/{tenantId}/...) and whose harness captures function goes to the
-// capture, any other to def. Captures are thus per test, and tests that
-// capture may run in parallel.
+// (jobs/{tenantId}/...) and whose harness handles function itself (OnS3,
+// CaptureS3) goes to the harness's handler, any other to def. Tests that
+// handle a function's events themselves may thus run in parallel.
 func routeS3(function string, def stack.S3Handler) stack.S3Handler {
 	return func(ctx context.Context, ev events.S3Event) error {
 		if len(ev.Records) > 0 {
 			if h, ok := owner(ev.Records[0].S3.Object.Key); ok {
 				h.mu.Lock()
-				capture := h.s3[function]
+				own := h.s3[function]
 				h.mu.Unlock()
-				if capture != nil {
-					return capture(ctx, ev)
+				if own != nil {
+					return own(ctx, ev)
 				}
 			}
 		}
@@ -81,32 +81,41 @@ type S3Capture struct {
 	got    chan struct{}
 }
 
-// CaptureS3 stops the stack from running function (e.g. "jobs") on the S3
-// events of the harness's tenants (New's and NewTenant's) for the rest of
-// the test: they are collected, and the test runs them itself (with its
-// own dependencies and knobs). The events of other tests' tenants still
-// reach the function, so a test that captures may run in parallel with
-// others; tenants made otherwise (POST /tenants) are not captured.
-func (h *Harness) CaptureS3(function string) *S3Capture {
+// OnS3 runs handler on the S3 events of function (e.g. "jobs") for the
+// harness's tenants (New's and NewTenant's) instead of the stack's
+// function, until the test ends or OnS3 replaces it: for instance the
+// harness's own jobs function, with its clock and knobs. The events of
+// other tests' tenants still reach the stack's function, so a test that
+// does this may run in parallel with others; tenants made otherwise (POST
+// /tenants) are not covered.
+func (h *Harness) OnS3(function string, handler stack.S3Handler) {
 	h.T.Helper()
 	Stack(h.T)
-	c := &S3Capture{got: make(chan struct{}, 1000)}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.s3 == nil {
 		h.s3 = map[string]stack.S3Handler{}
+		h.T.Cleanup(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.s3 = nil
+		})
 	}
-	h.s3[function] = func(_ context.Context, ev events.S3Event) error {
+	h.s3[function] = handler
+}
+
+// CaptureS3 collects the S3 events of function (e.g. "jobs") for the
+// harness's tenants instead of running it (OnS3), for the rest of the
+// test: the test runs them itself (with its own dependencies and knobs).
+func (h *Harness) CaptureS3(function string) *S3Capture {
+	h.T.Helper()
+	c := &S3Capture{got: make(chan struct{}, 1000)}
+	h.OnS3(function, func(_ context.Context, ev events.S3Event) error {
 		c.mu.Lock()
 		c.events = append(c.events, ev)
 		c.mu.Unlock()
 		c.got <- struct{}{}
 		return nil
-	}
-	h.mu.Unlock()
-	h.T.Cleanup(func() {
-		h.mu.Lock()
-		delete(h.s3, function)
-		h.mu.Unlock()
 	})
 	return c
 }

@@ -11,8 +11,9 @@
 // A test that works through its own harness is isolated by it, and calls
 // t.Parallel() first: its tenant keys every item and job file it touches,
 // and the knobs it sets (on h.Deps' services, h.Clock, h.Deps.Jobs) are
-// its own. CaptureS3 takes only the S3 events of the harness's tenants, so
-// tests that capture run in parallel too. Subtests that share their
+// its own. OnS3 and CaptureS3 take only the S3 events of the harness's
+// tenants, so tests that run or capture a function's events themselves
+// run in parallel too. Subtests that share their
 // parent's harness are parallel only when they are independent of each
 // other and of what the parent checks after them.
 //
@@ -147,7 +148,7 @@ type Harness struct {
 
 	mu sync.Mutex
 	// s3 are the handlers that take the S3 events of the harness's
-	// tenants instead of the stack's functions (CaptureS3), by function.
+	// tenants instead of the stack's functions (OnS3), by function.
 	s3 map[string]stack.S3Handler
 }
 
