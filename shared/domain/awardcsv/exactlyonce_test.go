@@ -113,8 +113,10 @@ func checkOnce(t *testing.T, h *ts.Harness, id string, g grid) map[string]any {
 // is applied exactly once: each award holds exactly its rows' points, each
 // grant recorded one action, and the results file lists each row once.
 func TestCrashAndResume(t *testing.T) {
+	t.Parallel()
 	for _, query := range []string{"dryRun=false", "dryRun=false&suppressEvents=false"} {
 		t.Run(query, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			c := h.CaptureS3("jobs")
 			g := newGrid(t, h, 15, 10, 30) // 180 rows
@@ -167,6 +169,7 @@ func TestCrashAndResume(t *testing.T) {
 // others: each award holds exactly its rows' points and the results file
 // lists each row once, in order.
 func TestCrashOutOfOrder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	g := newGrid(t, h, 15, 10, 0) // 150 rows, each award once
@@ -180,6 +183,7 @@ func TestCrashOutOfOrder(t *testing.T) {
 // TestDuplicateEvents: the same S3 event delivered several times at once,
 // and once more after the end, runs the import once.
 func TestDuplicateEvents(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	g := newGrid(t, h, 12, 10, 20) // 140 rows
@@ -197,6 +201,7 @@ func TestDuplicateEvents(t *testing.T) {
 // continue object and gives its lease up; the continue object's event
 // runs the next part, until the import is done.
 func TestContinuation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	g := newGrid(t, h, 13, 10, 0) // 130 rows
