@@ -243,6 +243,8 @@ var samples = []struct {
 }
 
 func TestSampleEvents(t *testing.T) {
+	// Not parallel: the samples name the fixed tenant "local", which it
+	// seeds and whose key it rotates.
 	h := testkit.New(t)
 	ctx := context.Background()
 	local, err := h.Deps.Tenants.Seed(ctx, "local", "Local tenant", "local-service-token")

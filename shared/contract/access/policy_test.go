@@ -139,6 +139,8 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // on a segment whose member expired; and the tenants function's direct
 // invocations.
 func TestPoliciesAllowCalls(t *testing.T) {
+	// Not parallel: it counts the stream-triggered and S3-triggered runs
+	// of every tenant (CountFunction).
 	h := ts.New(t)
 	tables := logicalTables(t, h)
 	got := calls{}

@@ -33,6 +33,7 @@ func load(t *testing.T) *openapi.Doc {
 // as OpenAPI 3.0.3 and that every operation carries what the project
 // requires of it.
 func TestDocumentLoads(t *testing.T) {
+	t.Parallel()
 	raw, err := openapi.Document()
 	if err != nil {
 		t.Fatalf("merge document: %v", err)
@@ -101,6 +102,7 @@ func servedRoutes() map[string][]web.Route {
 // the OpenAPI document; and that each route is served by the function the
 // template sends it to.
 func TestRoutesAgree(t *testing.T) {
+	t.Parallel()
 	served := map[string]string{} // "METHOD /path" -> function
 	for fn, routes := range servedRoutes() {
 		for _, r := range routes {
@@ -171,6 +173,7 @@ func TestRoutesAgree(t *testing.T) {
 // (IDEMPOTENCY_KEY_REUSED) and the Idempotent-Replayed header on its
 // success response.
 func TestIdempotencyKeyDocumented(t *testing.T) {
+	t.Parallel()
 	want := map[string]bool{}
 	for _, routes := range servedRoutes() {
 		for _, r := range routes {
@@ -231,6 +234,7 @@ func TestIdempotencyKeyDocumented(t *testing.T) {
 // TestErrorCodes checks the Error.code enum against apierr.Codes() and each
 // code's status against the per-status error responses of the document.
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	var want []string
 	for _, c := range apierr.Codes() {
@@ -336,6 +340,7 @@ func sampleUser(extras bool) user.User {
 }
 
 func TestValidateResponse(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	u := sampleUser(true)
 	session := account.Session{

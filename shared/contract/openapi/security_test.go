@@ -69,6 +69,7 @@ func probeAccess(t *testing.T, d *openapi.Doc) map[string]access {
 // its description. GET /users/login, the HTTP Basic login, documents `basic`
 // alone.
 func TestSecurityMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	probed := probeAccess(t, d)
 	if len(d.Spec().Security) != 0 {

@@ -16,6 +16,7 @@ import (
 // shows on the awards once the window has passed; one created, changed or
 // deleted through this container's service shows at once.
 func TestEnrichmentsCache(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if h.Deps.TenantCache == nil {
 		t.Skip("the harness runs without a tenant cache")

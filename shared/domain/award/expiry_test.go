@@ -66,6 +66,7 @@ func entryTypes(entries []map[string]any) []string {
 // the run's EXPIRY entry and POINTS_EXPIRED action, and a second run that
 // changes nothing.
 func TestExpiryPolicies(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	london, _ := time.LoadLocation("Europe/London")
 	tests := []struct {
@@ -141,6 +142,7 @@ func TestExpiryPolicies(t *testing.T) {
 // TestAfterActivityRenews checks that under AFTER_ACTIVITY a burn moves
 // the expiry of every lot.
 func TestAfterActivityRenews(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Act", "Ive")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_ACTIVITY", "duration": "P30D"})
@@ -161,6 +163,7 @@ func TestAfterActivityRenews(t *testing.T) {
 // TestLotOrder checks that a burn takes the lot that expires first, and
 // that the ledger answer lists the lots in that order.
 func TestLotOrder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Lo", "Ts")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
@@ -196,6 +199,7 @@ func TestLotOrder(t *testing.T) {
 // TestEarnedAt checks grants dated in the past: a lot already past its
 // expiry is granted and expires at once, and bad dates are refused.
 func TestEarnedAt(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Ear", "Ned")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
@@ -227,6 +231,7 @@ func TestEarnedAt(t *testing.T) {
 // TestRefundToAnExpiredLot checks that points given back to a lot that
 // expired meanwhile expire at once.
 func TestRefundToAnExpiredLot(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Re", "Fund")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P30D"})
@@ -248,6 +253,7 @@ func TestRefundToAnExpiredLot(t *testing.T) {
 // TestExpiringReminder checks that the run records POINTS_EXPIRING once
 // for points that expire within 30 days.
 func TestExpiringReminder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Re", "Mind")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P60D"})
@@ -270,6 +276,7 @@ func TestExpiringReminder(t *testing.T) {
 
 // TestExpiryValidation checks that bad expiry policies are refused.
 func TestExpiryValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tests := []struct {
 		name   string
@@ -295,6 +302,7 @@ func TestExpiryValidation(t *testing.T) {
 // count a lot that had expired then, though no EXPIRY entry was written
 // until later.
 func TestAsOfCountsNoExpiredLot(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "As", "Of")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P10D"})
@@ -333,6 +341,7 @@ func TestAsOfCountsNoExpiredLot(t *testing.T) {
 // TestExpiringReminderSetting checks that settings.pointsExpiringDays
 // moves the reminder.
 func TestExpiringReminderSetting(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	days := 7
 	h.SetSettings(tenant.Settings{PointsExpiringDays: &days})

@@ -114,6 +114,7 @@ func checkLiability(t *testing.T, h *ts.Harness, perkID string, users []string, 
 // setting and the expiry run that the report equals the sum of the
 // awards, now and at a later asOf.
 func TestLiabilityEqualsAwards(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	plain := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
@@ -173,6 +174,7 @@ func TestLiabilityEqualsAwards(t *testing.T) {
 // TestLiabilityExpiredLots checks that lots expired at asOf are not
 // outstanding, before the expiry run wrote them off and after.
 func TestLiabilityExpiredLots(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	uid := h.AdminUser(t, "Ex", "Lots")
@@ -200,6 +202,7 @@ func TestLiabilityExpiredLots(t *testing.T) {
 // TestLiabilityConcurrentGrants grants one perk from 8 writers at once and
 // checks the report is exact.
 func TestLiabilityConcurrentGrants(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	const writers, each = 8, 6
@@ -227,6 +230,7 @@ func TestLiabilityConcurrentGrants(t *testing.T) {
 // TestLiabilityRequests checks who may read the report and what it
 // accepts.
 func TestLiabilityRequests(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
 	_, token, _ := h.ActiveUser(t, "Us", "Er")
@@ -266,6 +270,7 @@ func TestLiabilityRequests(t *testing.T) {
 // TestLiabilityExport exports the report to CSV through the job pipeline
 // and checks the file against GET /reports/points-liability.
 func TestLiabilityExport(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	uid := h.AdminUser(t, "Ex", "Port")

@@ -113,8 +113,10 @@ func checkOnce(t *testing.T, h *ts.Harness, id string, g grid) map[string]any {
 // is applied exactly once: each award holds exactly its rows' points, each
 // grant recorded one action, and the results file lists each row once.
 func TestCrashAndResume(t *testing.T) {
+	t.Parallel()
 	for _, query := range []string{"dryRun=false", "dryRun=false&suppressEvents=false"} {
 		t.Run(query, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			c := h.CaptureS3("jobs")
 			g := newGrid(t, h, 15, 10, 30) // 180 rows

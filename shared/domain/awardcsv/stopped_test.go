@@ -36,6 +36,7 @@ func applied(t *testing.T, h *ts.Harness, g grid) map[string]bool {
 // failure's results file lists exactly those rows and its advice never
 // re-grants them; a delivery instead resumes it and grants each row once.
 func TestStoppedImport(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// fail ends the stopped import FAILED (the failure record of its
@@ -47,6 +48,7 @@ func TestStoppedImport(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			c := h.CaptureS3("jobs")
 			g := newGrid(t, h, 15, 10, 0) // 150 rows, each award once

@@ -18,6 +18,7 @@ import (
 // request here (in the request, not later through the stream), and a
 // request after no change queries no rules.
 func TestRulesCache(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if h.Deps.TenantCache == nil {
 		t.Skip("the harness runs without a tenant cache")

@@ -27,6 +27,7 @@ func ruleMeta(t *testing.T, a action.Action, ruleID, triggerID string, depth int
 // delivered; disabled rules and rules whose conditions do not hold do not
 // run.
 func TestStreamRunsRules(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Sam")
 	loc, elsewhere := shop(t, h, h.Admin(), "Here"), shop(t, h, h.Admin(), "Elsewhere")
@@ -98,6 +99,7 @@ func TestStreamRunsRules(t *testing.T) {
 // TestConditionOperators completes one order and checks which of the
 // rules on it (one perk each) granted.
 func TestConditionOperators(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Opal")
 	loc, elsewhere := shop(t, h, h.Admin(), "Here"), shop(t, h, h.Admin(), "Elsewhere")
@@ -176,6 +178,7 @@ func TestConditionOperators(t *testing.T) {
 // pointsPerItem per basket item (by quantity) matching the perk's
 // basketQualification.
 func TestPointsFor(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Pia")
 	loc := shop(t, h, h.Admin(), "Till")
@@ -262,6 +265,7 @@ func TestPointsFor(t *testing.T) {
 // run on actions at depth 3, so D never grants R. The same rules run from
 // a grant made by a request (depth 0) do reach R.
 func TestChainDepth(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if rule.MaxDepth != 3 {
 		t.Fatalf("MaxDepth = %d; this test walks a chain of 3", rule.MaxDepth)
@@ -333,6 +337,7 @@ func TestChainDepth(t *testing.T) {
 // TestSelfTriggeringRule: a rule on AWARD_GRANTED granting the same perk
 // applies once per grant made by a request, never on its own grants.
 func TestSelfTriggeringRule(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Selma")
 	p := newPerk(t, h, h.Admin(), nil)
@@ -361,6 +366,7 @@ func TestSelfTriggeringRule(t *testing.T) {
 // TestRemoveFromSegment: the rule removes a member (SEGMENT_LEFT, reason
 // RULE) and leaves a non-member as is.
 func TestRemoveFromSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Exit")
 	seg := newSegment(t, h)
@@ -391,6 +397,7 @@ func TestRemoveFromSegment(t *testing.T) {
 // nulls, so the action is delivered by hand: a check-in's stored item
 // with a new id and metadata.note null.
 func TestNullValues(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Nell")
 	loc := shop(t, h, h.Admin(), "Null")
