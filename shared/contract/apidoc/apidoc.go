@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
-	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -41,7 +40,7 @@ const maxEncoded = 8
 
 // Routes returns the route of the document.
 func (s *Service) Routes() []web.Route {
-	return []web.Route{{Method: "GET", Path: "/openapi.json", Access: web.Public, Handler: web.Serve(http.StatusOK, s.handleGet)}}
+	return []web.Route{{Method: "GET", Path: "/openapi.json", Handler: s.handleGet}}
 }
 
 func (s *Service) load() (map[string]any, error) {
@@ -67,16 +66,17 @@ func (s *Service) load() (map[string]any, error) {
 // through (scheme, host and, behind a named API Gateway stage, the stage),
 // so "Try it out" in an interactive reference calls the API that served
 // the document; the document's own servers follow.
-func (s *Service) handleGet(r *http.Request, _ actor.Actor) (web.Response, error) {
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 	body, err := s.encode(BaseURL(r))
 	if err != nil {
-		return web.Response{}, err
+		web.Error(w, r, err)
+		return
 	}
-	return web.Response{Body: bytes.NewReader(body), Header: http.Header{
-		"Content-Type":  {"application/json"},
-		"Cache-Control": {CacheControl},
-		"Vary":          {"Host"},
-	}}, nil
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", CacheControl)
+	w.Header().Set("Vary", "Host")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 // encode returns the document as JSON with base as its first server,

@@ -17,7 +17,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/csvcell"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // heartbeatEvery is how many part objects the assembly copies between two
@@ -187,37 +186,38 @@ func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte
 	return nil
 }
 
-// DefaultInlineLimit is the largest results file File returns in the
+// DefaultInlineLimit is the largest results file Download returns in the
 // response body (Service.InlineLimit overrides it). A Lambda response is at
 // most 6 MB, and the CSV travels as a JSON string in it (quotes and line
 // breaks escaped), so larger files are answered 303 See Other with a
 // presigned URL of the file.
 const DefaultInlineLimit = 2 << 20
 
-// File answers the results file of a DONE operation of the tenant whose
+// Download serves the results file of a DONE operation of the tenant whose
 // namespace and name match, or of a FAILED one whose results file lists
 // the rows it applied (result.href set): inline as text/csv up to the
-// inline limit, otherwise a redirect (303) to a presigned S3 URL. Anything
-// else (unknown id, another tenant's or kind's operation, not finished
-// yet) is NOT_FOUND.
-func (s *Service) File(ctx context.Context, tenantID, id, namespace, name string) (web.Response, error) {
+// inline limit, otherwise a redirect to a presigned S3 URL. Anything else
+// (unknown id, another tenant's or kind's operation, not finished yet) is
+// NOT_FOUND.
+func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id, namespace, name string) error {
+	ctx := r.Context()
 	op, err := s.Ops.Get(ctx, tenantID, id)
 	if err != nil {
-		return web.Response{}, err
+		return err
 	}
 	if op.Namespace != namespace || op.Name != name {
-		return web.Response{}, operation.ErrNotFound
+		return operation.ErrNotFound
 	}
 	if op.Status != operation.Done && (op.Status != operation.Failed || op.Result == nil || op.Result.Href == "") {
-		return web.Response{}, apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
+		return apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
 	}
 	key := ResultsKey(tenantID, id)
 	head, err := s.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)})
 	if err != nil {
 		if isNoSuchKey(err) {
-			return web.Response{}, apierr.New(apierr.NotFound, "the file has expired")
+			return apierr.New(apierr.NotFound, "the file has expired")
 		}
-		return web.Response{}, fmt.Errorf("download %s: %w", key, err)
+		return fmt.Errorf("download %s: %w", key, err)
 	}
 	filename := fmt.Sprintf("%s-%s-%s.csv", namespace, name, id)
 	limit := s.InlineLimit
@@ -230,23 +230,25 @@ func (s *Service) File(ctx context.Context, tenantID, id, namespace, name string
 			ResponseContentDisposition: aws.String(`attachment; filename="` + filename + `"`),
 		}, s3.WithPresignExpires(s.presignExpiry()))
 		if err != nil {
-			return web.Response{}, fmt.Errorf("presign %s: %w", key, err)
+			return fmt.Errorf("presign %s: %w", key, err)
 		}
-		return web.Response{Status: http.StatusSeeOther, Header: http.Header{"Location": {req.URL}}}, nil
+		w.Header().Set("Location", req.URL)
+		w.WriteHeader(http.StatusSeeOther)
+		return nil
 	}
 	out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)}, noResponseChecksum)
 	if err != nil {
-		return web.Response{}, fmt.Errorf("download %s: %w", key, err)
+		return fmt.Errorf("download %s: %w", key, err)
 	}
-	header := http.Header{
-		"Content-Type":        {"text/csv; charset=utf-8"},
-		"Content-Disposition": {`attachment; filename="` + filename + `"`},
-	}
+	defer out.Body.Close()
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
 	if out.ContentLength != nil {
-		header.Set("Content-Length", strconv.FormatInt(*out.ContentLength, 10))
+		w.Header().Set("Content-Length", strconv.FormatInt(*out.ContentLength, 10))
 	}
-	// Serve writes the body and closes it.
-	return web.Response{Status: http.StatusOK, Header: header, Body: out.Body}, nil
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, out.Body)
+	return nil
 }
 
 // ResultsHref is the API path of the results file of op's kind (GET
