@@ -99,6 +99,7 @@ func TestCreatePerkValidation(t *testing.T) {
 		{"UnknownField", with(base, "colour", "red"), "colour"},
 		{"WrongType", with(base, "isGlobal", "yes"), "isGlobal"},
 		{"ForeignProvider", with(base, "loyaltyProvider", "OTHER"), "loyaltyProvider"},
+		{"BadExpiry", with(base, "points", map[string]any{"expiry": map[string]any{"policy": "SOMETIMES"}}), "points.expiry.policy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
