@@ -8,26 +8,33 @@
 //
 // # Parallel tests
 //
-// A test that works through its own harness is isolated by it, and calls
+// A test that works through its own harness is isolated by it and calls
 // t.Parallel() first: its tenant keys every item and job file it touches,
-// and the knobs it sets (on h.Deps' services, h.Clock, h.Deps.Jobs) are
-// its own. OnS3 and CaptureS3 take only the S3 events of the harness's
-// tenants, so tests that run or capture a function's events themselves
-// run in parallel too. Subtests that share their
-// parent's harness are parallel only when they are independent of each
-// other and of what the parent checks after them.
+// and what it sets (hooks and knobs on h.Deps' services, h.Clock,
+// h.Deps.Jobs) is its own. OnS3 and CaptureS3 take only the S3 events of
+// the harness's tenants, so tests that run or capture the jobs function
+// themselves are parallel too; the stream handlers serve the tenants of
+// every test of the binary at once, and WaitStreams waits for the records
+// of parallel tests as well. Subtests that make their own harness are
+// parallel; subtests that share their parent's are parallel only when
+// independent of each other and of what the parent checks after them. A
+// test of pure logic (validation, parsing, arithmetic) makes no harness at
+// all: a table over the function.
 //
 // A test stays serial, with a comment saying why, when it reaches beyond
 // its harness: it sets an environment variable (t.Setenv panics in a
-// parallel test), a package-level variable, or the default logger
-// (slog.SetDefault, which every New also sets); it counts or replaces what
-// the stack runs for every tenant (CountFunction, Stack().OnS3 or
-// OnStream); it reads items no tenant owns; or it loads DynamoDB Local
-// with many concurrent transactions (DynamoDB Local runs one at a time,
-// and with other tests' alongside some wait past its lock timeout and fail
-// with a 500). Go runs a package's serial tests first, one at a time, and
-// its parallel tests after them, so a serial test never overlaps a
-// parallel one of its package.
+// parallel test), a package-level variable (metrics' clock) or the
+// default logger (slog.SetDefault, which every New sets too: notify's
+// TestCaps, checkin's and rule's log captures); it counts or replaces what
+// the stack runs for every tenant (CountFunction in access's
+// TestPoliciesAllowCalls, Stack().OnS3 or OnStream); it works on a tenant
+// no harness owns (the events' fixed tenant "local"); or it loads
+// DynamoDB Local with many concurrent transactions (idempotency's 100
+// clients: DynamoDB Local runs one transaction at a time, and with other
+// tests' alongside some wait past its lock timeout and fail with a 500).
+// Go runs a package's serial tests first, one at a time, and its parallel
+// tests after them, so a serial test never overlaps a parallel one of its
+// package.
 package testkit
 
 import (
