@@ -58,6 +58,14 @@ func APIVersion(r *http.Request) (int, error) {
 	return n, nil
 }
 
+// CheckAPIVersion returns the error of a malformed x-api-version header
+// (see APIVersion), or nil: a Route.Before for a route that read the
+// version before it looked at its caller.
+func CheckAPIVersion(r *http.Request) error {
+	_, err := APIVersion(r)
+	return err
+}
+
 // BoolParam reads an optional boolean query parameter ("true"/"false").
 func BoolParam(r *http.Request, name string, def bool) (bool, error) {
 	v := r.URL.Query().Get(name)
