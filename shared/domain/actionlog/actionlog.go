@@ -77,7 +77,7 @@ func (s *Service) Routes() []web.Route {
 		{Method: "GET", Path: "/users/{userId}/actions", Handler: s.handleUser},
 		{Method: "GET", Path: "/locations/{locationId}/actions", Handler: s.handleLocation},
 		{Method: "POST", Path: "/actions/exports", Handler: s.handleExport},
-		{Method: "GET", Path: "/actions/exports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameExport)},
+		{Method: "GET", Path: "/actions/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 	}
 }
 

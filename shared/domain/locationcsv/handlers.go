@@ -23,10 +23,10 @@ const MaxExportLimit = 1000000
 // POST /locations/exports starts an export (handleExport).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/locations/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
-		{Method: "GET", Path: "/locations/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/locations/imports", Access: web.Admin, Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
+		{Method: "GET", Path: "/locations/imports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameImport)},
 		{Method: "POST", Path: "/locations/exports", Handler: s.handleExport},
-		{Method: "GET", Path: "/locations/exports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameExport)},
+		{Method: "GET", Path: "/locations/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 	}
 }
 
