@@ -92,6 +92,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -285,7 +286,7 @@ func Stored(status int) bool {
 // principal names the caller within the tenant: a user by id (every
 // session of the user is the same caller; an admin session made from the
 // service key is the user "service"), or the tenant's service key.
-func principal(c web.Caller) string {
+func principal(c actor.Actor) string {
 	if c.UserID != "" {
 		return "USER:" + c.UserID
 	}
