@@ -23,6 +23,8 @@ const MaxSegmentGrant = 1000
 
 // Routes returns the award routes of the loyalty function. The routes that
 // change points take the Idempotency-Key header (web.Route.Idempotent).
+// The handlers return their answers as any and decode with web.Decode, so
+// that the loyalty function links one copy of web.Serve (see web.Op).
 // The legacy grant (POST /perks/{perkId}/grant) is shared/domain/segmentgrant's:
 // its grant to a segment runs as an operation.
 func (s *Service) Routes() []web.Route {
@@ -46,10 +48,10 @@ func (s *Service) Routes() []web.Route {
 
 // handleGrant serves POST /pointperks/{perkId}/awards and POST
 // /perks/{perkId}/awards (admin): 200 with the award after the grant.
-func (s *Service) handleGrant(r *http.Request, a actor.Actor) (Award, error) {
-	in, err := web.Decoded[GrantInput](r)
-	if err != nil {
-		return Award{}, err
+func (s *Service) handleGrant(r *http.Request, a actor.Actor) (any, error) {
+	var in GrantInput
+	if err := web.Decode(r, &in); err != nil {
+		return nil, err
 	}
 	return s.Grant(r.Context(), a, r.PathValue("perkId"), in, GrantOptions{Source: SourceAPI})
 }
@@ -181,10 +183,10 @@ func (s *Service) userHoldings(r *http.Request, a actor.Actor) ([]Award, error) 
 
 // handleUserAwards serves GET /users/{userId}/awards (the user or an
 // admin; older schema): every award the user holds.
-func (s *Service) handleUserAwards(r *http.Request, a actor.Actor) (LegacyUserAwards, error) {
+func (s *Service) handleUserAwards(r *http.Request, a actor.Actor) (any, error) {
 	awards, err := s.userHoldings(r, a)
 	if err != nil {
-		return LegacyUserAwards{}, err
+		return nil, err
 	}
 	out := LegacyUserAwards{Awards: make([]LegacyAward, 0, len(awards))}
 	for _, aw := range awards {
@@ -195,10 +197,10 @@ func (s *Service) handleUserAwards(r *http.Request, a actor.Actor) (LegacyUserAw
 
 // handleUserPointAwards serves GET /users/{userId}/pointawards (the user
 // or an admin): every award the user holds, current shape.
-func (s *Service) handleUserPointAwards(r *http.Request, a actor.Actor) (UserAwards, error) {
+func (s *Service) handleUserPointAwards(r *http.Request, a actor.Actor) (any, error) {
 	awards, err := s.userHoldings(r, a)
 	if err != nil {
-		return UserAwards{}, err
+		return nil, err
 	}
 	if awards == nil {
 		awards = []Award{}
@@ -211,8 +213,8 @@ func (s *Service) handleUserPointAwards(r *http.Request, a actor.Actor) (UserAwa
 // (the user or an admin): 200 with the award after the redemption.
 func (s *Service) handleRedeem(legacy bool) web.Op[any] {
 	return func(r *http.Request, a actor.Actor) (any, error) {
-		in, err := web.Decoded[RedeemInput](r)
-		if err != nil {
+		var in RedeemInput
+		if err := web.Decode(r, &in); err != nil {
 			return nil, err
 		}
 		aw, err := s.Redeem(r.Context(), a, r.PathValue("userId"), r.PathValue("awardId"), in)
@@ -228,8 +230,8 @@ func (s *Service) handleRedeem(legacy bool) web.Op[any] {
 // 200 with the award after the refund.
 func (s *Service) handleRefund(legacy bool) web.Op[any] {
 	return func(r *http.Request, a actor.Actor) (any, error) {
-		in, err := web.Decoded[RefundInput](r)
-		if err != nil {
+		var in RefundInput
+		if err := web.Decode(r, &in); err != nil {
 			return nil, err
 		}
 		aw, err := s.Refund(r.Context(), a, r.PathValue("userId"), r.PathValue("awardId"), in)
@@ -252,8 +254,8 @@ func shaped(a Award, legacy bool) any {
 // handleSet serves PUT /pointawards/{awardId} (admin): sets the award's
 // available points; 200 with no body, and no action.
 func (s *Service) handleSet(r *http.Request, a actor.Actor) error {
-	in, err := web.Decoded[SetInput](r)
-	if err != nil {
+	var in SetInput
+	if err := web.Decode(r, &in); err != nil {
 		return err
 	}
 	return s.Set(r.Context(), a, r.PathValue("awardId"), in)

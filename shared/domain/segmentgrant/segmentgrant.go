@@ -70,8 +70,8 @@ func (s *Service) Kinds() map[string]job.Kind {
 // 202 with the Operation that grants every live member of the segment (at
 // most award.MaxSegmentGrant).
 func (s *Service) handleGrant(r *http.Request, a actor.Actor) (any, error) {
-	in, err := web.Decoded[award.LegacyGrantInput](r)
-	if err != nil {
+	var in award.LegacyGrantInput
+	if err := web.Decode(r, &in); err != nil {
 		return nil, err
 	}
 	perkID := r.PathValue("perkId")

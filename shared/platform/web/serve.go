@@ -11,11 +11,20 @@ import (
 
 // An Op is what a route does: it reads the request (the actor is the
 // authenticated caller, whom the route's Access admitted) and returns the
-// value to answer, or an error that Error maps to its status.
+// value to answer, or an error that Error maps to its status. Serve is
+// compiled once for each answer type that is a struct, with type
+// descriptors named after its whole shape: Ops that return any (the answer
+// is encoded the same) share one copy, where a function's binary is near
+// its size limit (the loyalty function's).
 type Op[T any] func(r *http.Request, a actor.Actor) (T, error)
 
 // Serve adapts op to a handler that answers its value as JSON with status
 // (a Response as it says), or its error as {code, message} (Error).
+//
+// Serve is not inlined: inlined into a Routes method, it would make a copy
+// of its handler for each route.
+//
+//go:noinline
 func Serve[T any](status int, op Op[T]) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := op(r, CallerOf(r))
@@ -42,6 +51,10 @@ func ServeAdmin[T any](status int, op Op[T]) http.HandlerFunc {
 }
 
 // ServeEmpty adapts op to a handler that answers status with no body.
+//
+// It is not inlined, for the reason Serve is not.
+//
+//go:noinline
 func ServeEmpty(status int, op func(r *http.Request, a actor.Actor) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := op(r, CallerOf(r)); err != nil {
