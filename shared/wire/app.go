@@ -198,9 +198,9 @@ func (b *Base) Idempotency() *idempotency.Store {
 
 // Lambda returns the Lambda handler of an API function serving routes,
 // authenticated by b.Auth(). The routes marked Idempotent take the
-// Idempotency-Key header (b.Idempotency()): their handlers are wrapped
-// before web.Handler adds the middleware, so the wrapper runs after
-// authentication and knows the caller.
+// Idempotency-Key header (b.Idempotency()): they are wrapped (around
+// their access checks) before web.Handler adds the middleware, so the
+// wrapper runs after authentication and knows the caller.
 func (b *Base) Lambda(routes []web.Route) LambdaHandler {
 	return lambda(web.Handler(b.Idempotency().Decorate(routes), b.Auth(), b.Log), b.Log)
 }

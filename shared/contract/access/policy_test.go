@@ -15,12 +15,12 @@ import (
 	"github.com/loyalty-platform/platform/shared/contract/sam"
 	"github.com/loyalty-platform/platform/shared/domain/audience"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/callcount"
 	"github.com/loyalty-platform/platform/shared/platform/idempotency"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/sso/ssotest"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -419,7 +419,7 @@ func rulesOnStream(t *testing.T, h *ts.Harness, pf *policyFixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Create(context.Background(), web.Caller{TenantID: h.Tenant.ID, Service: true}, body); err != nil {
+	if _, err := other.Create(context.Background(), actor.Actor{TenantID: h.Tenant.ID, Service: true}, body); err != nil {
 		t.Fatal(err)
 	}
 	complete() // applied by the stream only

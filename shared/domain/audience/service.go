@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -78,7 +79,7 @@ func (s *Service) log() *slog.Logger {
 var nullable = []string{"description", "expiryHorizon"}
 
 // Create stores a new segment (POST /segments, admin).
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Segment, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -117,7 +118,7 @@ func (s *Service) write(ctx context.Context, seg Segment, version int) error {
 }
 
 // Get returns one segment (GET /segments/{segmentId}, admin).
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Segment, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -155,7 +156,7 @@ func (s *Service) SegmentExists(ctx context.Context, tenantID, id string) (bool,
 
 // List returns a page of the tenant's segments in creation order (GET
 // /segments, admin).
-func (s *Service) List(ctx context.Context, caller web.Caller, limit int, startKey string) ([]Segment, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, limit int, startKey string) ([]Segment, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -220,7 +221,7 @@ func (s *Service) all(ctx context.Context, tenantID string) ([]Segment, error) {
 // expiryHorizon, read-only fields may be sent back unchanged. A changed
 // type or expiryHorizon applies to members added (or, ROLLING, added
 // again) from then on; existing memberships keep their end.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Segment, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -279,7 +280,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 // memberships end with it (no SEGMENT_LEFT is recorded for them). A
 // segment that enabled CLUB or LEVEL perks are tied to is 409: disable the
 // perks first.
-func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Delete(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -40,7 +40,7 @@ func TestEnrichmentsCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	elsewhere, err := other.Create(context.Background(), web.Caller{TenantID: h.Tenant.ID, Service: true}, body)
+	elsewhere, err := other.Create(context.Background(), actor.Actor{TenantID: h.Tenant.ID, Service: true}, body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,10 +99,10 @@ func (s *Service) Kinds() map[string]job.Kind {
 // liability (handleLiabilityRebuild; admin).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
-		{Method: "GET", Path: "/awards/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
-		{Method: "POST", Path: "/reports/points-liability/exports", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
-		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
-		{Method: "POST", Path: "/reports/points-liability/rebuild", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityRebuild)},
+		{Method: "POST", Path: "/awards/imports", Access: web.Admin, Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
+		{Method: "GET", Path: "/awards/imports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/reports/points-liability/exports", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
+		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
+		{Method: "POST", Path: "/reports/points-liability/rebuild", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleLiabilityRebuild)},
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Users reads users (profiles, with their app balances).
@@ -77,7 +77,7 @@ func (s *Service) log() *slog.Logger {
 }
 
 // title returns the caller's tenant's title.
-func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) {
+func (s *Service) title(ctx context.Context, caller actor.Actor) (string, error) {
 	if caller.TenantTitle != "" || s.Tenants == nil {
 		return caller.TenantTitle, nil
 	}
@@ -86,7 +86,7 @@ func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) 
 
 // currency returns the caller's tenant's currency (GBP without a
 // setting, or without Tenants).
-func (s *Service) currency(ctx context.Context, caller web.Caller) (money.Currency, error) {
+func (s *Service) currency(ctx context.Context, caller actor.Actor) (money.Currency, error) {
 	if s.Tenants == nil {
 		return money.GBP, nil
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/job"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -285,6 +285,6 @@ func TestGrantRefused(t *testing.T) {
 }
 
 // adminCaller is the tenant's service key as a caller.
-func adminCaller(h *ts.Harness) web.Caller {
-	return web.Caller{TenantID: h.Tenant.ID, TenantTitle: h.Tenant.Title, Service: true}
+func adminCaller(h *ts.Harness) actor.Actor {
+	return actor.Actor{TenantID: h.Tenant.ID, TenantTitle: h.Tenant.Title, Service: true}
 }
