@@ -22,8 +22,8 @@ func TestAllowedAgreesWithAccess(t *testing.T) {
 			key := r.Pattern()
 			switch {
 			case r.Access == web.Undeclared:
-				// The users domain's handlers check their callers
-				// themselves (see shared/wire/whole).
+				// Only the perk and enrichment routes are left: their
+				// handlers check their callers themselves.
 			case isAllowed(key, anonymous) && r.Access != web.Public && r.Access != web.Anonymous:
 				t.Errorf("%s: allowed to anonymous callers, but declares Access %s", key, r.Access)
 			case (r.Access == web.Admin || r.Access == web.Self) && len(allowed[key]) > 0:

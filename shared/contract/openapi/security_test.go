@@ -76,10 +76,19 @@ func probeAccess(t *testing.T, d *openapi.Doc) map[string]access {
 	return out
 }
 
+// probeBlind lists the routes whose probe cannot show their declared
+// Access, with why: once the access check passed, the route itself
+// answers 401 to every probe of a kind of caller it accepts. Their
+// `security` is checked against what the probe found.
+var probeBlind = map[string]string{
+	"GET /users/login": "any request without HTTP Basic credentials is 401, and no probe sends them",
+	"POST /sessions":   "an admin session made from the service key (the probe's) is 401; an ADMIN user's session is served",
+}
+
 // TestSecurityMatchesRoutes proves that each route answers as its
 // declared web.Access says, and that each operation's `security` says who
-// the route accepts (its Access; for a route that declares none, what the
-// probe found): `{}` exactly where an anonymous caller is served,
+// the route accepts (its Access; for a route that declares none, or one of
+// probeBlind, what the probe found): `{}` exactly where an anonymous caller is served,
 // the session schemes (auth-token and bearer-auth-token) exactly where a
 // session is, x-service-auth-token exactly where the service key is; an
 // operation a USER session is refused but an ADMIN session served says so in
@@ -94,6 +103,9 @@ func TestSecurityMatchesRoutes(t *testing.T) {
 			key := r.Method + " " + r.Path
 			want, ok := declared(r.Access)
 			if !ok {
+				continue
+			}
+			if _, blind := probeBlind[key]; blind {
 				continue
 			}
 			if got := probed[key]; got != want {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/allowance"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -53,7 +54,7 @@ func AnonymousPerMinuteFromEnv() int {
 
 // admit counts a call of r against its client address's allowance, unless
 // an admin makes it.
-func (s *Service) admit(r *http.Request, caller web.Caller) error {
+func (s *Service) admit(r *http.Request, caller actor.Actor) error {
 	if s.Allowance == nil || caller.IsAdmin() {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -215,7 +216,7 @@ func deviceOption(opt *CreateOptions, perDevice bool) error {
 
 // Create registers a user (POST /users). A guest caller is converted into a
 // full user with the same id.
-func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput, opt CreateOptions) (user.User, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, in CreateInput, opt CreateOptions) (user.User, error) {
 	if err := in.Validate(false); err != nil {
 		return user.User{}, err
 	}
@@ -335,7 +336,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, in CreateInput,
 // codeSentOnCreate reports whether creating a PENDING user with first as
 // its first credential sends the activation code: MOBILE codes go by SMS
 // unless an admin created the user, EMAIL codes always go by e-mail.
-func codeSentOnCreate(first user.CredRecord, caller web.Caller) bool {
+func codeSentOnCreate(first user.CredRecord, caller actor.Actor) bool {
 	return oidcProviders[first.Provider] == "" && (first.Provider == user.ProviderEmail || !caller.IsAdmin())
 }
 
@@ -488,7 +489,7 @@ func (s *Service) writeNewUser(ctx context.Context, r user.Record, guest *user.R
 }
 
 // CreateGuest makes a guest user and its one-hour session (POST /guests).
-func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateInput, platform string) (Session, error) {
+func (s *Service) CreateGuest(ctx context.Context, caller actor.Actor, in CreateInput, platform string) (Session, error) {
 	if err := in.Validate(true); err != nil {
 		return Session{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -43,7 +44,7 @@ type NewCredentialInput struct {
 // AddCredential gives a user a secondary, passwordless credential (POST
 // /users/{userId}/credentials). Unless skipVerification (admin only), a
 // verification code is sent to it.
-func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (user.Credential, error) {
+func (s *Service) AddCredential(ctx context.Context, caller actor.Actor, userID string, in NewCredentialInput) (user.Credential, error) {
 	// Two adds for one user at once contend on the user's code count; the
 	// loser re-reads and tries again rather than answering 409.
 	for attempt := 0; ; attempt++ {
@@ -55,7 +56,7 @@ func (s *Service) AddCredential(ctx context.Context, caller web.Caller, userID s
 }
 
 // addCredential is one attempt of AddCredential.
-func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID string, in NewCredentialInput) (user.Credential, error) {
+func (s *Service) addCredential(ctx context.Context, caller actor.Actor, userID string, in NewCredentialInput) (user.Credential, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return user.Credential{}, err
 	}
@@ -230,7 +231,7 @@ func (s *Service) credentialByID(ctx context.Context, tenantID, userID, credID s
 // VerifyCredential checks a credential's verification code (POST
 // /users/{userId}/credentials/{credentialId}/verify). Five wrong codes void
 // the code; a verified credential answers as it is.
-func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userID, credID, code string) (user.Credential, error) {
+func (s *Service) VerifyCredential(ctx context.Context, caller actor.Actor, userID, credID, code string) (user.Credential, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return user.Credential{}, err
 	}
@@ -291,7 +292,7 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 // DeleteCredential removes a credential and releases its identifier
 // (DELETE /users/{userId}/credentials/{credentialId}). A user's last
 // primary credential cannot be deleted.
-func (s *Service) DeleteCredential(ctx context.Context, caller web.Caller, userID, credID string) error {
+func (s *Service) DeleteCredential(ctx context.Context, caller actor.Actor, userID, credID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
@@ -391,7 +392,7 @@ func (q *CredentialQuery) validate() error {
 
 // ListCredentials lists credentials (GET /credentials): an admin searches
 // the tenant, a user sees only their own.
-func (s *Service) ListCredentials(ctx context.Context, caller web.Caller, q CredentialQuery) ([]user.Credential, web.Page, error) {
+func (s *Service) ListCredentials(ctx context.Context, caller actor.Actor, q CredentialQuery) ([]user.Credential, web.Page, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -524,32 +525,20 @@ type credentialList struct {
 	Page  web.Page          `json:"page"`
 }
 
-// handleAddCredential serves POST /users/{userId}/credentials.
-func (s *Service) handleAddCredential(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in NewCredentialInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+// handleAddCredential serves POST /users/{userId}/credentials (the user,
+// or an admin): 201 with the new credential.
+func (s *Service) handleAddCredential(r *http.Request, a actor.Actor) (user.Credential, error) {
+	in, err := web.Decoded[NewCredentialInput](r)
+	if err != nil {
+		return user.Credential{}, err
 	}
 	if !in.SkipVerification {
 		// A verification code goes to the new credential.
-		if err := s.admit(r, caller); err != nil {
-			web.Error(w, r, err)
-			return
+		if err := s.admit(r, a); err != nil {
+			return user.Credential{}, err
 		}
 	}
-	c, err := s.AddCredential(r.Context(), caller, userID, in)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, c)
+	return s.AddCredential(r.Context(), a, r.PathValue("userId"), in)
 }
 
 // verifyBody is the body of POST .../credentials/{credentialId}/verify.
@@ -558,49 +547,30 @@ type verifyBody struct {
 }
 
 // handleVerifyCredential serves POST
-// /users/{userId}/credentials/{credentialId}/verify.
-func (s *Service) handleVerifyCredential(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in verifyBody
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	c, err := s.VerifyCredential(r.Context(), caller, userID, r.PathValue("credentialId"), in.VerificationCode)
+// /users/{userId}/credentials/{credentialId}/verify (the user, or an
+// admin).
+func (s *Service) handleVerifyCredential(r *http.Request, a actor.Actor) (user.Credential, error) {
+	in, err := web.Decoded[verifyBody](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.Credential{}, err
 	}
-	web.JSON(w, http.StatusOK, c)
+	return s.VerifyCredential(r.Context(), a, r.PathValue("userId"), r.PathValue("credentialId"), in.VerificationCode)
 }
 
 // handleDeleteCredential serves DELETE
-// /users/{userId}/credentials/{credentialId}.
-func (s *Service) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
-	if err := s.DeleteCredential(r.Context(), web.CallerOf(r), r.PathValue("userId"), r.PathValue("credentialId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+// /users/{userId}/credentials/{credentialId} (the user, or an admin): 204.
+func (s *Service) handleDeleteCredential(r *http.Request, a actor.Actor) error {
+	return s.DeleteCredential(r.Context(), a, r.PathValue("userId"), r.PathValue("credentialId"))
 }
 
-// handleListCredentials serves GET /credentials.
-func (s *Service) handleListCredentials(w http.ResponseWriter, r *http.Request) {
+// handleListCredentials serves GET /credentials (any user, guest or
+// admin; its paging parameters are checked first).
+func (s *Service) handleListCredentials(r *http.Request, a actor.Actor) (credentialList, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return credentialList{}, err
 	}
 	v := r.URL.Query()
-	items, page, err := s.ListCredentials(r.Context(), web.CallerOf(r), CredentialQuery{ID: user.PlusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, credentialList{Items: items, Page: page})
+	items, page, err := s.ListCredentials(r.Context(), a, CredentialQuery{ID: user.PlusFromQuery(v.Get("id")), Provider: v.Get("provider"), Sort: v.Get("sort"), Limit: limit, StartKey: start})
+	return credentialList{Items: items, Page: page}, err
 }

@@ -6,81 +6,58 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
-// handleCreate serves POST /users: register a user, or convert the calling
-// guest into a full user.
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleCreate serves POST /users (any caller of the tenant): register a
+// user, or convert the calling guest into a full user; 201.
+func (s *Service) handleCreate(r *http.Request, a actor.Actor) (user.User, error) {
 	auto, err := web.BoolParam(r, "autoActivate", false)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
 	if _, err := web.BoolParam(r, "awaitExternalAccountSync", false); err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
 	platform, err := ParsePlatform(r.Header.Get(web.HeaderPlatform))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
 	opt := CreateOptions{AutoActivate: auto, Platform: platform,
 		DeviceIDAndroid: r.URL.Query().Get("uniqueDeviceIdAndroid"), DeviceIDIOS: r.URL.Query().Get("uniqueDeviceIdIOS")}
-	var in CreateInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	if err := s.admit(r, caller); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	u, err := s.Create(r.Context(), caller, in, opt)
+	in, err := web.Decoded[CreateInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
-	metrics.Count(r.Context(), caller.TenantID, metrics.UsersCreated, 1)
-	web.JSON(w, http.StatusCreated, u)
+	if err := s.admit(r, a); err != nil {
+		return user.User{}, err
+	}
+	u, err := s.Create(r.Context(), a, in, opt)
+	if err != nil {
+		return user.User{}, err
+	}
+	metrics.Count(r.Context(), a.TenantID, metrics.UsersCreated, 1)
+	return u, nil
 }
 
-// handleCreateGuest serves POST /guests: a guest user and a one-hour
-// session.
-func (s *Service) handleCreateGuest(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleCreateGuest serves POST /guests (any caller of the tenant): a
+// guest user and a one-hour session; 201.
+func (s *Service) handleCreateGuest(r *http.Request, a actor.Actor) (Session, error) {
 	platform, err := ParsePlatform(r.Header.Get(web.HeaderPlatform))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Session{}, err
 	}
 	var in CreateInput
 	if err := web.DecodeOptional(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return Session{}, err
 	}
-	if err := s.admit(r, caller); err != nil {
-		web.Error(w, r, err)
-		return
+	if err := s.admit(r, a); err != nil {
+		return Session{}, err
 	}
-	sess, err := s.CreateGuest(r.Context(), caller, in, platform)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, sess)
+	return s.CreateGuest(r.Context(), a, in, platform)
 }
 
 // activateBody is the body of POST /users/activate.
@@ -95,90 +72,74 @@ type resendResponse struct {
 	Message string `json:"message"`
 }
 
-// handleActivate serves POST /users/activate.
-func (s *Service) handleActivate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var body activateBody
-	if err := web.Decode(r, &body); err != nil {
-		web.Error(w, r, err)
-		return
+// handleActivate serves POST /users/activate (any caller of the tenant):
+// the session of the activated user, or, without a token, a resend of the
+// activation code (resendResponse).
+func (s *Service) handleActivate(r *http.Request, a actor.Actor) (any, error) {
+	body, err := web.Decoded[activateBody](r)
+	if err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(body.ID) == "" {
-		web.Error(w, r, apierr.Invalid("id", "is required"))
-		return
+		return nil, apierr.Invalid("id", "is required")
 	}
 	if strings.TrimSpace(body.Token) == "" {
 		// A resend of the activation code.
-		if err := s.admit(r, caller); err != nil {
-			web.Error(w, r, err)
-			return
+		if err := s.admit(r, a); err != nil {
+			return nil, err
 		}
 	}
-	sess, err := s.Activate(r.Context(), caller.TenantID, body.ID, strings.TrimSpace(body.Token))
+	sess, err := s.Activate(r.Context(), a.TenantID, body.ID, strings.TrimSpace(body.Token))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	if sess == nil {
-		web.JSON(w, http.StatusOK, resendResponse{State: user.StatePending, Message: "a new activation code was sent"})
-		return
+		return resendResponse{State: user.StatePending, Message: "a new activation code was sent"}, nil
 	}
-	web.JSON(w, http.StatusOK, sess)
+	return sess, nil
 }
 
-// handleLogin serves GET /users/login: HTTP Basic credentials, provider in
-// the AuthProvider header.
-func (s *Service) handleLogin(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleLogin serves GET /users/login (any caller of the tenant): HTTP
+// Basic credentials, provider in the AuthProvider header.
+func (s *Service) handleLogin(r *http.Request, a actor.Actor) (Session, error) {
 	scheme, enc, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 	if !ok || !strings.EqualFold(scheme, "Basic") {
-		web.Error(w, r, apierr.New(apierr.Unauthorized, "HTTP Basic credentials are required"))
-		return
+		return Session{}, apierr.New(apierr.Unauthorized, "HTTP Basic credentials are required")
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
 	if err != nil {
-		web.Error(w, r, apierr.New(apierr.Unauthorized, "malformed Basic credentials"))
-		return
+		return Session{}, apierr.New(apierr.Unauthorized, "malformed Basic credentials")
 	}
 	username, password, ok := strings.Cut(string(raw), ":")
 	if !ok || username == "" {
-		web.Error(w, r, apierr.New(apierr.Unauthorized, "malformed Basic credentials"))
-		return
+		return Session{}, apierr.New(apierr.Unauthorized, "malformed Basic credentials")
 	}
-	sess, err := s.Login(r.Context(), caller.TenantID, r.Header.Get("AuthProvider"), username, password)
+	sess, err := s.Login(r.Context(), a.TenantID, r.Header.Get("AuthProvider"), username, password)
 	if err != nil {
 		// A refused login (bad credentials, a locked identifier, a
 		// pending user); a failure of the platform is no failed login.
 		if e, ok := apierr.As(err); ok && e.Code.Status() < 500 {
-			metrics.Count(r.Context(), caller.TenantID, metrics.LoginsFailed, 1)
+			metrics.Count(r.Context(), a.TenantID, metrics.LoginsFailed, 1)
 		}
-		web.Error(w, r, err)
-		return
+		return Session{}, err
 	}
-	metrics.Count(r.Context(), caller.TenantID, metrics.Logins, 1)
-	web.JSON(w, http.StatusOK, sess)
+	metrics.Count(r.Context(), a.TenantID, metrics.Logins, 1)
+	return sess, nil
 }
 
-// handleLogout serves GET /users/logout?userId=.
-func (s *Service) handleLogout(w http.ResponseWriter, r *http.Request) {
-	userID := r.URL.Query().Get("userId")
-	if userID == "" {
-		web.Error(w, r, apierr.Invalid("userId", "is required"))
-		return
+// requireLogoutUser is the check GET /users/logout makes before its
+// caller's: the userId parameter is required.
+func requireLogoutUser(r *http.Request) error {
+	if r.URL.Query().Get("userId") == "" {
+		return apierr.Invalid("userId", "is required")
 	}
-	if err := s.Logout(r.Context(), web.CallerOf(r), userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusOK)
+	return nil
+}
+
+// handleLogout serves GET /users/logout?userId= (the user, or an admin
+// naming any user): 200 with no body.
+func (s *Service) handleLogout(r *http.Request, a actor.Actor) error {
+	return s.Logout(r.Context(), a, r.URL.Query().Get("userId"))
 }
 
 // resetBody is either a reset request {id} or its completion {username,
@@ -190,69 +151,51 @@ type resetBody struct {
 	Password string  `json:"password"`
 }
 
-// handleReset serves POST /users/reset.
-func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
+// handleReset serves POST /users/reset (any caller of the tenant): 200 with
+// no body.
+func (s *Service) handleReset(r *http.Request, a actor.Actor) error {
+	body, err := web.Decoded[resetBody](r)
+	if err != nil {
+		return err
 	}
-	var body resetBody
-	if err := web.Decode(r, &body); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var err error
 	completing := body.Username != "" || body.Token != "" || body.Password != ""
 	switch {
 	case body.ID != nil && completing:
-		err = apierr.Invalid("", "send either {id} or {username, token, password}")
+		return apierr.Invalid("", "send either {id} or {username, token, password}")
 	case body.ID != nil && strings.TrimSpace(*body.ID) == "":
-		err = apierr.Invalid("id", "is required")
+		return apierr.Invalid("id", "is required")
 	case body.ID != nil:
-		if err = s.admit(r, caller); err == nil {
-			err = s.RequestReset(r.Context(), caller.TenantID, *body.ID)
+		if err := s.admit(r, a); err != nil {
+			return err
 		}
+		return s.RequestReset(r.Context(), a.TenantID, *body.ID)
 	case !completing:
-		err = apierr.Invalid("id", "is required (or send {username, token, password} to set a new password)")
+		return apierr.Invalid("id", "is required (or send {username, token, password} to set a new password)")
 	case body.Username == "":
-		err = apierr.Invalid("username", "is required")
+		return apierr.Invalid("username", "is required")
 	case body.Token == "":
-		err = apierr.Invalid("token", "is required")
+		return apierr.Invalid("token", "is required")
 	case body.Password == "":
-		err = apierr.Invalid("password", "is required")
-	default:
-		err = s.CompleteReset(r.Context(), caller.TenantID, body.Username, body.Token, body.Password)
+		return apierr.Invalid("password", "is required")
 	}
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusOK)
+	return s.CompleteReset(r.Context(), a.TenantID, body.Username, body.Token, body.Password)
 }
 
-// handleCreateSession serves POST /sessions: an admin session from a
-// service key or an admin session.
-func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+// checkNoSessionBody is the check POST /sessions makes before its
+// caller's: a body, when sent, is an empty JSON object.
+func checkNoSessionBody(r *http.Request) error {
 	var none struct{}
-	if err := web.DecodeOptional(r, &none); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	sess, err := s.AdminSession(r.Context(), web.CallerOf(r))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, sess)
+	return web.DecodeOptional(r, &none)
 }
 
-// handleDeleteSessions serves DELETE /sessions/{userId}: every session of
-// the user ends.
-func (s *Service) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
-	if err := s.DeleteSessions(r.Context(), web.CallerOf(r), r.PathValue("userId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusOK)
+// handleCreateSession serves POST /sessions (admin): an admin session from
+// a service key or an admin session; 201.
+func (s *Service) handleCreateSession(r *http.Request, a actor.Actor) (Session, error) {
+	return s.AdminSession(r.Context(), a)
+}
+
+// handleDeleteSessions serves DELETE /sessions/{userId} (the user, or an
+// admin): every session of the user ends; 200 with no body.
+func (s *Service) handleDeleteSessions(r *http.Request, a actor.Actor) error {
+	return s.DeleteSessions(r.Context(), a, r.PathValue("userId"))
 }

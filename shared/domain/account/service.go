@@ -11,6 +11,7 @@ package account
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -104,21 +105,23 @@ func (s *Service) st() *store { return s.store }
 // function): sign-up, activation, login and logout, password reset,
 // guests, sessions, SSO and the secondary credentials. They send codes by
 // SMS and e-mail, check passwords against the common-password list and
-// verify SSO tokens.
+// verify SSO tokens. The logout checks its userId parameter, the
+// credential list its paging and POST /sessions its (empty) body before
+// they look at the caller (Before).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users", Handler: s.handleCreate},
-		{Method: "POST", Path: "/users/activate", Handler: s.handleActivate},
-		{Method: "GET", Path: "/users/login", Handler: s.handleLogin},
-		{Method: "GET", Path: "/users/logout", Handler: s.handleLogout},
-		{Method: "POST", Path: "/users/reset", Handler: s.handleReset},
-		{Method: "POST", Path: "/guests", Handler: s.handleCreateGuest},
-		{Method: "POST", Path: "/sessions", Handler: s.handleCreateSession},
-		{Method: "DELETE", Path: "/sessions/{userId}", Handler: s.handleDeleteSessions},
-		{Method: "GET", Path: "/credentials", Handler: s.handleListCredentials},
-		{Method: "POST", Path: "/users/{ssoProvider}/sso", Handler: s.handleSSO},
-		{Method: "POST", Path: "/users/{userId}/credentials", Handler: s.handleAddCredential},
-		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Handler: s.handleVerifyCredential},
-		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Handler: s.handleDeleteCredential},
+		{Method: "POST", Path: "/users", Access: web.Anonymous, Handler: web.Serve(http.StatusCreated, s.handleCreate)},
+		{Method: "POST", Path: "/users/activate", Access: web.Anonymous, Handler: web.Serve(http.StatusOK, s.handleActivate)},
+		{Method: "GET", Path: "/users/login", Access: web.Anonymous, Handler: web.Serve(http.StatusOK, s.handleLogin)},
+		{Method: "GET", Path: "/users/logout", Access: web.Authenticated, Before: requireLogoutUser, Handler: web.ServeEmpty(http.StatusOK, s.handleLogout)},
+		{Method: "POST", Path: "/users/reset", Access: web.Anonymous, Handler: web.ServeEmpty(http.StatusOK, s.handleReset)},
+		{Method: "POST", Path: "/guests", Access: web.Anonymous, Handler: web.Serve(http.StatusCreated, s.handleCreateGuest)},
+		{Method: "POST", Path: "/sessions", Access: web.Admin, Before: checkNoSessionBody, Handler: web.Serve(http.StatusCreated, s.handleCreateSession)},
+		{Method: "DELETE", Path: "/sessions/{userId}", Access: web.Self, Handler: web.ServeEmpty(http.StatusOK, s.handleDeleteSessions)},
+		{Method: "GET", Path: "/credentials", Access: web.Authenticated, Before: web.CheckPaging, Handler: web.Serve(http.StatusOK, s.handleListCredentials)},
+		{Method: "POST", Path: "/users/{ssoProvider}/sso", Access: web.Anonymous, Handler: web.Serve(http.StatusOK, s.handleSSO)},
+		{Method: "POST", Path: "/users/{userId}/credentials", Access: web.Self, Handler: web.Serve(http.StatusCreated, s.handleAddCredential)},
+		{Method: "POST", Path: "/users/{userId}/credentials/{credentialId}/verify", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleVerifyCredential)},
+		{Method: "DELETE", Path: "/users/{userId}/credentials/{credentialId}", Access: web.Self, Handler: web.ServeEmpty(http.StatusNoContent, s.handleDeleteCredential)},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/auth"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,7 +70,7 @@ func (s *Service) newSession(ctx context.Context, r user.Record, t tenant.Tenant
 	if err := s.st().putSessionAtEpoch(ctx, rec, r.SessionEpoch); err != nil {
 		return Session{}, err
 	}
-	self := web.Caller{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
+	self := actor.Actor{TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, Guest: r.IsGuest}
 	u, err := s.users.View(ctx, r, self, map[string]bool{"credentials": true})
 	if err != nil {
 		return Session{}, err
@@ -94,7 +95,7 @@ func (s *Service) sessionLifetime(t tenant.Tenant) time.Duration {
 
 // AdminSession makes an admin session for an admin caller (POST /sessions):
 // from a service key or from another admin session.
-func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session, error) {
+func (s *Service) AdminSession(ctx context.Context, caller actor.Actor) (Session, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Session{}, err
 	}
@@ -148,7 +149,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 }
 
 // DeleteSessions ends every session of a user (DELETE /sessions/{userId}).
-func (s *Service) DeleteSessions(ctx context.Context, caller web.Caller, userID string) error {
+func (s *Service) DeleteSessions(ctx context.Context, caller actor.Actor, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func (s *Service) DeleteSessions(ctx context.Context, caller web.Caller, userID 
 
 // Logout ends the caller's session (GET /users/logout?userId=). An admin
 // naming another user ends all of that user's sessions.
-func (s *Service) Logout(ctx context.Context, caller web.Caller, userID string) error {
+func (s *Service) Logout(ctx context.Context, caller actor.Actor, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
@@ -52,7 +53,7 @@ func (s *Service) verifySocial(ctx context.Context, t tenant.Tenant, credProvide
 // /users/{ssoProvider}/sso). It reports whether a new user was created.
 // admit (nil: none) runs before a sign-up writes anything and refuses it
 // with its error: the caller's per-address allowance.
-func (s *Service) SignInWithSSO(ctx context.Context, caller web.Caller, provider string, in SSOInput, platform string, admit func() error) (Session, bool, error) {
+func (s *Service) SignInWithSSO(ctx context.Context, caller actor.Actor, provider string, in SSOInput, platform string, admit func() error) (Session, bool, error) {
 	credProvider := strings.ToUpper(provider)
 	if oidcProviders[credProvider] == "" {
 		return Session{}, false, ErrUnknownSSOProvider
@@ -155,37 +156,29 @@ func (s *Service) socialLogin(ctx context.Context, t tenant.Tenant, provider, su
 	return s.newSession(ctx, r, t, false, now.Add(s.sessionLifetime(t)))
 }
 
-// handleSSO serves POST /users/{ssoProvider}/sso: 200 with a session for an
-// existing user, 201 for a new one.
-func (s *Service) handleSSO(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleSSO serves POST /users/{ssoProvider}/sso (any caller of the
+// tenant): 200 with a session for an existing user, 201 (a web.Response)
+// for a new one.
+func (s *Service) handleSSO(r *http.Request, a actor.Actor) (any, error) {
 	platform, err := ParsePlatform(r.Header.Get(web.HeaderPlatform))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	var in SSOInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+	in, err := web.Decoded[SSOInput](r)
+	if err != nil {
+		return nil, err
 	}
-	sess, created, err := s.SignInWithSSO(r.Context(), caller, r.PathValue("ssoProvider"), in, platform, func() error { return s.admit(r, caller) })
+	sess, created, err := s.SignInWithSSO(r.Context(), a, r.PathValue("ssoProvider"), in, platform, func() error { return s.admit(r, a) })
 	if err != nil {
 		if e, ok := apierr.As(err); ok && e.Code.Status() < 500 {
-			metrics.Count(r.Context(), caller.TenantID, metrics.LoginsFailed, 1)
+			metrics.Count(r.Context(), a.TenantID, metrics.LoginsFailed, 1)
 		}
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	metrics.Count(r.Context(), caller.TenantID, metrics.Logins, 1)
-	status := http.StatusOK
-	if created {
-		metrics.Count(r.Context(), caller.TenantID, metrics.UsersCreated, 1)
-		status = http.StatusCreated
+	metrics.Count(r.Context(), a.TenantID, metrics.Logins, 1)
+	if !created {
+		return sess, nil
 	}
-	web.JSON(w, status, sess)
+	metrics.Count(r.Context(), a.TenantID, metrics.UsersCreated, 1)
+	return web.Response{Status: http.StatusCreated, Value: sess}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -21,7 +22,7 @@ const MaxAvatarBytes = 4 << 20
 
 // SetAvatar stores a JPEG profile photo (PUT /users/{userId}/avatar). The
 // bytes must decode as a JPEG image; the content type alone is not trusted.
-func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID string, photo []byte) (user.User, error) {
+func (s *Service) SetAvatar(ctx context.Context, caller actor.Actor, userID string, photo []byte) (user.User, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return user.User{}, err
 	}
@@ -65,7 +66,7 @@ func (s *Service) SetAvatar(ctx context.Context, caller web.Caller, userID strin
 
 // DeleteAvatar removes a user's profile photo (DELETE
 // /users/{userId}/avatar).
-func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID string) error {
+func (s *Service) DeleteAvatar(ctx context.Context, caller actor.Actor, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
@@ -86,38 +87,22 @@ func (s *Service) DeleteAvatar(ctx context.Context, caller web.Caller, userID st
 		expression.Name("pk").AttributeExists())
 }
 
-// handleSetAvatar serves PUT /users/{userId}/avatar (body: image/jpeg, at
-// most 4 MiB).
-func (s *Service) handleSetAvatar(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleSetAvatar serves PUT /users/{userId}/avatar (the user, or an
+// admin; body: image/jpeg, at most 4 MiB): the user.
+func (s *Service) handleSetAvatar(r *http.Request, a actor.Actor) (user.User, error) {
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
 	if ct != "image/jpeg" && ct != "image/jpg" {
-		web.Error(w, r, apierr.New(apierr.UnsupportedMedia, "Content-Type must be image/jpeg"))
-		return
+		return user.User{}, apierr.New(apierr.UnsupportedMedia, "Content-Type must be image/jpeg")
 	}
 	photo, err := web.ReadBody(r, MaxAvatarBytes)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
-	u, err := s.SetAvatar(r.Context(), caller, userID, photo)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, u)
+	return s.SetAvatar(r.Context(), a, r.PathValue("userId"), photo)
 }
 
-// handleDeleteAvatar serves DELETE /users/{userId}/avatar.
-func (s *Service) handleDeleteAvatar(w http.ResponseWriter, r *http.Request) {
-	if err := s.DeleteAvatar(r.Context(), web.CallerOf(r), r.PathValue("userId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+// handleDeleteAvatar serves DELETE /users/{userId}/avatar (the user, or an
+// admin): 204.
+func (s *Service) handleDeleteAvatar(r *http.Request, a actor.Actor) error {
+	return s.DeleteAvatar(r.Context(), a, r.PathValue("userId"))
 }

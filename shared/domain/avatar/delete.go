@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -23,7 +24,7 @@ import (
 // so history (awards, orders, actions) keeps a consistent user id. Deleting
 // again repeats the clean-up and succeeds. The app balance's ledger
 // entries are kept (an admin reads them: GET /users/{userId}/balance/ledger).
-func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) error {
+func (s *Service) Delete(ctx context.Context, caller actor.Actor, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
@@ -109,11 +110,7 @@ func (s *Service) Delete(ctx context.Context, caller web.Caller, userID string) 
 	return nil
 }
 
-// handleDelete serves DELETE /users/{userId}.
-func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := s.Delete(r.Context(), web.CallerOf(r), r.PathValue("userId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+// handleDelete serves DELETE /users/{userId} (the user, or an admin): 204.
+func (s *Service) handleDelete(r *http.Request, a actor.Actor) error {
+	return s.Delete(r.Context(), a, r.PathValue("userId"))
 }

@@ -7,6 +7,7 @@ package avatar
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/hook"
@@ -44,9 +45,9 @@ func New(users *user.Service, photos Photos, pusher notify.Pusher) *Service {
 // removes it.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "PUT", Path: "/users/{userId}/avatar", Handler: s.handleSetAvatar},
-		{Method: "DELETE", Path: "/users/{userId}/avatar", Handler: s.handleDeleteAvatar},
-		{Method: "DELETE", Path: "/users/{userId}", Handler: s.handleDelete},
+		{Method: "PUT", Path: "/users/{userId}/avatar", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleSetAvatar)},
+		{Method: "DELETE", Path: "/users/{userId}/avatar", Access: web.Self, Handler: web.ServeEmpty(http.StatusNoContent, s.handleDeleteAvatar)},
+		{Method: "DELETE", Path: "/users/{userId}", Access: web.Self, Handler: web.ServeEmpty(http.StatusNoContent, s.handleDelete)},
 	}
 }
 

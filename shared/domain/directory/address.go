@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -100,7 +101,7 @@ func addressSK(id string) string { return "ADDR#" + id }
 
 // Addresses lists a user's addresses, oldest first (GET
 // /users/{userId}/addresses).
-func (s *Service) Addresses(ctx context.Context, caller web.Caller, userID string) ([]Address, error) {
+func (s *Service) Addresses(ctx context.Context, caller actor.Actor, userID string) ([]Address, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (s *Service) addresses(ctx context.Context, tenantID, userID string) ([]Add
 
 // SaveAddress creates (id "") or replaces an address and returns the user's
 // whole address list.
-func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id string, a Address) ([]Address, error) {
+func (s *Service) SaveAddress(ctx context.Context, caller actor.Actor, userID, id string, a Address) ([]Address, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (s *Service) addressLimitOrGone(ctx context.Context, tenantID, userID strin
 }
 
 // DeleteAddress removes an address and returns the remaining ones.
-func (s *Service) DeleteAddress(ctx context.Context, caller web.Caller, userID, id string) ([]Address, error) {
+func (s *Service) DeleteAddress(ctx context.Context, caller actor.Actor, userID, id string) ([]Address, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return nil, err
 	}
@@ -259,54 +260,38 @@ func (s *Service) DeleteAddress(ctx context.Context, caller web.Caller, userID, 
 	return s.addresses(ctx, caller.TenantID, userID)
 }
 
-// handleListAddresses serves GET /users/{userId}/addresses.
-func (s *Service) handleListAddresses(w http.ResponseWriter, r *http.Request) {
-	list, err := s.Addresses(r.Context(), web.CallerOf(r), r.PathValue("userId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, list)
+// handleListAddresses serves GET /users/{userId}/addresses (the user, or
+// an admin).
+func (s *Service) handleListAddresses(r *http.Request, a actor.Actor) ([]Address, error) {
+	return s.Addresses(r.Context(), a, r.PathValue("userId"))
 }
 
-// handleCreateAddress serves POST /users/{userId}/addresses.
-func (s *Service) handleCreateAddress(w http.ResponseWriter, r *http.Request) {
-	s.saveAddress(w, r, "", http.StatusCreated)
+// handleCreateAddress serves POST /users/{userId}/addresses (the user, or
+// an admin): 201 with the user's addresses.
+func (s *Service) handleCreateAddress(r *http.Request, a actor.Actor) ([]Address, error) {
+	return s.saveAddress(r, a, "")
 }
 
-// handleUpdateAddress serves PUT /users/{userId}/addresses/{addressId}.
-func (s *Service) handleUpdateAddress(w http.ResponseWriter, r *http.Request) {
-	s.saveAddress(w, r, r.PathValue("addressId"), http.StatusOK)
+// handleUpdateAddress serves PUT /users/{userId}/addresses/{addressId}
+// (the user, or an admin): the user's addresses.
+func (s *Service) handleUpdateAddress(r *http.Request, a actor.Actor) ([]Address, error) {
+	return s.saveAddress(r, a, r.PathValue("addressId"))
 }
 
-func (s *Service) saveAddress(w http.ResponseWriter, r *http.Request, id string, status int) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// saveAddress saves the address of the request's body as address id (""
+// for a new one) of the path's user.
+func (s *Service) saveAddress(r *http.Request, caller actor.Actor, id string) ([]Address, error) {
 	var a Address
 	if err := web.Decode(r, &addressBody{&a}); err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	list, err := s.SaveAddress(r.Context(), caller, userID, id, a)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, status, list)
+	return s.SaveAddress(r.Context(), caller, r.PathValue("userId"), id, a)
 }
 
-// handleDeleteAddress serves DELETE /users/{userId}/addresses/{addressId}.
-func (s *Service) handleDeleteAddress(w http.ResponseWriter, r *http.Request) {
-	list, err := s.DeleteAddress(r.Context(), web.CallerOf(r), r.PathValue("userId"), r.PathValue("addressId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, list)
+// handleDeleteAddress serves DELETE /users/{userId}/addresses/{addressId}
+// (the user, or an admin): the remaining addresses.
+func (s *Service) handleDeleteAddress(r *http.Request, a actor.Actor) ([]Address, error) {
+	return s.DeleteAddress(r.Context(), a, r.PathValue("userId"), r.PathValue("addressId"))
 }
 
 // addressBody decodes an address create/update body; `_id` may not be sent.

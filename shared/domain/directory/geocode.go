@@ -3,6 +3,7 @@ package directory
 import (
 	"net/http"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/geo"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -32,36 +33,28 @@ type suggestions struct {
 	Items []SuggestedAddress `json:"items"`
 }
 
-// handleSuggestAddresses serves POST /addresses/suggestions: places matching
-// a partial address, nearest to `position` first when it is given.
-func (s *Service) handleSuggestAddresses(w http.ResponseWriter, r *http.Request) {
-	if err := web.CallerOf(r).RequireAuth(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in suggestBody
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+// handleSuggestAddresses serves POST /addresses/suggestions (any user,
+// guest or admin): places matching a partial address, nearest to
+// `position` first when it is given.
+func (s *Service) handleSuggestAddresses(r *http.Request, _ actor.Actor) (suggestions, error) {
+	in, err := web.Decoded[suggestBody](r)
+	if err != nil {
+		return suggestions{}, err
 	}
 	if in.Address == "" {
-		web.Error(w, r, apierr.Invalid("address", "is required"))
-		return
+		return suggestions{}, apierr.Invalid("address", "is required")
 	}
 	if err := geo.ValidateText("address", in.Address); err != nil {
-		web.Error(w, r, err)
-		return
+		return suggestions{}, err
 	}
 	if in.Position != nil {
 		if err := geo.ValidatePosition("position", in.Position); err != nil {
-			web.Error(w, r, err)
-			return
+			return suggestions{}, err
 		}
 	}
 	found, err := s.geocoder.Suggest(r.Context(), in.Address, in.Position, 0)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return suggestions{}, err
 	}
 	out := suggestions{Items: make([]SuggestedAddress, 0, len(found))}
 	for _, f := range found {
@@ -71,7 +64,7 @@ func (s *Service) handleSuggestAddresses(w http.ResponseWriter, r *http.Request)
 			Label: f.Text, Coordinates: f.Position,
 		})
 	}
-	web.JSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // coordinatesBody is the body of POST /addresses/coordinates.
@@ -89,28 +82,21 @@ type position struct {
 	Position []float64 `json:"position"`
 }
 
-// handleAddressCoordinates serves POST /addresses/coordinates: the
-// [longitude, latitude] of an address (line1, city and country required);
-// an address the provider cannot resolve is 422.
-func (s *Service) handleAddressCoordinates(w http.ResponseWriter, r *http.Request) {
-	if err := web.CallerOf(r).RequireAuth(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in coordinatesBody
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+// handleAddressCoordinates serves POST /addresses/coordinates (any user,
+// guest or admin): the [longitude, latitude] of an address (line1, city
+// and country required); an address the provider cannot resolve is 422.
+func (s *Service) handleAddressCoordinates(r *http.Request, _ actor.Actor) (position, error) {
+	in, err := web.Decoded[coordinatesBody](r)
+	if err != nil {
+		return position{}, err
 	}
 	a := geo.Address{Line1: in.Line1, Line2: in.Line2, City: in.City, Region: in.Region, PostalCode: in.PostalCode, Country: in.Country}
 	if err := a.ValidateLocatable(""); err != nil {
-		web.Error(w, r, err)
-		return
+		return position{}, err
 	}
 	pos, err := s.geocoder.Locate(r.Context(), a.Normalized())
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return position{}, err
 	}
-	web.JSON(w, http.StatusOK, position{Position: pos})
+	return position{Position: pos}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -29,41 +30,35 @@ type legacyListResponse struct {
 	Page  web.Page     `json:"page"`
 }
 
-// handleList serves GET /users (admin only): name search and filters.
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
+// handleList serves GET /users (admin; x-api-version is checked first):
+// name search and filters.
+func (s *Service) handleList(r *http.Request, a actor.Actor) (any, error) {
 	version, err := web.APIVersion(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	q, err := listQuery(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	users, page, err := s.List(r.Context(), caller, q)
+	users, page, err := s.List(r.Context(), a, q)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	writeList(w, version, users, page)
+	return listAnswer(version, users, page), nil
 }
 
-func writeList(w http.ResponseWriter, version int, users []user.User, page web.Page) {
+// listAnswer is the body of GET /users in the shape of x-api-version
+// version.
+func listAnswer(version int, users []user.User, page web.Page) any {
 	if version >= 4 {
-		web.JSON(w, http.StatusOK, listResponse{Items: users, Page: page})
-		return
+		return listResponse{Items: users, Page: page}
 	}
 	legacy := make([]LegacyUser, len(users))
 	for i, u := range users {
 		legacy[i] = LegacyUser{LegacyID: u.ID, Name: u.FullName, User: u}
 	}
-	web.JSON(w, http.StatusOK, legacyListResponse{Items: legacy, Page: page})
+	return legacyListResponse{Items: legacy, Page: page}
 }
 
 func listQuery(r *http.Request) (ListQuery, error) {
@@ -94,83 +89,54 @@ type lookupBody struct {
 	UserIDs []string `json:"userIds"`
 }
 
-// handleLookup serves POST /users/lookup (admin only).
-func (s *Service) handleLookup(w http.ResponseWriter, r *http.Request) {
-	version, err := web.APIVersion(r)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleLookup serves POST /users/lookup (admin; x-api-version is checked
+// first).
+func (s *Service) handleLookup(r *http.Request, a actor.Actor) (listResponse, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return listResponse{}, err
 	}
 	include, err := user.ParseInclude(web.ParamValues(r, "include"))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return listResponse{}, err
 	}
-	var body lookupBody
-	if err := web.Decode(r, &body); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	users, page, err := s.Lookup(r.Context(), caller, LookupQuery{UserIDs: body.UserIDs, Sort: r.URL.Query().Get("sort"), Include: include, Limit: limit, StartKey: start})
+	body, err := web.Decoded[lookupBody](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return listResponse{}, err
 	}
-	_ = version
-	web.JSON(w, http.StatusOK, listResponse{Items: users, Page: page})
+	users, page, err := s.Lookup(r.Context(), a, LookupQuery{UserIDs: body.UserIDs, Sort: r.URL.Query().Get("sort"), Include: include, Limit: limit, StartKey: start})
+	return listResponse{Items: users, Page: page}, err
 }
 
-// handleGet serves GET /users/{userId}.
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	if _, err := web.APIVersion(r); err != nil {
-		web.Error(w, r, err)
-		return
+// checkGet is what GET /users/{userId} checks before its caller:
+// x-api-version and the include options.
+func checkGet(r *http.Request) error {
+	if err := web.CheckAPIVersion(r); err != nil {
+		return err
 	}
+	_, err := user.ParseInclude(web.ParamValues(r, "include"))
+	return err
+}
+
+// handleGet serves GET /users/{userId} (the user, or an admin; checkGet
+// first).
+func (s *Service) handleGet(r *http.Request, a actor.Actor) (user.User, error) {
 	include, err := user.ParseInclude(web.ParamValues(r, "include"))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
-	u, err := s.users.Get(r.Context(), web.CallerOf(r), r.PathValue("userId"), include)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, u)
+	return s.users.Get(r.Context(), a, r.PathValue("userId"), include)
 }
 
-// handleUpdate serves PUT /users/{userId}.
-func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// handleUpdate serves PUT /users/{userId} (the user, or an admin).
+func (s *Service) handleUpdate(r *http.Request, a actor.Actor) (user.User, error) {
 	body, err := web.ReadBody(r, web.MaxBodyBytes)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
 	in, err := DecodeUpdate(body)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return user.User{}, err
 	}
-	u, err := s.Update(r.Context(), caller, userID, in)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, u)
+	return s.Update(r.Context(), a, r.PathValue("userId"), in)
 }

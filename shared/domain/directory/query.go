@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -259,7 +260,7 @@ func (in *UpdateInput) validate(admin bool) error {
 }
 
 // Update changes a user's profile (PUT /users/{userId}).
-func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, in UpdateInput) (user.User, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, userID string, in UpdateInput) (user.User, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return user.User{}, err
 	}
@@ -533,7 +534,7 @@ func containsString(list []string, v string) bool {
 }
 
 // List returns a page of the tenant's users (GET /users; admin only).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]user.User, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]user.User, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -592,7 +593,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]u
 	return s.views(ctx, recs, caller, q.Include, page)
 }
 
-func (s *Service) views(ctx context.Context, recs []user.Record, caller web.Caller, include map[string]bool, page web.Page) ([]user.User, web.Page, error) {
+func (s *Service) views(ctx context.Context, recs []user.Record, caller actor.Actor, include map[string]bool, page web.Page) ([]user.User, web.Page, error) {
 	out := make([]user.User, 0, len(recs))
 	for _, r := range recs {
 		u, err := s.users.View(ctx, r, caller, include)
@@ -724,7 +725,7 @@ type LookupQuery struct {
 
 // Lookup returns the users with the given ids, in the given order (or
 // sorted), paged (POST /users/lookup; admin only).
-func (s *Service) Lookup(ctx context.Context, caller web.Caller, q LookupQuery) ([]user.User, web.Page, error) {
+func (s *Service) Lookup(ctx context.Context, caller actor.Actor, q LookupQuery) ([]user.User, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}

@@ -8,6 +8,8 @@
 package directory
 
 import (
+	"net/http"
+
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -37,19 +39,21 @@ func New(users *user.Service, pusher notify.Pusher, geocoder geo.Geocoder, curso
 // Routes are the routes of the user record (the users function): list,
 // search and lookup, read and update, and the addresses. An update
 // registers push tokens; the includes read points, segments and the
-// current check-in.
+// current check-in. The list and the lookup check x-api-version, and the
+// read of a user its include options too, before they look at the caller
+// (Before).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "GET", Path: "/users", Handler: s.handleList},
-		{Method: "POST", Path: "/users/lookup", Handler: s.handleLookup},
-		{Method: "GET", Path: "/users/{userId}", Handler: s.handleGet},
-		{Method: "PUT", Path: "/users/{userId}", Handler: s.handleUpdate},
-		{Method: "GET", Path: "/users/{userId}/addresses", Handler: s.handleListAddresses},
-		{Method: "POST", Path: "/addresses/suggestions", Handler: s.handleSuggestAddresses},
-		{Method: "POST", Path: "/addresses/coordinates", Handler: s.handleAddressCoordinates},
-		{Method: "POST", Path: "/users/{userId}/addresses", Handler: s.handleCreateAddress},
-		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleUpdateAddress},
-		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Handler: s.handleDeleteAddress},
+		{Method: "GET", Path: "/users", Access: web.Admin, Before: web.CheckAPIVersion, Handler: web.Serve(http.StatusOK, s.handleList)},
+		{Method: "POST", Path: "/users/lookup", Access: web.Admin, Before: web.CheckAPIVersion, Handler: web.Serve(http.StatusOK, s.handleLookup)},
+		{Method: "GET", Path: "/users/{userId}", Access: web.Self, Before: checkGet, Handler: web.Serve(http.StatusOK, s.handleGet)},
+		{Method: "PUT", Path: "/users/{userId}", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleUpdate)},
+		{Method: "GET", Path: "/users/{userId}/addresses", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleListAddresses)},
+		{Method: "POST", Path: "/addresses/suggestions", Access: web.Authenticated, Handler: web.Serve(http.StatusOK, s.handleSuggestAddresses)},
+		{Method: "POST", Path: "/addresses/coordinates", Access: web.Authenticated, Handler: web.Serve(http.StatusOK, s.handleAddressCoordinates)},
+		{Method: "POST", Path: "/users/{userId}/addresses", Access: web.Self, Handler: web.Serve(http.StatusCreated, s.handleCreateAddress)},
+		{Method: "PUT", Path: "/users/{userId}/addresses/{addressId}", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleUpdateAddress)},
+		{Method: "DELETE", Path: "/users/{userId}/addresses/{addressId}", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleDeleteAddress)},
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Include options of GET /users/{userId} (and of the lists).
@@ -50,7 +50,7 @@ func (s *Service) AvatarURL(userID string) string {
 }
 
 // View turns a stored user into its API form for caller.
-func (s *Service) View(ctx context.Context, r Record, caller web.Caller, include map[string]bool) (User, error) {
+func (s *Service) View(ctx context.Context, r Record, caller actor.Actor, include map[string]bool) (User, error) {
 	u := User{
 		ID: r.ID, TenantID: r.TenantID, FirstName: r.FirstName, LastName: r.LastName, FullName: r.FullName,
 		State: r.State, IsGuest: r.IsGuest, Roles: r.Roles, Subscribed: r.Subscribed, Birthdate: r.Birthdate,
@@ -156,7 +156,7 @@ func nonNil(v []string) []string {
 }
 
 // Get returns one user (GET /users/{userId}).
-func (s *Service) Get(ctx context.Context, caller web.Caller, userID string, include map[string]bool) (User, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, userID string, include map[string]bool) (User, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return User{}, err
 	}

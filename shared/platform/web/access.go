@@ -14,9 +14,9 @@ type Access int
 
 const (
 	// Undeclared is the zero value: the route has not said who may call
-	// it. Handler serves it unchecked (its handler checks its caller, as
-	// shared/domain/user's handlers still do); shared/wire/whole's test
-	// refuses it on every other route.
+	// it. Handler serves it unchecked: its handler checks its caller, as
+	// only the perk and enrichment handlers (shared/domain/perk,
+	// shared/domain/enrichment) still do.
 	Undeclared Access = iota
 	// Public routes serve anyone, even a request that names no tenant
 	// (GET /openapi.json). Credentials that are sent are still checked,
