@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -47,7 +48,7 @@ type Member struct {
 func (m membership) view() Member {
 	v := Member{UserID: m.UserID, SegmentID: m.SegmentID, JoinedAt: m.JoinedAt, RenewedAt: m.RenewedAt}
 	if m.EndsAt != 0 {
-		v.EndsAt = stamp(time.Unix(m.EndsAt, 0))
+		v.EndsAt = clock.Stamp(time.Unix(m.EndsAt, 0))
 	}
 	return v
 }
@@ -296,7 +297,7 @@ func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string,
 		meta["reason"] = reason
 	}
 	if typ == ActionJoined && !end.IsZero() {
-		meta["endsAt"] = stamp(end)
+		meta["endsAt"] = clock.Stamp(end)
 	}
 	return action.Action{
 		ID: action.NewID(), Type: typ, TenantID: seg.TenantID, Metadata: meta, When: action.WhenAt(now, time.UTC),

@@ -93,7 +93,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (S
 		return Segment{}, err
 	}
 	now := s.Clock.Now()
-	seg := Segment{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Created: stamp(now), UpdatedAt: stamp(now)}
+	seg := Segment{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now)}
 	if err := s.write(ctx, seg, 1); err != nil {
 		return Segment{}, fmt.Errorf("create segment: %w", err)
 	}
@@ -252,7 +252,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		if err := next.Validate(); err != nil {
 			return Segment{}, err
 		}
-		next.UpdatedAt = stamp(s.Clock.Now())
+		next.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.write(ctx, next, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
@@ -44,11 +43,6 @@ type Service struct {
 const cacheName = "enrichments"
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
-
-// timeFormat is the platform's fixed-width UTC timestamp form.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // nullable lists where a body may hold null: the top-level fields (on POST
 // null is absent, on PUT it removes the field) and the nested fields the
@@ -95,7 +89,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (E
 	now := s.Clock.Now()
 	e := Enrichment{
 		ID: perk.NewID(now), TenantID: caller.TenantID, LoyaltyRewardID: *in.LoyaltyRewardID,
-		LoyaltyProvider: *in.LoyaltyProvider, Fields: in.Fields, Created: stamp(now), Updated: stamp(now),
+		LoyaltyProvider: *in.LoyaltyProvider, Fields: in.Fields, Created: clock.Stamp(now), Updated: clock.Stamp(now),
 	}
 	defer s.Cache.Forget(caller.TenantID, cacheName)
 	if err := s.st().put(ctx, e, 1); err != nil {
@@ -216,7 +210,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		}
 		next := cur
 		next.Fields = fields
-		next.Updated = stamp(s.Clock.Now())
+		next.Updated = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, next, version+1)
 		s.Cache.Forget(caller.TenantID, cacheName)
 		if errors.Is(err, ErrConcurrent) {

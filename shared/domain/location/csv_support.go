@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // ImportWrite is how one imported location applies to the tenant's
@@ -152,7 +153,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, id string, l Loca
 			return ImportWrite{}, err
 		}
 	}
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	if old == nil || (id == "" && opt.NewID != "" && old.ID == opt.NewID) {
 		return s.prepareCreate(tenantID, l, now, opt.NewID, old)
 	}

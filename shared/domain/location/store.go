@@ -72,11 +72,6 @@ func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-// timeFormat is the fixed-width UTC form of stored and returned timestamps.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // record is a location as stored.
 type record struct {
 	PK      string `dynamodbav:"pk"`

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
@@ -43,11 +42,6 @@ type Service struct {
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 
-// timeFormat is the platform's fixed-width UTC timestamp form.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // nullable lists the optional top-level fields a body may send as null
 // (no value: POST leaves the field out, PUT removes it) and the nested
 // fields that may be null (stored as absent).
@@ -79,7 +73,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (P
 	now := s.Clock.Now()
 	p := Perk{
 		ID: NewID(now), TenantID: caller.TenantID, LoyaltyProvider: ProviderInternal, Definition: in.Definition,
-		Enabled: in.Enabled == nil || *in.Enabled, Created: stamp(now), UpdatedAt: stamp(now),
+		Enabled: in.Enabled == nil || *in.Enabled, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 	}
 	if err := s.st().put(ctx, p, 1); err != nil {
 		return Perk{}, fmt.Errorf("create perk: %w", err)
@@ -282,7 +276,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 			setsLocations = false
 		}
 		next.ID, next.TenantID, next.LoyaltyProvider, next.Created = cur.ID, cur.TenantID, ProviderInternal, cur.Created
-		next.UpdatedAt = stamp(s.Clock.Now())
+		next.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, next, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue
@@ -356,7 +350,7 @@ func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) err
 			return nil
 		}
 		cur.Enabled = false
-		cur.UpdatedAt = stamp(s.Clock.Now())
+		cur.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, cur, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue

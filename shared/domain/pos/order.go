@@ -19,6 +19,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -181,7 +182,7 @@ func newOrder(tenantID, userID string, now time.Time) Order {
 	return Order{
 		ID: perk.NewID(now), TenantID: tenantID, UserID: userID, State: StateOpen,
 		Basket: []BasketItem{}, Redemptions: []Redemption{}, PointsEarned: map[string]int{}, PointsReversed: map[string]int{},
-		Created: stamp(now), UpdatedAt: stamp(now),
+		Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 	}
 }
 
@@ -249,7 +250,7 @@ func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string,
 			continue
 		}
 		now := s.Clock.Now()
-		r.UpdatedAt = stamp(now)
+		r.UpdatedAt = clock.Stamp(now)
 		r.Version++
 		put, err := s.st().putOrder(r)
 		if err != nil {
@@ -436,7 +437,7 @@ func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *
 		}
 	}
 	prof, place := pre.prof, pre.place
-	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, stamp(now), stamp(now)
+	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, clock.Stamp(now), clock.Stamp(now)
 	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, money.Amount{}
 	r.Version++
 	put, err := s.st().putOrder(*r)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -159,7 +160,7 @@ func (s *Service) SaveAddress(ctx context.Context, caller web.Caller, userID, id
 	}
 	st := s.st()
 	cond := aws.String("attribute_exists(pk)")
-	created := stamp(now)
+	created := clock.Stamp(now)
 	userItem := st.userIsLive(caller.TenantID, userID)
 	if id == "" {
 		list, err := s.addresses(ctx, caller.TenantID, userID)

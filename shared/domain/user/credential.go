@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -110,7 +111,7 @@ func (s *Service) addCredential(ctx context.Context, caller web.Caller, userID s
 	}
 	c := credRecord{
 		PK: r.PK, SK: credSK(provider, id), CredID: newID(), UserID: userID, Identifier: id, Provider: provider,
-		IsVerified: in.SkipVerification, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: r.ExpiresAt,
+		IsVerified: in.SkipVerification, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), ExpiresAt: r.ExpiresAt,
 	}.indexed(caller.TenantID)
 	if !in.SkipVerification {
 		c.VerifyCode = newCode(4)
@@ -263,7 +264,7 @@ func (s *Service) VerifyCredential(ctx context.Context, caller web.Caller, userI
 		}
 		return Credential{}, ErrInvalidToken
 	}
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).

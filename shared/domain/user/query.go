@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -544,7 +545,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, userID string, 
 			}
 		}
 	}
-	stampNow := stamp(now)
+	stampNow := clock.Stamp(now)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(stampNow)).
 		Set(expression.Name("gsi3sk"), expression.Value(stampNow+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))
@@ -605,7 +606,7 @@ func ParseAfter(field, v string) (string, error) {
 			if y := t.UTC().Year(); y < 0 || y > 9999 {
 				return "", apierr.Invalid(field, "must be from 0000-01-01 to 9999-12-31 in UTC")
 			}
-			return stamp(t), nil
+			return clock.Stamp(t), nil
 		}
 	}
 	return "", apierr.Invalid(field, "must be an ISO 8601 date or date-time")

@@ -285,8 +285,8 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 		HasAgreedToShareData:        in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing,
 		Points:                      t.Settings.InitialPoints,
-		Created:                     stamp(now),
-		UpdatedAt:                   stamp(now),
+		Created:                     clock.Stamp(now),
+		UpdatedAt:                   clock.Stamp(now),
 		Version:                     1,
 	}
 	if len(in.Roles) > 0 {
@@ -302,7 +302,7 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 		creds[i] = credRecord{
 			PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID,
 			Identifier: c.ID, Provider: c.Provider, IsPrimary: true,
-			Created: stamp(now), UpdatedAt: stamp(now),
+			Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 		}.indexed(tenantID)
 	}
 	return r, creds
@@ -453,7 +453,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 		Roles: []string{web.RoleUser}, Birthdate: in.Birthdate, Gender: in.Gender,
 		PrimaryPlatform: platformOrUnknown(platform), HasAgreedToShareData: in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing, Points: t.Settings.InitialPoints,
-		Created: stamp(now), UpdatedAt: stamp(now), Version: 1, ExpiresAt: exp,
+		Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), Version: 1, ExpiresAt: exp,
 	}
 	r.NameWords = nameWords(r.FullName)
 	r.setKeys()
@@ -465,7 +465,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller web.Caller, in CreateI
 	}
 	items = append(items, it)
 	for _, c := range in.Credentials {
-		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: stamp(now), UpdatedAt: stamp(now), ExpiresAt: exp}.indexed(r.TenantID)
+		cr := credRecord{PK: r.PK, SK: credSK(c.Provider, c.ID), CredID: newID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), ExpiresAt: exp}.indexed(r.TenantID)
 		it1, err1 := st.put(st.users, cr, nil)
 		it2, err2 := st.putIfFree(credIndex{PK: credIndexPK(r.TenantID, c.Provider, c.ID), SK: skCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
 		if err := errors.Join(err1, err2); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -59,7 +60,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 	hash := tokenHash(token)
 	rec := sessionRecord{
 		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(r.TenantID, r.ID), GSI1SK: auth.UserIndexSK(hash),
-		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: stamp(s.Clock.Now()),
+		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: clock.Stamp(s.Clock.Now()),
 	}
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
@@ -78,7 +79,7 @@ func (s *Service) newSession(ctx context.Context, r record, t tenant.Tenant, per
 		IsGuest: r.IsGuest, IsPrimary: true, Roles: r.Roles, User: &u,
 	}
 	if !permanent {
-		out.ExpiresAt = stamp(expires)
+		out.ExpiresAt = clock.Stamp(expires)
 	}
 	return out, nil
 }
@@ -132,7 +133,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	rec := sessionRecord{
 		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(caller.TenantID, userID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
-		Created: stamp(now), ExpiresAt: exp.Unix(),
+		Created: clock.Stamp(now), ExpiresAt: exp.Unix(),
 	}
 	if epoch >= 0 {
 		err = s.st().putSessionAtEpoch(ctx, rec, epoch)
@@ -142,7 +143,7 @@ func (s *Service) AdminSession(ctx context.Context, caller web.Caller) (Session,
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: stamp(exp), Roles: []string{web.RoleAdmin}}, nil
+	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: clock.Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
 }
 
 // EndServiceSessions ends every admin session made from the tenant's
@@ -501,7 +502,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	// changed nothing else).
 	r = activated
 	r.ActivationCode, r.ActivationAttempts = "", 0
-	r.UpdatedAt, r.Version = stamp(now), r.Version+1
+	r.UpdatedAt, r.Version = clock.Stamp(now), r.Version+1
 	r.setKeys()
 	if credGone {
 		r.creds = nil // read them again for the view
@@ -509,7 +510,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		r.creds = make([]credRecord, 0, len(creds))
 		for _, c := range creds {
 			if c.SK == cred.SK {
-				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", stamp(now)
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", clock.Stamp(now)
 			}
 			r.creds = append(r.creds, c)
 		}
@@ -536,7 +537,7 @@ func primaryAmong(creds []credRecord, provider, id string) (credRecord, bool) {
 // it) verified at now, as VerifyCredential does: updatedAt and its list key
 // move with it. It is conditional on the credential still existing.
 func verifiedItem(table string, c credRecord, now time.Time) (types.TransactWriteItem, error) {
-	at := stamp(now)
+	at := clock.Stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(at)).
 		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).
@@ -663,7 +664,7 @@ func (s *Service) updateUser(ctx context.Context, r record, upd expression.Updat
 
 // updateUserAt is updateUser with the time the change is stamped with.
 func (s *Service) updateUserAt(ctx context.Context, r record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := stamp(at)
+	now := clock.Stamp(at)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))

@@ -58,12 +58,6 @@ const (
 	skLoginAttempt = "LOGIN"
 )
 
-// timeFormat is the fixed-width UTC form used for stored and returned
-// timestamps; it sorts as text.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 func userPK(t, uid string) string               { return profile.PK(t, uid) }
 func credSK(provider, id string) string         { return "CRED#" + provider + "#" + id }
 func credIndexPK(t, provider, id string) string { return profile.CredentialPK(t, provider, id) }
