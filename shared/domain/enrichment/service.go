@@ -2,14 +2,12 @@ package enrichment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -145,27 +143,17 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]E
 	if q.Limit < 1 || q.Limit > web.MaxLimit {
 		q.Limit = web.DefaultLimit
 	}
-	start, err := s.Cursor.Decode(caller.TenantID, listScope, q.StartKey)
-	if err != nil {
-		return nil, web.Page{}, err
-	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, s.st().query(caller.TenantID), start, q.Limit, nil)
+	page := ddb.PageQuery{Tenant: caller.TenantID, Scope: listScope, StartKey: q.StartKey, Limit: q.Limit}
+	var recs []record
+	next, err := enrichmentItems.ReadPage(ctx, s.DB, s.Cursor, s.st().query(caller.TenantID), page, &recs)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list enrichments: %w", err)
 	}
-	out := make([]Enrichment, 0, len(items))
-	for _, it := range items {
-		e, err := decode(it)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		out = append(out, e)
-	}
-	nk, err := s.Cursor.Encode(caller.TenantID, listScope, next)
+	out, err := enrichments(recs)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
-	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: nk}, nil
+	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: next}, nil
 }
 
 // Update changes an enrichment (PUT /awardenrichments/{enrichmentId},
@@ -186,12 +174,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if err != nil {
 		return Enrichment{}, err
 	}
-	var patch map[string]json.RawMessage
-	if err := json.Unmarshal(body, &patch); err != nil {
-		return Enrichment{}, apierr.Invalid("", "the body must be a JSON object")
-	}
-	if len(patch) == 0 {
-		return Enrichment{}, apierr.Invalid("", "send at least one field to change")
+	patch, err := web.DecodePatch(body)
+	if err != nil {
+		return Enrichment{}, err
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		cur, version, err := s.st().get(ctx, caller.TenantID, id)
@@ -201,8 +186,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		if err := readOnlyUnchanged(in, cur); err != nil {
 			return Enrichment{}, err
 		}
-		fields, err := merge(cur.Fields, patch)
-		if err != nil {
+		var fields Fields
+		if err := web.MergePatch("award enrichment", cur.Fields, patch, readOnly, &fields); err != nil {
 			return Enrichment{}, err
 		}
 		if err := fields.Validate(); err != nil {
@@ -231,38 +216,6 @@ func readOnlyUnchanged(in Input, cur Enrichment) error {
 		web.ReadOnly("loyaltyRewardId", in.LoyaltyRewardID, cur.LoyaltyRewardID), web.ReadOnly("loyaltyProvider", in.LoyaltyProvider, cur.LoyaltyProvider),
 		web.ReadOnly("created", in.Created, cur.Created), web.ReadOnly("updated", in.Updated, cur.Updated),
 	)
-}
-
-// merge overlays the top-level fields of patch on cur (null removes a
-// field; read-only fields are skipped) and decodes the result.
-func merge(cur Fields, patch map[string]json.RawMessage) (Fields, error) {
-	b, err := json.Marshal(cur)
-	if err != nil {
-		return Fields{}, fmt.Errorf("encode enrichment: %w", err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return Fields{}, fmt.Errorf("decode enrichment: %w", err)
-	}
-	for k, v := range patch {
-		if slices.Contains(readOnly, k) {
-			continue
-		}
-		if string(v) == "null" {
-			delete(doc, k)
-			continue
-		}
-		doc[k] = v
-	}
-	merged, err := json.Marshal(doc)
-	if err != nil {
-		return Fields{}, fmt.Errorf("encode enrichment: %w", err)
-	}
-	var next Fields
-	if err := json.Unmarshal(merged, &next); err != nil {
-		return Fields{}, apierr.Invalid("", "the body does not make a valid award enrichment")
-	}
-	return next, nil
 }
 
 // Delete removes an enrichment (DELETE /awardenrichments/{enrichmentId},

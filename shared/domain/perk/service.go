@@ -2,13 +2,11 @@ package perk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -188,15 +186,11 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 	if q.Enabled == nil {
 		scope = "perks|all|" + strings.Join(q.Templates, ",")
 	}
-	start, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
-	if err != nil {
-		return nil, web.Page{}, err
-	}
 	keep := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		var out []ddb.Item
 		for _, it := range items {
 			var rec record
-			if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+			if err := perkItems.Decode(it, &rec); err != nil {
 				return nil, err
 			}
 			if q.Enabled != nil && rec.Enabled != *q.Enabled {
@@ -209,23 +203,17 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 		}
 		return out, nil
 	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, s.st().query(caller.TenantID), start, q.Limit, keep)
+	page := ddb.PageQuery{Tenant: caller.TenantID, Scope: scope, StartKey: q.StartKey, Limit: q.Limit, Keep: keep}
+	var recs []record
+	next, err := perkItems.ReadPage(ctx, s.DB, s.Cursor, s.st().query(caller.TenantID), page, &recs)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list perks: %w", err)
 	}
-	out := make([]Perk, 0, len(items))
-	for _, it := range items {
-		p, err := decode(it)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		out = append(out, p)
-	}
-	nk, err := s.Cursor.Encode(caller.TenantID, scope, next)
+	out, err := perks(recs)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
-	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: nk}, nil
+	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: next}, nil
 }
 
 // Update changes a perk (PUT /perks/{perkId}, admin). The body holds any
@@ -244,12 +232,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
-	var patch map[string]json.RawMessage
-	if err := json.Unmarshal(body, &patch); err != nil {
-		return Perk{}, apierr.Invalid("", "the body must be a JSON object")
-	}
-	if len(patch) == 0 {
-		return Perk{}, apierr.Invalid("", "send at least one field to change")
+	patch, err := web.DecodePatch(body)
+	if err != nil {
+		return Perk{}, err
 	}
 	// The locations are checked when the body sets them (once, whatever
 	// the retries): a change of other fields leaves them as they are.
@@ -262,8 +247,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		if err := readOnlyUnchanged(in, cur); err != nil {
 			return Perk{}, err
 		}
-		next, err := merge(cur, patch)
-		if err != nil {
+		var next Perk
+		if err := web.MergePatch("perk", cur, patch, readOnly, &next); err != nil {
 			return Perk{}, err
 		}
 		if err := s.validate(ctx, caller.TenantID, &next.Definition); err != nil {
@@ -298,38 +283,9 @@ func readOnlyUnchanged(in Input, cur Perk) error {
 	)
 }
 
-// merge overlays the top-level fields of patch on cur (null removes a
-// field) and decodes the result.
-func merge(cur Perk, patch map[string]json.RawMessage) (Perk, error) {
-	b, err := json.Marshal(cur)
-	if err != nil {
-		return Perk{}, fmt.Errorf("encode perk: %w", err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return Perk{}, fmt.Errorf("decode perk: %w", err)
-	}
-	for k, v := range patch {
-		switch k {
-		case "_id", "tenantId", "loyaltyProvider", "created", "updatedAt":
-			continue
-		}
-		if string(v) == "null" {
-			delete(doc, k)
-			continue
-		}
-		doc[k] = v
-	}
-	merged, err := json.Marshal(doc)
-	if err != nil {
-		return Perk{}, fmt.Errorf("encode perk: %w", err)
-	}
-	var next Perk
-	if err := json.Unmarshal(merged, &next); err != nil {
-		return Perk{}, apierr.Invalid("", "the body does not make a valid perk")
-	}
-	return next, nil
-}
+// readOnly are the fields a PUT may send back unchanged (readOnlyUnchanged
+// checks them) and the merge leaves as stored.
+var readOnly = []string{"_id", "tenantId", "loyaltyProvider", "created", "updatedAt"}
 
 // Disable disables a perk (DELETE /perks/{perkId}, admin): its awards stay
 // as history, hidden from the award lists unless includeDisabled. Disabling

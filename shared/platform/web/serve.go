@@ -9,7 +9,10 @@ import (
 
 // An Op is what a route does: it reads the request (the caller is the
 // authenticated one) and returns the value to answer, or an error that
-// Error maps to its status.
+// Error maps to its status. Serve and ServeAdmin are compiled once for
+// each answer type that is a struct, with type descriptors named after
+// its whole shape: Ops that return any (the answer is encoded the same)
+// share one copy, where a function's binary is near its size limit.
 type Op[T any] func(r *http.Request, caller Caller) (T, error)
 
 // Serve adapts op to a handler that answers its value as JSON with status,
