@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -123,7 +124,7 @@ func (r *raw) putAward(ctx context.Context, u benchUser, p string) error {
 	return nil
 }
 
-func stamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+func stamp() string { return clock.Stamp(time.Now()) }
 
 func (r *raw) get(ctx context.Context, table string, k item, consistent bool, projection ...string) (item, error) {
 	in := &dynamodb.GetItemInput{TableName: aws.String(table), Key: k, ConsistentRead: aws.Bool(consistent)}
