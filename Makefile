@@ -11,7 +11,7 @@
 #   make build                              build/<fn>/bootstrap and build/<fn>.zip (linux/arm64)
 #   make invoke FN=tenants EVENT=events/x.json [TIMEOUT=30s]
 #                                           run one function locally on one event
-#   make bench [BENCH_REQUESTS=5000] [BENCH_IMPORT_ROWS=20000]
+#   make bench [BENCH_REQUESTS=5000] [BENCH_IMPORT_ROWS=20000] [BENCH_REIMPORT_ROWS=10000]
 #                                           API, imports and cold starts against raw
 #                                           DynamoDB and a hello-world Lambda: one table
 #                                           of ratios (build/bench.json), ~15 minutes
@@ -161,7 +161,7 @@ BENCH_DIR      := $(BUILD_DIR)/bench
 BENCH_SERVER   := $(BENCH_DIR)/localstack
 HELLO          := $(BENCH_DIR)/hello/bootstrap
 HELLO_ARM64    := $(BENCH_DIR)/hello-arm64/bootstrap
-BENCH_SETTINGS  = BENCH_REQUESTS BENCH_CONCURRENCY BENCH_IMPORT_ROWS BENCH_COLD_RUNS SOAK_REQUESTS SOAK_DURATION
+BENCH_SETTINGS  = BENCH_REQUESTS BENCH_CONCURRENCY BENCH_IMPORT_ROWS BENCH_REIMPORT_ROWS BENCH_COLD_RUNS SOAK_REQUESTS SOAK_DURATION
 export $(BENCH_SETTINGS)
 
 $(BENCH_SERVER): FORCE

@@ -126,7 +126,7 @@ var samples = []struct {
 	{"users-login.json", "accounts", 200},
 	{"users-reset.json", "accounts", 200},
 	// No OpenID Connect issuer is reachable, so the ID token fails
-	// verification (real sign-ins are tested in shared/domain/user with a local
+	// verification (real sign-ins are tested in shared/domain/account with a local
 	// issuer).
 	{"users-sso-google.json", "accounts", 422},
 	{"guests-create.json", "accounts", 201},
@@ -243,6 +243,8 @@ var samples = []struct {
 }
 
 func TestSampleEvents(t *testing.T) {
+	// Not parallel: the samples name the fixed tenant "local", which it
+	// seeds and whose key it rotates.
 	h := testkit.New(t)
 	ctx := context.Background()
 	local, err := h.Deps.Tenants.Seed(ctx, "local", "Local tenant", "local-service-token")

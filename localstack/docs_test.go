@@ -19,6 +19,7 @@ import (
 // UI files it loads, and the OpenAPI document it reads, which must
 // validate and name this server first (so "Try it out" calls it).
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	st := testkit.Stack(t)
 	deps, err := whole.New(context.Background(), wire.ConfigFromEnv())
 	if err != nil {

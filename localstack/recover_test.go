@@ -20,6 +20,7 @@ import (
 // it ends DONE with every row applied once, the same nonce answers the
 // finished operation, and its results file is there.
 func TestRestartResumesStoppedJobs(t *testing.T) {
+	t.Parallel()
 	h := testkit.New(t)
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
@@ -71,7 +72,7 @@ func TestRestartResumesStoppedJobs(t *testing.T) {
 	// The stack starts again. Its jobs function is the harness's, on the
 	// harness's clock: the wait for the dead run's lease advances it.
 	st := testkit.Stack(t)
-	st.OnS3("jobs", jobs.HandleS3)
+	h.OnS3("jobs", jobs.HandleS3)
 	jobs.Sleep = func(d time.Duration) { h.Clock.Advance(d) }
 	l := &local{template: h.Template, stack: st, deps: h.Deps}
 	n, err := l.resumeJobs(ctx, func(tenantID string) bool { return tenantID == h.Tenant.ID })

@@ -19,6 +19,7 @@ import (
 // DynamoDB Local was paused) is answered as API Gateway answers a Lambda
 // that timed out, instead of holding the request.
 func TestRouteEndsAtTheFunctionTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	blocks := func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {

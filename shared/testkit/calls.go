@@ -57,9 +57,9 @@ func (h *Harness) DoInto(c *callcount.Counter, method, path string, body any, he
 
 // CountFunction adds the calls of function's S3-triggered and
 // stream-triggered runs (the jobs and rules functions), as the stack
-// delivers their events, to c until the test ends. Tests that count a
-// function must not run in parallel with other tests of their package
-// that capture or count it.
+// delivers their events, to c until the test ends. It counts the runs for
+// every tenant (a stream batch mixes them), so a test that counts a
+// function stays serial.
 func (h *Harness) CountFunction(function string, c *callcount.Counter) {
 	h.T.Helper()
 	st := Stack(h.T)

@@ -95,3 +95,53 @@ func (h *Harness) AdminUser(t testing.TB, first, last string) string {
 	}
 	return h.Do("POST", "/users?autoActivate=true", body, h.Admin()).Expect(t, 201, "").Map(t)["id"].(string)
 }
+
+// UserBody is the body of POST /users for a user with one credential of
+// provider, and password when it is not empty.
+func UserBody(first, last, provider, id, password string) map[string]any {
+	b := map[string]any{
+		"firstName":   first,
+		"lastName":    last,
+		"credentials": []map[string]any{{"provider": provider, "id": id}},
+	}
+	if password != "" {
+		b["password"] = password
+	}
+	return b
+}
+
+// CountUsersWith returns how many users the tenant's admin finds by a
+// credential (GET /users?credentialId=).
+func (h *Harness) CountUsersWith(t testing.TB, credential string) int {
+	t.Helper()
+	var out struct {
+		Items []map[string]any `json:"items"`
+	}
+	h.Do("GET", "/users?credentialId="+credential, nil, h.Admin(), Headers{"x-api-version", "4"}).Expect(t, 200, "").JSON(t, &out)
+	return len(out.Items)
+}
+
+// Parallel runs do(0) to do(n-1) at once (n requests racing) and returns
+// what each returned (a status), in order.
+func Parallel(n int, do func(i int) int) []int {
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = do(i)
+		}()
+	}
+	wg.Wait()
+	return statuses
+}
+
+// Tally counts statuses.
+func Tally(statuses []int) map[int]int {
+	m := map[int]int{}
+	for _, s := range statuses {
+		m[s]++
+	}
+	return m
+}

@@ -88,7 +88,8 @@ func kept(r events.DynamoDBEventRecord) bool {
 	return ok && title.DataType() == events.DataTypeString && strings.HasSuffix(title.String(), keptTitle)
 }
 
-// own are the tenants this test binary made (Harness.newTenant), by id.
+// own are the tenants this test binary made (Harness.newTenant), by id,
+// each with the harness that made it.
 // Every binary using one DynamoDB Local reads the same streams; each
 // handles only the records of its own tenants, so that a test's
 // WaitStreams (which waits for its own binary's handlers) sees all that

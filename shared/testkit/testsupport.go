@@ -1,9 +1,40 @@
-// Package testsupport runs the platform for integration tests: one storage
+// Package testkit runs the platform for integration tests: one storage
 // stack (DynamoDB Local and an in-process S3) per test binary, and for each
-// test its own tenant, an injectable clock, the message outbox, and an HTTP
-// server that sends every request through the API Gateway stand-in and the
-// functions' real Lambda handlers. Every response is checked against the
-// OpenAPI document.
+// test its own platform (New builds a whole.Deps per harness), tenant,
+// manual clock, message outbox, client address, and an HTTP server that
+// sends every request through the API Gateway stand-in and the functions'
+// real Lambda handlers. Every response is checked against the OpenAPI
+// document.
+//
+// # Parallel tests
+//
+// A test that works through its own harness is isolated by it and calls
+// t.Parallel() first: its tenant keys every item and job file it touches,
+// and what it sets (hooks and knobs on h.Deps' services, h.Clock,
+// h.Deps.Jobs) is its own. OnS3 and CaptureS3 take only the S3 events of
+// the harness's tenants, so tests that run or capture the jobs function
+// themselves are parallel too; the stream handlers serve the tenants of
+// every test of the binary at once, and WaitStreams waits for the records
+// of parallel tests as well. Subtests that make their own harness are
+// parallel; subtests that share their parent's are parallel only when
+// independent of each other and of what the parent checks after them. A
+// test of pure logic (validation, parsing, arithmetic) makes no harness at
+// all: a table over the function.
+//
+// A test stays serial, with a comment saying why, when it reaches beyond
+// its harness: it sets an environment variable (t.Setenv panics in a
+// parallel test), a package-level variable (metrics' clock) or the
+// default logger (slog.SetDefault, which every New sets too: notify's
+// TestCaps, checkin's and rule's log captures); it counts or replaces what
+// the stack runs for every tenant (CountFunction in access's
+// TestPoliciesAllowCalls, Stack().OnS3 or OnStream); it works on a tenant
+// no harness owns (the events' fixed tenant "local"); or it loads
+// DynamoDB Local with many concurrent transactions (idempotency's 100
+// clients: DynamoDB Local runs one transaction at a time, and with other
+// tests' alongside some wait past its lock timeout and fail with a 500).
+// Go runs a package's serial tests first, one at a time, and its parallel
+// tests after them, so a serial test never overlaps a parallel one of its
+// package.
 package testkit
 
 import (
@@ -92,8 +123,9 @@ func subscribeS3(st *stack.Stack) error {
 		if err != nil {
 			return fmt.Errorf("function %s has S3 triggers: %w", f.Name, err)
 		}
-		st.OnS3(f.Name, h)
-		defaultS3[f.Name] = h
+		routed := routeS3(f.Name, h)
+		st.OnS3(f.Name, routed)
+		defaultS3[f.Name] = routed
 	}
 	return nil
 }
@@ -120,6 +152,11 @@ type Harness struct {
 	// per-address allowance of anonymous calls of one test does not meet
 	// another's. From sends a request from another address.
 	Peer string
+
+	mu sync.Mutex
+	// s3 are the handlers that take the S3 events of the harness's
+	// tenants instead of the stack's functions (OnS3), by function.
+	s3 map[string]stack.S3Handler
 }
 
 // headerPeer names, on a request the harness sends, the client address
@@ -201,7 +238,7 @@ func (h *Harness) newTenant(settings tenant.Settings, suffix string) (tenant.Ten
 	if err != nil {
 		h.T.Fatalf("create tenant: %v", err)
 	}
-	own.Store(t.ID, true)
+	own.Store(t.ID, h)
 	return t, key
 }
 

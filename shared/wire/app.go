@@ -175,6 +175,18 @@ func (b *Base) TenantTitle(ctx context.Context, tenantID string) (string, error)
 	return t.Title, err
 }
 
+// Titles names tenants (Title) for the domains whose actions name the
+// tenant.
+type Titles struct{ b *Base }
+
+// Titles returns the tenant names read on b (TenantTitle).
+func (b *Base) Titles() Titles { return Titles{b} }
+
+// Title names tenant id.
+func (t Titles) Title(ctx context.Context, id string) (string, error) {
+	return t.b.TenantTitle(ctx, id)
+}
+
 // LambdaHandler is the handler of an API function: API Gateway HTTP API
 // events (payload 2.0) through the api-proxy adapter.
 type LambdaHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
@@ -186,9 +198,9 @@ func (b *Base) Idempotency() *idempotency.Store {
 
 // Lambda returns the Lambda handler of an API function serving routes,
 // authenticated by b.Auth(). The routes marked Idempotent take the
-// Idempotency-Key header (b.Idempotency()): their handlers are wrapped
-// before web.Handler adds the middleware, so the wrapper runs after
-// authentication and knows the caller.
+// Idempotency-Key header (b.Idempotency()): they are wrapped (around
+// their access checks) before web.Handler adds the middleware, so the
+// wrapper runs after authentication and knows the caller.
 func (b *Base) Lambda(routes []web.Route) LambdaHandler {
 	return lambda(web.Handler(b.Idempotency().Decorate(routes), b.Auth(), b.Log), b.Log)
 }

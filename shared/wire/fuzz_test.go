@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"github.com/loyalty-platform/platform/shared/platform/timefilter"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -20,25 +21,25 @@ import (
 // service key, one tenant; its errors are the real authenticator's.
 type keys struct{}
 
-func (keys) Session(_ context.Context, token string) (web.Caller, error) {
+func (keys) Session(_ context.Context, token string) (actor.Actor, error) {
 	if token == "user-token" {
-		return web.Caller{TenantID: "t1", UserID: "u1", Roles: []string{web.RoleUser}}, nil
+		return actor.Actor{TenantID: "t1", UserID: "u1", Roles: []string{actor.RoleUser}}, nil
 	}
-	return web.Caller{}, auth.ErrBadSession
+	return actor.Actor{}, auth.ErrBadSession
 }
 
-func (keys) ServiceKey(_ context.Context, key string) (web.Caller, error) {
+func (keys) ServiceKey(_ context.Context, key string) (actor.Actor, error) {
 	if key == "service-key" {
-		return web.Caller{TenantID: "t1", Service: true}, nil
+		return actor.Actor{TenantID: "t1", Service: true}, nil
 	}
-	return web.Caller{}, auth.ErrBadServiceKey
+	return actor.Actor{}, auth.ErrBadServiceKey
 }
 
-func (keys) Tenant(_ context.Context, id string) (web.Caller, error) {
+func (keys) Tenant(_ context.Context, id string) (actor.Actor, error) {
 	if id == "t1" {
-		return web.Caller{TenantID: "t1"}, nil
+		return actor.Actor{TenantID: "t1"}, nil
 	}
-	return web.Caller{}, auth.ErrUnknownTenant
+	return actor.Actor{}, auth.ErrUnknownTenant
 }
 
 type thing struct {
@@ -53,16 +54,13 @@ type thing struct {
 // need no storage.
 func parsingRoutes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/things", Handler: web.Serve(201, func(r *http.Request, c web.Caller) (thing, error) {
-			if err := c.RequireUser(r.PathValue("userId")); err != nil {
-				return thing{}, err
-			}
+		{Method: "POST", Path: "/users/{userId}/things", Access: web.Self, Handler: web.Serve(201, func(r *http.Request, _ actor.Actor) (thing, error) {
 			if _, err := web.APIVersion(r); err != nil {
 				return thing{}, err
 			}
 			return web.Decoded[thing](r)
 		})},
-		{Method: "GET", Path: "/things", Handler: web.ServeAdmin(200, func(r *http.Request, _ web.Caller) (web.Page, error) {
+		{Method: "GET", Path: "/things", Access: web.Admin, Handler: web.Serve(200, func(r *http.Request, _ actor.Actor) (web.Page, error) {
 			limit, start, err := web.Paging(r)
 			if err != nil {
 				return web.Page{}, err
@@ -73,10 +71,7 @@ func parsingRoutes() []web.Route {
 			_ = web.ListParam(r, "type")
 			return web.Page{Limit: limit, StartKey: start}, nil
 		})},
-		{Method: "PUT", Path: "/things/{thingId}", Handler: web.ServeEmpty(204, func(r *http.Request, c web.Caller) error {
-			if err := c.RequireAuth(); err != nil {
-				return err
-			}
+		{Method: "PUT", Path: "/things/{thingId}", Access: web.Authenticated, Handler: web.ServeEmpty(204, func(r *http.Request, _ actor.Actor) error {
 			var v thing
 			return web.DecodeOptional(r, &v)
 		})},

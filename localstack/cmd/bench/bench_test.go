@@ -56,7 +56,7 @@ func TestTinyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := settings{
-		Concurrency: 2, Requests: 14, ImportRows: 50, ColdRuns: 1, Functions: []string{fn},
+		Concurrency: 2, Requests: 14, ImportRows: 50, ReimportRows: 30, ColdRuns: 1, Functions: []string{fn},
 		Sections: []string{"api", "imports", "cold"},
 		BuildDir: dir, Out: filepath.Join(dir, "bench.json"), Log: filepath.Join(dir, "localstack.log"),
 		Hello: hello, HelloArm: filepath.Join(dir, "none"),
@@ -75,6 +75,12 @@ func TestTinyRun(t *testing.T) {
 		for _, figure := range []string{"mix throughput", "location import (50 rows)", "award import (50 rows)", "award import with earned_at (50 rows)", fn + " init"} {
 			if r, ok := got[figure]; !ok || r.Value <= 0 || r.Reference <= 0 {
 				t.Errorf("figure %q = %+v, want a value and a reference", figure, r)
+			}
+		}
+		for _, prefix := range []string{"location import, new locations (30 rows", "location import, the same file again: nothing to write (30 rows", "location import, every row changed (30 rows"} {
+			i := slices.IndexFunc(rep.Rows, func(r row) bool { return strings.HasPrefix(r.Figure, prefix) })
+			if i < 0 || rep.Rows[i].Value <= 0 || rep.Rows[i].Reference <= 0 {
+				t.Errorf("no figure %q... with a value and a reference", prefix)
 			}
 		}
 		for _, op := range slices.Concat(mixOps, logged(orderOps)) {

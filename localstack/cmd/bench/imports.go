@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"mime/multipart"
+	"os"
 	"strings"
 	"time"
 
@@ -39,12 +40,20 @@ func (r importResult) RawRowsPerSec() float64 { return float64(r.Rows) / r.RawEl
 
 // locationFile returns a location import file of rows new locations.
 func locationFile(rows int) []byte {
+	return locationFileOf(randomHex(3), rows, "A place to eat and drink")
+}
+
+// locationFileOf returns a location import file of rows locations titled
+// "Bench <prefix> <n>", each with description: a file made again with the
+// same prefix and rows names the same locations (the re-imports), and
+// another description of the same length changes every row and none of
+// the summaries' fields.
+func locationFileOf(prefix string, rows int, description string) []byte {
 	var sb strings.Builder
 	sb.WriteString("title,geo_longitude,geo_latitude,state,tags,regions,address.line1,address.city,contacts.email,services.checkins,openingHours.monday,description\n")
-	prefix := randomHex(3)
 	for i := 0; i < rows; i++ {
-		fmt.Fprintf(&sb, "Bench %s %06d,%.4f,%.4f,ACTIVE,food|late,north,%d High Street,London,s%d@example.com,true,08:00-22:00,A place to eat and drink\n",
-			prefix, i, float64(i%360)-179.5, float64(i%180)-89.5, i, i)
+		fmt.Fprintf(&sb, "Bench %s %06d,%.4f,%.4f,ACTIVE,food|late,north,%d High Street,London,s%d@example.com,true,08:00-22:00,%s\n",
+			prefix, i, float64(i%360)-179.5, float64(i%180)-89.5, i, i, description)
 	}
 	return []byte(sb.String())
 }
@@ -158,41 +167,10 @@ func (e *env) runImport(ctx context.Context, path string, file []byte, rows int,
 		}
 		before[table] = keys
 	}
-	var body bytes.Buffer
-	w := multipart.NewWriter(&body)
-	part, _ := w.CreateFormFile("file", "import.csv")
-	_, _ = part.Write(file)
-	_ = w.Close()
-
-	start := time.Now()
-	var op struct {
-		ID string `json:"_id"`
-	}
-	if err := e.doJSON(ctx, call{method: "POST", path: path + "?dryRun=false", body: body.Bytes(), want: 202,
-		headers: append(e.admin(), "Content-Type", w.FormDataContentType(), "x-platform-req-nonce", nonce())}, &op); err != nil {
-		return importResult{}, err
-	}
-	var done struct {
-		Status string         `json:"status"`
-		Result map[string]any `json:"result"`
-		Error  any            `json:"error"`
-	}
-	for {
-		if err := e.doJSON(ctx, call{method: "GET", path: "/operations/" + op.ID, headers: e.admin(), want: 200}, &done); err != nil {
-			return importResult{}, err
-		}
-		if done.Status == "DONE" || done.Status == "FAILED" {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return importResult{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	res := importResult{Rows: rows, Elapsed: time.Since(start), ItemsByTable: map[string]int{}}
-	if done.Status != "DONE" || done.Result["imported"] != float64(rows) {
-		return res, fmt.Errorf("import %s: status %s, result %v, error %v", path, done.Status, done.Result, done.Error)
+	elapsed, err := e.timeImport(ctx, path, file, rows)
+	res := importResult{Rows: rows, Elapsed: elapsed, ItemsByTable: map[string]int{}}
+	if err != nil {
+		return res, err
 	}
 
 	var items []storedItem
@@ -229,7 +207,7 @@ func (e *env) runImport(ctx context.Context, path string, file []byte, rows int,
 				}
 			}
 		}
-		start = time.Now()
+		start := time.Now()
 		if err := e.batchWrite(ctx, items, rawWriters); err != nil {
 			return res, err
 		}
@@ -243,6 +221,84 @@ func (e *env) runImport(ctx context.Context, path string, file []byte, rows int,
 				}
 			}
 		}
+	}
+	return res, nil
+}
+
+// timeImport uploads file to path (a real import), waits for its
+// operation to be DONE with imported rows imported, and returns the time
+// from the upload's POST to then.
+func (e *env) timeImport(ctx context.Context, path string, file []byte, imported int) (time.Duration, error) {
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	part, _ := w.CreateFormFile("file", "import.csv")
+	_, _ = part.Write(file)
+	_ = w.Close()
+
+	start := time.Now()
+	var op struct {
+		ID string `json:"_id"`
+	}
+	if err := e.doJSON(ctx, call{method: "POST", path: path + "?dryRun=false", body: body.Bytes(), want: 202,
+		headers: append(e.admin(), "Content-Type", w.FormDataContentType(), "x-platform-req-nonce", nonce())}, &op); err != nil {
+		return 0, err
+	}
+	var done struct {
+		Status string         `json:"status"`
+		Result map[string]any `json:"result"`
+		Error  any            `json:"error"`
+	}
+	for {
+		if err := e.doJSON(ctx, call{method: "GET", path: "/operations/" + op.ID, headers: e.admin(), want: 200}, &done); err != nil {
+			return 0, err
+		}
+		if done.Status == "DONE" || done.Status == "FAILED" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	elapsed := time.Since(start)
+	if done.Status != "DONE" || done.Result["imported"] != float64(imported) || done.Result["errors"] != float64(0) {
+		return elapsed, fmt.Errorf("import %s: status %s, result %v, error %v", path, done.Status, done.Result, done.Error)
+	}
+	return elapsed, nil
+}
+
+// reimportResult is the three location imports of one set of rows: new
+// locations, the same file again (nothing to write) and every row changed.
+type reimportResult struct {
+	Rows                    int
+	New, Unchanged, Changed time.Duration
+}
+
+// reimports imports a file of rows new locations, the same file again and
+// the file with every row's description changed (same length, no field
+// of the summaries), one after another, with the settings of the other
+// imports.
+func (e *env) reimports(ctx context.Context, rows int) (reimportResult, error) {
+	res := reimportResult{Rows: rows}
+	prefix := randomHex(3)
+	steps := []struct {
+		name        string
+		description string
+		imported    int
+		took        *time.Duration
+	}{
+		{"new", "A place to eat and drink", rows, &res.New},
+		{"unchanged", "A place to eat and drink", 0, &res.Unchanged},
+		{"changed", "A place to eat and dine!", rows, &res.Changed},
+	}
+	for _, st := range steps {
+		fmt.Fprintf(os.Stderr, "bench: location import of %d rows, %s\n", rows, st.name)
+		d, err := e.timeImport(ctx, "/locations/imports", locationFileOf(prefix, rows, st.description), st.imported)
+		if err != nil {
+			return res, fmt.Errorf("%s location import: %w", st.name, err)
+		}
+		*st.took = d
 	}
 	return res, nil
 }

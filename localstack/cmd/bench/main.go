@@ -19,6 +19,9 @@
 //     import with an earned_at on every row, on perks whose lots expire
 //     (POST, the S3-triggered jobs function, operation DONE), each against
 //     raw BatchWriteItem of the items the import stored, with 8 writers;
+//     then three location imports of the same rows (new locations, the
+//     same file again, every row changed), the re-imports against the
+//     first;
 //   - cold start: each function's stripped linux/arm64 binary size and its
 //     initialisation time (host build, the runtime harness, from exec to
 //     its first request for an event; median of runs) against a hello-world
@@ -33,7 +36,7 @@
 //
 // Settings come from flags or, when a flag is not given, from the
 // environment: BENCH_REQUESTS, BENCH_CONCURRENCY, BENCH_IMPORT_ROWS,
-// BENCH_COLD_RUNS, SOAK_REQUESTS, SOAK_DURATION.
+// BENCH_REIMPORT_ROWS, BENCH_COLD_RUNS, SOAK_REQUESTS, SOAK_DURATION.
 package main
 
 import (
@@ -60,6 +63,7 @@ type settings struct {
 	Requests     int           `json:"requests"`
 	Concurrency  int           `json:"concurrency"`
 	ImportRows   int           `json:"importRows"`
+	ReimportRows int           `json:"reimportRows"`
 	ColdRuns     int           `json:"coldRuns"`
 	Functions    []string      `json:"functions,omitempty"`
 	Sections     []string      `json:"sections"`
@@ -117,6 +121,7 @@ func parseSettings(args []string) (settings, error) {
 	fs.IntVar(&set.Requests, "requests", envInt("BENCH_REQUESTS", 5000), "requests per API run (each operation, the mix, and each raw side)")
 	fs.IntVar(&set.Concurrency, "concurrency", envInt("BENCH_CONCURRENCY", 8), "requests in flight (workers)")
 	fs.IntVar(&set.ImportRows, "import-rows", envInt("BENCH_IMPORT_ROWS", 20000), "rows of each import file (0 skips the imports)")
+	fs.IntVar(&set.ReimportRows, "reimport-rows", envInt("BENCH_REIMPORT_ROWS", 10000), "rows of the location imports of new, unchanged and changed locations (0 skips them)")
 	fs.IntVar(&set.ColdRuns, "cold-runs", envInt("BENCH_COLD_RUNS", 10), "cold starts per function, the median is reported (0 skips them)")
 	sections := fs.String("sections", "api,liability,imports,cold", "comma-separated sections to run: api, liability, imports, cold")
 	fns := fs.String("functions", "", "comma-separated functions to cold-start (default: every function)")
@@ -450,6 +455,20 @@ func benchImports(ctx context.Context, e *env, set settings, rep *report) error 
 	}
 	rep.Rows = append(rep.Rows, higher("imports", fmt.Sprintf("location import (%d rows)", loc.Rows), loc.RowsPerSec(), loc.RawRowsPerSec(), "rows/s", ""))
 	rep.Notes = append(rep.Notes, fmt.Sprintf("location import: %.2f items/row of %d bytes on average written raw", loc.ItemsPerRow, loc.AvgItemSize))
+	if set.ReimportRows > 0 {
+		// Rows that update or leave a location against rows that create
+		// one: the same rows three times, the time of each import against
+		// the first's (target: at most 1.5 times as long).
+		re, err := e.reimports(ctx, set.ReimportRows)
+		if err != nil {
+			return err
+		}
+		n := re.Rows
+		rep.Rows = append(rep.Rows,
+			lower("imports", fmt.Sprintf("location import, new locations (%d rows; reference: raw BatchWriteItem at the location import's pace)", n), re.New.Seconds(), float64(n)/loc.RawRowsPerSec(), "s", ""),
+			lower("imports", fmt.Sprintf("location import, the same file again: nothing to write (%d rows; reference: new)", n), re.Unchanged.Seconds(), re.New.Seconds(), "s", "≥ 0.67"),
+			lower("imports", fmt.Sprintf("location import, every row changed (%d rows; reference: new)", n), re.Changed.Seconds(), re.New.Seconds(), "s", "≥ 0.67"))
+	}
 	fmt.Fprintf(os.Stderr, "bench: award import of %d rows\n", set.ImportRows)
 	file, err := e.awardFile(ctx, set.ImportRows, awardShape{})
 	if err != nil {

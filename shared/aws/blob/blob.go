@@ -37,7 +37,7 @@ type API interface {
 }
 
 // Photos keeps images in one bucket by key: the profile photos in the
-// media bucket (it implements user.Photos).
+// media bucket (it implements avatar.Photos).
 type Photos struct {
 	S3     API
 	Bucket string

@@ -378,6 +378,7 @@ func (f *fixture) reveals(body []byte, c caller) string {
 // (or, for another tenant, the victim's tenant id), or a change to what the
 // tenant's admin reads before and after. No answer may be a 5xx.
 func TestAccessMatrix(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	f := newFixture(t, h)
 

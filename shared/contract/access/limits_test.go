@@ -13,6 +13,7 @@ import (
 // page block) pages 100 items by default, takes limit 1 to 1000 and
 // answers 422 to 0 and to 1001, whatever the route.
 func TestPagingLimits(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	f := newFixture(t, h)
 	paged := 0
@@ -72,6 +73,7 @@ var bodyLimits = map[string]string{
 // answers 413 PAYLOAD_TOO_LARGE to a body over 1 MiB (web.MaxBodyBytes),
 // before it acts.
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	f := newFixture(t, h)
 	big := `{"title":"` + strings.Repeat("x", web.MaxBodyBytes) + `"}`

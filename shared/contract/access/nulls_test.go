@@ -16,6 +16,7 @@ import (
 // document does not allow one is 422 VALIDATION_FAILED naming the field,
 // however deep; the fields whose null means something still accept it.
 func TestNullRefused(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, _, _ := h.ActiveUser(t, "Nora", "Null")
 	seg := idFrom(t, h.Do("POST", "/segments", map[string]any{"title": "Nulls", "type": "SCHEDULED", "expiryHorizon": "P30D", "description": "d"}, h.Admin()).Expect(t, 201, ""))
@@ -82,6 +83,7 @@ func TestNullRefused(t *testing.T) {
 // 422 VALIDATION_FAILED naming it; a nullable one must not be refused for
 // being null. Read-only fields (which the server ignores) are left out.
 func TestNullTable(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -15,12 +15,12 @@ import (
 	"github.com/loyalty-platform/platform/shared/contract/sam"
 	"github.com/loyalty-platform/platform/shared/domain/audience"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/callcount"
 	"github.com/loyalty-platform/platform/shared/platform/idempotency"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/sso/ssotest"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -139,6 +139,8 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // on a segment whose member expired; and the tenants function's direct
 // invocations.
 func TestPoliciesAllowCalls(t *testing.T) {
+	// Not parallel: it counts the stream-triggered and S3-triggered runs
+	// of every tenant (CountFunction).
 	h := ts.New(t)
 	tables := logicalTables(t, h)
 	got := calls{}
@@ -159,7 +161,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 
 	// The tenant signs in with Google tokens of a local issuer.
 	google := ssotest.NewIssuer(t)
-	h.Deps.Users.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL()}}, h.Clock)
+	h.Deps.Accounts.SSO = sso.NewVerifier(sso.Config{Issuers: map[string]string{"google": google.URL()}}, h.Clock)
 	h.SetSettings(tenant.Settings{SSOClientIDs: map[string][]string{"google": {googleClient}}})
 
 	// The fixture's imports and exports run in the jobs function.
@@ -417,7 +419,7 @@ func rulesOnStream(t *testing.T, h *ts.Harness, pf *policyFixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Create(context.Background(), web.Caller{TenantID: h.Tenant.ID, Service: true}, body); err != nil {
+	if _, err := other.Create(context.Background(), actor.Actor{TenantID: h.Tenant.ID, Service: true}, body); err != nil {
 		t.Fatal(err)
 	}
 	complete() // applied by the stream only

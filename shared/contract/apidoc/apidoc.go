@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -40,7 +41,7 @@ const maxEncoded = 8
 
 // Routes returns the route of the document.
 func (s *Service) Routes() []web.Route {
-	return []web.Route{{Method: "GET", Path: "/openapi.json", Handler: s.handleGet}}
+	return []web.Route{{Method: "GET", Path: "/openapi.json", Access: web.Public, Handler: web.Serve(http.StatusOK, s.handleGet)}}
 }
 
 func (s *Service) load() (map[string]any, error) {
@@ -66,17 +67,16 @@ func (s *Service) load() (map[string]any, error) {
 // through (scheme, host and, behind a named API Gateway stage, the stage),
 // so "Try it out" in an interactive reference calls the API that served
 // the document; the document's own servers follow.
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleGet(r *http.Request, _ actor.Actor) (web.Response, error) {
 	body, err := s.encode(BaseURL(r))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return web.Response{}, err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", CacheControl)
-	w.Header().Set("Vary", "Host")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	return web.Response{Body: bytes.NewReader(body), Header: http.Header{
+		"Content-Type":  {"application/json"},
+		"Cache-Control": {CacheControl},
+		"Vary":          {"Host"},
+	}}, nil
 }
 
 // encode returns the document as JSON with base as its first server,

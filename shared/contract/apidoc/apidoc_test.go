@@ -18,6 +18,7 @@ import (
 // handler, answers the whole document to a caller without credentials; it
 // validates, names the server it was read from first, and may be cached.
 func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tests := []struct {
 		name    string
@@ -61,6 +62,7 @@ func TestOpenAPIDocument(t *testing.T) {
 // TestBaseURL: the first server of the document is where the request came
 // from; a Host that is not a plain host name is left out.
 func TestBaseURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, host, proto, want string
 	}{
@@ -92,6 +94,7 @@ func TestBaseURL(t *testing.T) {
 // sample event of the operations function), the first server is the
 // stage's URL, so "Try it out" keeps the stage in its paths.
 func TestOpenAPIDocumentBehindStage(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	raw, err := os.ReadFile("../../../events/operations-openapi.json")
 	if err != nil {

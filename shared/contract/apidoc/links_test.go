@@ -135,6 +135,7 @@ func markdownFiles(root string) ([]string, error) {
 }
 
 func TestMarkdownLinks(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +160,7 @@ func TestMarkdownLinks(t *testing.T) {
 
 // TestCheckLinks: the checker itself, on a small repository of its own.
 func TestCheckLinks(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
 		t.Fatal(err)

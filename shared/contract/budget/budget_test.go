@@ -179,6 +179,7 @@ func measure(t *testing.T, f *fixture, c call, cold bool) *callcount.Counter {
 // one (the caches emptied), where it may make Cold more. It fails when a
 // route exceeds its budget, and prints every count (go test -v).
 func TestBudgets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var report strings.Builder
 	for _, b := range budget.Routes {
@@ -212,6 +213,7 @@ func TestBudgets(t *testing.T) {
 // TestREADMETable: the README's table of storage calls lists the budgets
 // of Routes, in order.
 func TestREADMETable(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)

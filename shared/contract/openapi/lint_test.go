@@ -22,6 +22,7 @@ const spectralBin = "../../../localstack/node_modules/.bin/spectral"
 // warnings are logged. It is skipped only when Spectral is not installed
 // (make test installs it; so does CI).
 func TestSpectral(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(spectralBin); err != nil {
 		t.Skipf("Spectral is not installed (run npm ci in localstack/): %v", err)
 	}
@@ -72,6 +73,7 @@ func toString(v any) string {
 // a 429 with a Retry-After header, and on every response but API
 // Gateway's own (TooManyRequests) the x-request-id header.
 func TestEveryOperationAnswers(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	for path, item := range d.Spec().Paths.Map() {
 		for method, op := range item.Operations() {
@@ -96,6 +98,7 @@ func TestEveryOperationAnswers(t *testing.T) {
 // beside a `type` (OpenAPI 3.0 ignores it elsewhere, so a standard validator
 // refuses the null that kin-openapi would let through).
 func TestNullableHasType(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	seen := map[*openapi3.Schema]bool{}
 	var walk func(where string, ref *openapi3.SchemaRef)
@@ -150,6 +153,7 @@ func TestNullableHasType(t *testing.T) {
 // as a whole document, needs none). Examples are checked against their
 // schemas when the document loads and by Spectral.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	hasExample := func(mt *openapi3.MediaType) bool {
 		if mt == nil || mt.Example != nil || len(mt.Examples) > 0 {

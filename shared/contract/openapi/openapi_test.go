@@ -12,6 +12,8 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
 	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/domain/account"
+	"github.com/loyalty-platform/platform/shared/domain/directory"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -31,6 +33,7 @@ func load(t *testing.T) *openapi.Doc {
 // as OpenAPI 3.0.3 and that every operation carries what the project
 // requires of it.
 func TestDocumentLoads(t *testing.T) {
+	t.Parallel()
 	raw, err := openapi.Document()
 	if err != nil {
 		t.Fatalf("merge document: %v", err)
@@ -99,6 +102,7 @@ func servedRoutes() map[string][]web.Route {
 // the OpenAPI document; and that each route is served by the function the
 // template sends it to.
 func TestRoutesAgree(t *testing.T) {
+	t.Parallel()
 	served := map[string]string{} // "METHOD /path" -> function
 	for fn, routes := range servedRoutes() {
 		for _, r := range routes {
@@ -169,6 +173,7 @@ func TestRoutesAgree(t *testing.T) {
 // (IDEMPOTENCY_KEY_REUSED) and the Idempotent-Replayed header on its
 // success response.
 func TestIdempotencyKeyDocumented(t *testing.T) {
+	t.Parallel()
 	want := map[string]bool{}
 	for _, routes := range servedRoutes() {
 		for _, r := range routes {
@@ -229,6 +234,7 @@ func TestIdempotencyKeyDocumented(t *testing.T) {
 // TestErrorCodes checks the Error.code enum against apierr.Codes() and each
 // code's status against the per-status error responses of the document.
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	var want []string
 	for _, c := range apierr.Codes() {
@@ -334,16 +340,17 @@ func sampleUser(extras bool) user.User {
 }
 
 func TestValidateResponse(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	u := sampleUser(true)
-	session := user.Session{
+	session := account.Session{
 		ID: "t1.secret", UserID: "u1", TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-31T12:30:00.000Z",
 		FirstName: "Ada", LastName: "Tester", FullName: "Ada Tester", State: user.StateActive,
 		IsPrimary: true, Roles: []string{"USER"}, User: &u,
 	}
-	admin := user.Session{ID: "t1.secret", UserID: user.ServiceUserID, TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-01T23:59:59.000Z", Roles: []string{"ADMIN"}}
+	admin := account.Session{ID: "t1.secret", UserID: account.ServiceUserID, TenantID: "t1", TenantTitle: "Tenant", ExpiresAt: "2024-05-01T23:59:59.000Z", Roles: []string{"ADMIN"}}
 	page := web.Page{Limit: 2, Count: 1, NextKey: "abc.def"}
-	legacy := map[string]any{"items": []user.LegacyUser{{LegacyID: "u1", Name: "Ada Tester", User: sampleUser(false)}}, "page": page}
+	legacy := map[string]any{"items": []directory.LegacyUser{{LegacyID: "u1", Name: "Ada Tester", User: sampleUser(false)}}, "page": page}
 	current := map[string]any{"items": []user.User{sampleUser(false)}, "page": page}
 	errBody := func(code, msg string) []byte {
 		return mustJSON(t, web.ErrorBody{Code: code, Message: msg})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
+	"github.com/loyalty-platform/platform/shared/platform/web"
 	"github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -19,6 +20,20 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // handlers answer a probe: a route that is not 401 for a caller accepts it.
 type access struct {
 	anonymous, user, adminSession, serviceKey bool
+}
+
+// declared is what a route's declared web.Access lets each kind of caller
+// do, and false for a route that declares none.
+func declared(a web.Access) (access, bool) {
+	switch a {
+	case web.Public, web.Anonymous:
+		return access{anonymous: true, user: true, adminSession: true, serviceKey: true}, true
+	case web.Authenticated, web.Self:
+		return access{user: true, adminSession: true, serviceKey: true}, true
+	case web.Admin:
+		return access{adminSession: true, serviceKey: true}, true
+	}
+	return access{}, false
 }
 
 // pathParam matches a path parameter of a route pattern.
@@ -61,16 +76,32 @@ func probeAccess(t *testing.T, d *openapi.Doc) map[string]access {
 	return out
 }
 
-// TestSecurityMatchesRoutes proves that each operation's `security` says
-// who the route accepts: `{}` exactly where an anonymous caller is served,
+// TestSecurityMatchesRoutes proves that each route answers as its
+// declared web.Access says, and that each operation's `security` says who
+// the route accepts (its Access; for a route that declares none, what the
+// probe found): `{}` exactly where an anonymous caller is served,
 // the session schemes (auth-token and bearer-auth-token) exactly where a
 // session is, x-service-auth-token exactly where the service key is; an
 // operation a USER session is refused but an ADMIN session served says so in
 // its description. GET /users/login, the HTTP Basic login, documents `basic`
 // alone.
 func TestSecurityMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	probed := probeAccess(t, d)
+	for _, routes := range servedRoutes() {
+		for _, r := range routes {
+			key := r.Method + " " + r.Path
+			want, ok := declared(r.Access)
+			if !ok {
+				continue
+			}
+			if got := probed[key]; got != want {
+				t.Errorf("%s: declares Access %s, which accepts %+v, but answers %+v", key, r.Access, want, got)
+			}
+			probed[key] = want
+		}
+	}
 	if len(d.Spec().Security) != 0 {
 		t.Errorf("the document has a global security; each operation states its own")
 	}

@@ -14,6 +14,7 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestDaypartOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		hour int
 		want string
@@ -30,6 +31,7 @@ func TestDaypartOf(t *testing.T) {
 }
 
 func TestWhenAt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		at   string
@@ -56,6 +58,7 @@ func TestWhenAt(t *testing.T) {
 }
 
 func TestTransactItemRejects(t *testing.T) {
+	t.Parallel()
 	r := &action.Recorder{Table: "ActionsTable"}
 	good := action.Action{Type: "CHECKIN_CREATED", TenantID: "t1", When: action.WhenAt(time.Now(), nil)}
 	tests := []struct {
@@ -89,6 +92,7 @@ func TestTransactItemRejects(t *testing.T) {
 // TestRecorder writes actions to the Actions table and reads them back by
 // user and by location, newest first.
 func TestRecorder(t *testing.T) {
+	t.Parallel()
 	h := testkit.New(t)
 	ctx := context.Background()
 	rec := h.Deps.Actions

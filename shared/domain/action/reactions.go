@@ -19,21 +19,33 @@ type Reactions interface {
 	Run(ctx context.Context, actions ...Action) (int, error)
 }
 
-// React runs r on actions just recorded and returns what r.Run returns
-// of the changes it made or found made. A failure is logged on log (what names the
-// change) and otherwise ignored: the stream consumer applies what is
-// left. A nil r runs nothing.
-func React(ctx context.Context, r Reactions, log *slog.Logger, what string, actions ...Action) int {
-	if r == nil || len(actions) == 0 {
+// OnRecorded registers r to run on the actions the services recording
+// through this recorder report once their change committed (React). A
+// function's wiring registers its rules engine here; a function that
+// registers nothing (the jobs function) leaves every reaction to the
+// stream consumer.
+func (rec *Recorder) OnRecorded(r Reactions) { rec.reactions = append(rec.reactions, r) }
+
+// React runs the registered reactions on actions just recorded and
+// returns the sum of what their Run returned (the changes made or found
+// made on them). A failure is logged on log (what names the change) and
+// otherwise ignored: the stream consumer applies what is left. A nil
+// recorder, or one with no reactions, runs nothing.
+func (rec *Recorder) React(ctx context.Context, log *slog.Logger, what string, actions ...Action) int {
+	if rec == nil || len(actions) == 0 {
 		return 0
 	}
-	n, err := r.Run(ctx, actions...)
-	if err != nil {
-		ids := make([]string, 0, len(actions))
-		for _, a := range actions {
-			ids = append(ids, a.ID)
+	n := 0
+	for _, r := range rec.reactions {
+		got, err := r.Run(ctx, actions...)
+		n += got
+		if err != nil {
+			ids := make([]string, 0, len(actions))
+			for _, a := range actions {
+				ids = append(ids, a.ID)
+			}
+			log.WarnContext(ctx, "rules after "+what+" failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 		}
-		log.WarnContext(ctx, "rules after "+what+" failed; the stream consumer will apply them", "actionIds", ids, "error", err.Error())
 	}
 	return n
 }

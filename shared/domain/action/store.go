@@ -84,10 +84,14 @@ func newRecord(a Action) record {
 	return r
 }
 
-// Recorder appends actions to the Actions table.
+// Recorder appends actions to the Actions table. The reactions a
+// function registers on it (OnRecorded) run, before a request answers, on
+// the actions the services that record through it report (React).
 type Recorder struct {
 	DB    ddb.API
 	Table string
+	// reactions are the ones OnRecorded registered, in order.
+	reactions []Reactions
 }
 
 // TransactItem returns the conditional Put that records a, for the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
@@ -73,11 +74,11 @@ const (
 // Routes returns the routes of the actions function.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "GET", Path: "/actions", Handler: s.handleTenant},
-		{Method: "GET", Path: "/users/{userId}/actions", Handler: s.handleUser},
-		{Method: "GET", Path: "/locations/{locationId}/actions", Handler: s.handleLocation},
-		{Method: "POST", Path: "/actions/exports", Handler: s.handleExport},
-		{Method: "GET", Path: "/actions/exports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameExport)},
+		{Method: "GET", Path: "/actions", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleTenant)},
+		{Method: "GET", Path: "/users/{userId}/actions", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleUser)},
+		{Method: "GET", Path: "/locations/{locationId}/actions", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleLocation)},
+		{Method: "POST", Path: "/actions/exports", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleExport)},
+		{Method: "GET", Path: "/actions/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 	}
 }
 
@@ -138,74 +139,59 @@ func scopeKey(r *http.Request) string {
 	return r.URL.Path + "?" + q.Encode()
 }
 
-// list serves one list.
-func (s *Service) list(w http.ResponseWriter, r *http.Request, tenantID string, scope action.Scope, f action.Filter) {
+// list answers one list.
+func (s *Service) list(r *http.Request, tenantID string, scope action.Scope, f action.Filter) (List, error) {
 	if _, err := web.APIVersion(r); err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	limit, startKey, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	key := scopeKey(r)
 	start, err := s.Cursor.Decode(tenantID, key, startKey)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	items, next, err := s.Actions.List(r.Context(), tenantID, scope, f, start, limit)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	nk, err := s.Cursor.Encode(tenantID, key, next)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	if items == nil {
 		items = []action.Action{}
 	}
-	web.JSON(w, http.StatusOK, List{Actions: items, Page: web.Page{Limit: limit, Count: len(items), StartKey: startKey, NextKey: nk}})
+	return List{Actions: items, Page: web.Page{Limit: limit, Count: len(items), StartKey: startKey, NextKey: nk}}, nil
 }
 
 // handleTenant serves GET /actions (admin): the tenant's actions, newest
 // first; `locationId` (comma list) keeps those locations' actions,
 // `credentialId` (a full e-mail address or mobile number) its owner's.
-func (s *Service) handleTenant(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleTenant(r *http.Request, a actor.Actor) (List, error) {
 	f, err := filterOf(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
 	var scope action.Scope
 	locs := web.ListParam(r, "locationId")
 	if len(locs) > 50 {
-		web.Error(w, r, apierr.Invalid("locationId", "at most 50 locations"))
-		return
+		return List{}, apierr.Invalid("locationId", "at most 50 locations")
 	}
 	for _, l := range locs {
 		if !web.ValidID(l) {
-			web.Error(w, r, apierr.Invalid("locationId", "%q is not a location id", l))
-			return
+			return List{}, apierr.Invalid("locationId", "%q is not a location id", l)
 		}
 	}
 	if cred := strings.TrimSpace(r.URL.Query().Get("credentialId")); cred != "" {
-		owners, err := s.Owners.Owners(r.Context(), caller.TenantID, cred)
+		owners, err := s.Owners.Owners(r.Context(), a.TenantID, cred)
 		if err != nil {
-			web.Error(w, r, err)
-			return
+			return List{}, err
 		}
 		if len(owners) == 0 {
-			s.empty(w, r)
-			return
+			return empty(r)
 		}
 		// An e-mail address and a mobile number are never the same
 		// identifier: one owner at most.
@@ -214,66 +200,50 @@ func (s *Service) handleTenant(w http.ResponseWriter, r *http.Request) {
 	} else if len(locs) > 0 {
 		scope.LocationIDs = locs
 	}
-	s.list(w, r, caller.TenantID, scope, f)
+	return s.list(r, a.TenantID, scope, f)
 }
 
 // empty answers an empty first page.
-func (s *Service) empty(w http.ResponseWriter, r *http.Request) {
+func empty(r *http.Request) (List, error) {
 	limit, _, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
-	web.JSON(w, http.StatusOK, List{Actions: []action.Action{}, Page: web.Page{Limit: limit}})
+	return List{Actions: []action.Action{}, Page: web.Page{Limit: limit}}, nil
 }
 
 // handleUser serves GET /users/{userId}/actions (the user or an admin;
 // another user's list, or an unknown user's, is 404): the user's actions,
 // newest first.
-func (s *Service) handleUser(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
+func (s *Service) handleUser(r *http.Request, a actor.Actor) (List, error) {
 	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	if _, err := s.Users.Get(r.Context(), caller.TenantID, userID); err != nil {
-		web.Error(w, r, err)
-		return
+	if _, err := s.Users.Get(r.Context(), a.TenantID, userID); err != nil {
+		return List{}, err
 	}
 	f, err := filterOf(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
-	s.list(w, r, caller.TenantID, action.Scope{UserID: userID}, f)
+	return s.list(r, a.TenantID, action.Scope{UserID: userID}, f)
 }
 
 // handleLocation serves GET /locations/{locationId}/actions (admin): the
 // location's actions, newest first. An unknown location, or another
 // tenant's, is 404 (one GetItem of the location), as the location itself
 // is.
-func (s *Service) handleLocation(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleLocation(r *http.Request, a actor.Actor) (List, error) {
 	id := r.PathValue("locationId")
 	if !web.ValidID(id) {
-		web.Error(w, r, errLocationNotFound)
-		return
+		return List{}, errLocationNotFound
 	}
-	if err := s.locationExists(r.Context(), caller.TenantID, id); err != nil {
-		web.Error(w, r, err)
-		return
+	if err := s.locationExists(r.Context(), a.TenantID, id); err != nil {
+		return List{}, err
 	}
 	f, err := filterOf(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
-	s.list(w, r, caller.TenantID, action.Scope{LocationIDs: []string{id}}, f)
+	return s.list(r, a.TenantID, action.Scope{LocationIDs: []string{id}}, f)
 }
 
 // locationExists is nil for a location of the tenant, else 404 (or the

@@ -13,6 +13,7 @@ import (
 // (a user's name, a location's title, a payment type) are written with a
 // leading apostrophe; the numeric columns are written as numbers.
 func TestExportFormulaCells(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	a := action.Action{

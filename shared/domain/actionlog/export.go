@@ -10,6 +10,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/csvcell"
@@ -107,35 +108,22 @@ func (in ExportRequest) metadata() (map[string]any, error) {
 // it starts an export of the actions between from and to of the listed
 // types; 202 with the Operation, and a repeated nonce answers the same
 // operation.
-func (s *Service) handleExport(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleExport(r *http.Request, a actor.Actor) (operation.Operation, error) {
 	nonce, err := operation.ParseNonce(r.Header.Get(web.HeaderNonce))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return operation.Operation{}, err
 	}
-	var in ExportRequest
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+	in, err := web.Decoded[ExportRequest](r)
+	if err != nil {
+		return operation.Operation{}, err
 	}
 	md, err := in.metadata()
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return operation.Operation{}, err
 	}
-	op, err := s.Jobs.Start(r.Context(), job.StartRequest{
-		TenantID: caller.TenantID, Namespace: Namespace, Name: NameExport, Nonce: nonce, Metadata: md,
+	return s.Jobs.Start(r.Context(), job.StartRequest{
+		TenantID: a.TenantID, Namespace: Namespace, Name: NameExport, Nonce: nonce, Metadata: md,
 	})
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusAccepted, op)
 }
 
 // exportParams are an export's parameters as stored in the operation's

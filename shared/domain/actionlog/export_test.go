@@ -34,6 +34,7 @@ func startExport(t *testing.T, h *ts.Harness, body map[string]any) map[string]an
 }
 
 func TestExport(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	ids := seed(t, h, 30, base, "u1", "l1")
@@ -109,6 +110,7 @@ func TestExport(t *testing.T) {
 // TestExportResumes: an export that crashes after a commit and continues
 // in new invocations writes every action exactly once.
 func TestExportResumes(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	ids := seed(t, h, 23, base, "u1", "l1")

@@ -66,6 +66,8 @@ const maxExportHeap = 256 << 20
 //
 //	ACTIONS_EXPORT_ROWS=1000000 go run ./localstack/cmd/testenv -- go test -run TestLargeExport -timeout 2h -v ./shared/actionlog/
 func TestLargeExport(t *testing.T) {
+	// Not parallel: it stops the stream functions for every tenant
+	// (withoutStreamFunctions).
 	n, _ := strconv.Atoi(os.Getenv("ACTIONS_EXPORT_ROWS"))
 	if n <= 0 {
 		t.Skip("set ACTIONS_EXPORT_ROWS to run the large export")

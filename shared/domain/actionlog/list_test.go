@@ -77,6 +77,7 @@ func all(t *testing.T, h *ts.Harness, path string, limit int, caller ts.Headers)
 }
 
 func TestTenantListMergesShardsNewestFirst(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	want := seed(t, h, 40, base, "u1", "l1")
@@ -96,6 +97,7 @@ func place(t *testing.T, h *ts.Harness, title string, admin ts.Headers) string {
 }
 
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	l1 := place(t, h, "Seed place", h.Admin())
@@ -166,6 +168,7 @@ func TestListFilters(t *testing.T) {
 // /locations/{locationId} is), even where actions name the id; a location
 // of the tenant answers its list, empty or not.
 func TestLocationListNeedsTheLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	own := place(t, h, "Own place", h.Admin())
@@ -208,6 +211,7 @@ func TestLocationListNeedsTheLocation(t *testing.T) {
 }
 
 func TestActionsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, email := h.ActiveUser(t, "Ana", "Actions")
 	other, otherToken, _ := h.ActiveUser(t, "Otto", "Other")

@@ -137,6 +137,7 @@ func pkOf(in dynamodb.QueryInput) string {
 // client is a ddb.API, which has no Scan at all; the decorator records any
 // other call.
 func TestListsQueryTheIndexes(t *testing.T) {
+	t.Parallel()
 	if _, ok := reflect.TypeFor[ddb.API]().MethodByName("Scan"); ok {
 		t.Fatal("ddb.API has a Scan method: check that no list uses it")
 	}
@@ -223,6 +224,7 @@ func TestListsQueryTheIndexes(t *testing.T) {
 // about twice its size from the write shards together, not a page from
 // each shard (8 times the page) that the merge then drops.
 func TestTenantListReadsAboutAPage(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Rhea", "Reads")
 	seed(t, h, 800, time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), uid, "l1")

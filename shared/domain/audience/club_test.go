@@ -20,6 +20,7 @@ func clubAwards(t *testing.T, h *ts.Harness, uid, perkID string) []map[string]an
 }
 
 func TestClubPerkHeldWhileMember(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h, "PERSISTENT", "")
 	club := h.Do("POST", "/perks", map[string]any{"title": "VIP", "template": "CLUB", "segmentId": seg, "points": map[string]any{"initial": 2}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
@@ -71,6 +72,7 @@ func TestClubPerkHeldWhileMember(t *testing.T) {
 }
 
 func TestLegacyGrantToSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h, "PERSISTENT", "")
 	perk := h.Do("POST", "/perks", map[string]any{"title": "Promo", "template": "AD_HOC"}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -62,7 +63,7 @@ const maxAttempts = 5
 // refused. Each join is its own transaction: the membership, its
 // SEGMENT_JOINED action and the OnJoin hooks (a membership that had ended
 // without being removed yet is first recorded as left, EXPIRED).
-func (s *Service) AddMembers(ctx context.Context, caller web.Caller, segmentID string, in AddInput) (AddResult, error) {
+func (s *Service) AddMembers(ctx context.Context, caller actor.Actor, segmentID string, in AddInput) (AddResult, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return AddResult{}, err
 	}
@@ -333,7 +334,7 @@ func (s *Service) addChange(ctx context.Context, tx *ddb.Tx, typ, tenantTitle st
 // /segments/{segmentId}/members/{userId}, admin): the membership, its
 // SEGMENT_LEFT action (reason REMOVED) and the OnLeave hooks in one
 // transaction. A user who is not a live member is 404.
-func (s *Service) RemoveMember(ctx context.Context, caller web.Caller, segmentID, userID string) error {
+func (s *Service) RemoveMember(ctx context.Context, caller actor.Actor, segmentID, userID string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}
@@ -387,7 +388,7 @@ func (s *Service) RemoveMember(ctx context.Context, caller web.Caller, segmentID
 
 // ListMembers returns a page of a segment's live members (GET
 // /segments/{segmentId}/members, admin).
-func (s *Service) ListMembers(ctx context.Context, caller web.Caller, segmentID string, limit int, startKey string) ([]Member, web.Page, error) {
+func (s *Service) ListMembers(ctx context.Context, caller actor.Actor, segmentID string, limit int, startKey string) ([]Member, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}

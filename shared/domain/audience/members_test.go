@@ -38,6 +38,7 @@ func actionsOf(t *testing.T, h *ts.Harness, userID, typ string) []action.Action 
 }
 
 func TestAddAndRemoveMembers(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h, "PERSISTENT", "")
 	a, b := h.AdminUser(t, "Ann", "A"), h.AdminUser(t, "Bob", "B")
@@ -114,6 +115,7 @@ func untilNextRun(h *ts.Harness, days int) {
 }
 
 func TestExpiry(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	// Start just after 01:00 UTC, so that the two hours below never cross
 	// a 00:00 (the test would otherwise fail in the day's last two hours).
@@ -179,6 +181,7 @@ func TestExpiry(t *testing.T) {
 }
 
 func TestExpiryResumesAfterAFailure(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h, "SCHEDULED", "P1D")
 	var users []string
@@ -214,6 +217,7 @@ func TestExpiryResumesAfterAFailure(t *testing.T) {
 }
 
 func TestExpiryCutOffBeforeDeadline(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h, "SCHEDULED", "P1D")
 	u := h.AdminUser(t, "Cut", "Off")

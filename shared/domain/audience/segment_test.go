@@ -19,6 +19,7 @@ func newSegment(t *testing.T, h *ts.Harness, typ, horizon string) string {
 }
 
 func TestSegmentCRUD(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	s := h.Do("POST", "/segments", map[string]any{"title": "Regulars", "type": "ROLLING", "expiryHorizon": "P30D", "description": "Came twice"}, h.Admin()).Expect(t, 201, "").Map(t)
 	id := s["_id"].(string)
@@ -47,6 +48,7 @@ func TestSegmentCRUD(t *testing.T) {
 }
 
 func TestSegmentValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tests := []struct {
 		name  string
@@ -81,6 +83,7 @@ func TestSegmentValidation(t *testing.T) {
 }
 
 func TestSegmentAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Ursula", "User")
 	id := newSegment(t, h, "PERSISTENT", "")
@@ -121,6 +124,7 @@ func newSegmentAs(t *testing.T, h *ts.Harness, admin ts.Headers) string {
 }
 
 func TestEndOf(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 10, 15, 30, 0, 0, time.UTC)
 	tests := []struct {
 		horizon string

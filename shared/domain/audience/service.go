@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -56,15 +57,12 @@ type Service struct {
 	// change.
 	OnJoin  hook.Hooks[Change]
 	OnLeave hook.Hooks[Change]
-	// Rules run on the actions a membership change records, once it
-	// committed (nil: none; the stream consumer runs them anyway).
-	Rules action.Reactions
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
 // stream consumer applies what is left).
 func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	action.React(ctx, s.Rules, s.log(), "a segment change", actions...)
+	s.Actions.React(ctx, s.log(), "a segment change", actions...)
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -81,7 +79,7 @@ func (s *Service) log() *slog.Logger {
 var nullable = []string{"description", "expiryHorizon"}
 
 // Create stores a new segment (POST /segments, admin).
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Segment, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -120,7 +118,7 @@ func (s *Service) write(ctx context.Context, seg Segment, version int) error {
 }
 
 // Get returns one segment (GET /segments/{segmentId}, admin).
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Segment, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -131,21 +129,34 @@ func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Segmen
 	return seg, err
 }
 
-// SegmentExists reports whether a segment exists (for the perk domain).
-func (s *Service) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
+// Segments reads which segments exist, for the domains that name one (the
+// perk domain) and are built before the audiences service (which reads
+// their perks): it needs only the table.
+type Segments struct {
+	DB    ddb.API
+	Table string
+}
+
+// SegmentExists reports whether a segment exists.
+func (s Segments) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
 	if !web.ValidID(id) {
 		return false, nil
 	}
-	_, _, err := s.st().getSegment(ctx, tenantID, id)
+	_, _, err := (&store{db: s.DB, table: s.Table}).getSegment(ctx, tenantID, id)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
+// SegmentExists reports whether a segment exists (Segments.SegmentExists).
+func (s *Service) SegmentExists(ctx context.Context, tenantID, id string) (bool, error) {
+	return Segments{DB: s.DB, Table: s.Table}.SegmentExists(ctx, tenantID, id)
+}
+
 // List returns a page of the tenant's segments in creation order (GET
 // /segments, admin).
-func (s *Service) List(ctx context.Context, caller web.Caller, limit int, startKey string) ([]Segment, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, limit int, startKey string) ([]Segment, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -210,7 +221,7 @@ func (s *Service) all(ctx context.Context, tenantID string) ([]Segment, error) {
 // expiryHorizon, read-only fields may be sent back unchanged. A changed
 // type or expiryHorizon applies to members added (or, ROLLING, added
 // again) from then on; existing memberships keep their end.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Segment, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Segment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Segment{}, err
 	}
@@ -269,7 +280,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 // memberships end with it (no SEGMENT_LEFT is recorded for them). A
 // segment that enabled CLUB or LEVEL perks are tied to is 409: disable the
 // perks first.
-func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Delete(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -16,6 +16,7 @@ import (
 // shows on the awards once the window has passed; one created, changed or
 // deleted through this container's service shows at once.
 func TestEnrichmentsCache(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if h.Deps.TenantCache == nil {
 		t.Skip("the harness runs without a tenant cache")
@@ -39,7 +40,7 @@ func TestEnrichmentsCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	elsewhere, err := other.Create(context.Background(), web.Caller{TenantID: h.Tenant.ID, Service: true}, body)
+	elsewhere, err := other.Create(context.Background(), actor.Actor{TenantID: h.Tenant.ID, Service: true}, body)
 	if err != nil {
 		t.Fatal(err)
 	}

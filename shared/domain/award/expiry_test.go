@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -66,6 +68,7 @@ func entryTypes(entries []map[string]any) []string {
 // the run's EXPIRY entry and POINTS_EXPIRED action, and a second run that
 // changes nothing.
 func TestExpiryPolicies(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	london, _ := time.LoadLocation("Europe/London")
 	tests := []struct {
@@ -141,6 +144,7 @@ func TestExpiryPolicies(t *testing.T) {
 // TestAfterActivityRenews checks that under AFTER_ACTIVITY a burn moves
 // the expiry of every lot.
 func TestAfterActivityRenews(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Act", "Ive")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_ACTIVITY", "duration": "P30D"})
@@ -161,6 +165,7 @@ func TestAfterActivityRenews(t *testing.T) {
 // TestLotOrder checks that a burn takes the lot that expires first, and
 // that the ledger answer lists the lots in that order.
 func TestLotOrder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Lo", "Ts")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
@@ -196,6 +201,7 @@ func TestLotOrder(t *testing.T) {
 // TestEarnedAt checks grants dated in the past: a lot already past its
 // expiry is granted and expires at once, and bad dates are refused.
 func TestEarnedAt(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Ear", "Ned")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
@@ -227,6 +233,7 @@ func TestEarnedAt(t *testing.T) {
 // TestRefundToAnExpiredLot checks that points given back to a lot that
 // expired meanwhile expire at once.
 func TestRefundToAnExpiredLot(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Re", "Fund")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P30D"})
@@ -248,6 +255,7 @@ func TestRefundToAnExpiredLot(t *testing.T) {
 // TestExpiringReminder checks that the run records POINTS_EXPIRING once
 // for points that expire within 30 days.
 func TestExpiringReminder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Re", "Mind")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P60D"})
@@ -268,25 +276,32 @@ func TestExpiringReminder(t *testing.T) {
 	}
 }
 
-// TestExpiryValidation checks that bad expiry policies are refused.
+// TestExpiryValidation checks that bad expiry policies are refused,
+// naming the field (perk.Expiry.Validate, which POST and PUT /perks run
+// on points.expiry).
 func TestExpiryValidation(t *testing.T) {
-	h := ts.New(t)
+	t.Parallel()
 	tests := []struct {
 		name   string
-		expiry map[string]any
+		expiry perk.Expiry
+		field  string
 	}{
-		{"UnknownPolicy", map[string]any{"policy": "SOMETIMES"}},
-		{"NoDuration", map[string]any{"policy": "AFTER_EARN"}},
-		{"BadDuration", map[string]any{"policy": "AFTER_EARN", "duration": "12 months"}},
-		{"TimeInDuration", map[string]any{"policy": "AFTER_EARN", "duration": "PT12H"}},
-		{"OverTenYears", map[string]any{"policy": "AFTER_EARN", "duration": "P11Y"}},
-		{"LeapDay", map[string]any{"policy": "FIXED_DATE", "date": "02-29"}},
-		{"BadDate", map[string]any{"policy": "FIXED_DATE", "date": "13-01"}},
-		{"NoneWithDuration", map[string]any{"policy": "NONE", "duration": "P1Y"}},
+		{"UnknownPolicy", perk.Expiry{Policy: "SOMETIMES"}, "points.expiry.policy"},
+		{"NoDuration", perk.Expiry{Policy: "AFTER_EARN"}, "points.expiry.duration"},
+		{"BadDuration", perk.Expiry{Policy: "AFTER_EARN", Duration: "12 months"}, "points.expiry.duration"},
+		{"TimeInDuration", perk.Expiry{Policy: "AFTER_EARN", Duration: "PT12H"}, "points.expiry.duration"},
+		{"OverTenYears", perk.Expiry{Policy: "AFTER_EARN", Duration: "P11Y"}, "points.expiry.duration"},
+		{"LeapDay", perk.Expiry{Policy: "FIXED_DATE", Date: "02-29"}, "points.expiry.date"},
+		{"BadDate", perk.Expiry{Policy: "FIXED_DATE", Date: "13-01"}, "points.expiry.date"},
+		{"NoneWithDuration", perk.Expiry{Policy: "NONE", Duration: "P1Y"}, "points.expiry"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h.Do("POST", "/perks", map[string]any{"title": "X", "template": "PSEUDO_CURRENCY", "points": map[string]any{"expiry": tc.expiry}}, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
+			t.Parallel()
+			err := tc.expiry.Validate("points.expiry")
+			if e, ok := apierr.As(err); !ok || e.Code != apierr.ValidationFailed || e.Field != tc.field {
+				t.Errorf("Validate = %v, want VALIDATION_FAILED naming %s", err, tc.field)
+			}
 		})
 	}
 }
@@ -295,6 +310,7 @@ func TestExpiryValidation(t *testing.T) {
 // count a lot that had expired then, though no EXPIRY entry was written
 // until later.
 func TestAsOfCountsNoExpiredLot(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "As", "Of")
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P10D"})
@@ -333,6 +349,7 @@ func TestAsOfCountsNoExpiredLot(t *testing.T) {
 // TestExpiringReminderSetting checks that settings.pointsExpiringDays
 // moves the reminder.
 func TestExpiringReminderSetting(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	days := 7
 	h.SetSettings(tenant.Settings{PointsExpiringDays: &days})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestGrant(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Gus", "Granted")
 	perkID := newPerk(t, h, map[string]any{"points": map[string]any{"initial": 5, "max": 20}})
@@ -46,6 +47,7 @@ func TestGrant(t *testing.T) {
 }
 
 func TestGrantGlobalPerk(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Gail", "Global")
 	perkID := newPerk(t, h, map[string]any{"isGlobal": true, "template": "PSEUDO_CURRENCY", "points": map[string]any{"initial": 7}})
@@ -63,6 +65,7 @@ func TestGrantGlobalPerk(t *testing.T) {
 }
 
 func TestGrantErrors(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Una", "User")
 	perkID := newPerk(t, h, nil)
@@ -103,6 +106,7 @@ func TestGrantErrors(t *testing.T) {
 }
 
 func TestLegacyGrantToUser(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Leo", "Legacy")
 	perkID := newPerk(t, h, map[string]any{"points": map[string]any{"initial": 2}})

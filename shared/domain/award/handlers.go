@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/timefilter"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -22,44 +23,37 @@ const MaxSegmentGrant = 1000
 
 // Routes returns the award routes of the loyalty function. The routes that
 // change points take the Idempotency-Key header (web.Route.Idempotent).
+// The handlers return their answers as any and decode with web.Decode, so
+// that the loyalty function links one copy of web.Serve (see web.Op).
 // The legacy grant (POST /perks/{perkId}/grant) is shared/domain/segmentgrant's:
 // its grant to a segment runs as an operation.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/pointperks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
-		{Method: "POST", Path: "/perks/{perkId}/awards", Handler: s.handleGrant, Idempotent: true},
-		{Method: "GET", Path: "/awards", Handler: s.handleList},
-		{Method: "GET", Path: "/users/{userId}/awards", Handler: s.handleUserAwards},
-		{Method: "GET", Path: "/users/{userId}/pointawards", Handler: s.handleUserPointAwards},
-		{Method: "GET", Path: "/users/{userId}/pointawards/{awardId}/ledger", Handler: web.Serve(http.StatusOK, s.handleLedger)},
-		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/redeem", Handler: s.handleRedeem(true), Idempotent: true},
-		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/redeem", Handler: s.handleRedeem(false), Idempotent: true},
-		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Handler: s.handleRefund(true), Idempotent: true},
-		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/refund", Handler: s.handleRefund(false), Idempotent: true},
-		{Method: "PUT", Path: "/pointawards/{awardId}", Handler: s.handleSet, Idempotent: true},
-		{Method: "GET", Path: "/reports/points-liability", Handler: web.Serve(http.StatusOK, s.handleLiability)},
+		{Method: "POST", Path: "/pointperks/{perkId}/awards", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleGrant), Idempotent: true},
+		{Method: "POST", Path: "/perks/{perkId}/awards", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleGrant), Idempotent: true},
+		{Method: "GET", Path: "/awards", Access: web.Authenticated, Handler: web.Serve(http.StatusOK, s.handleList)},
+		{Method: "GET", Path: "/users/{userId}/awards", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleUserAwards)},
+		{Method: "GET", Path: "/users/{userId}/pointawards", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleUserPointAwards)},
+		// The ledger read its paging parameters before it checked the
+		// caller (Before).
+		{Method: "GET", Path: "/users/{userId}/pointawards/{awardId}/ledger", Access: web.Self, Before: web.CheckPaging, Handler: web.Serve(http.StatusOK, s.handleLedger)},
+		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/redeem", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleRedeem(true)), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/redeem", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleRedeem(false)), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/awards/{awardId}/refund", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleRefund(true)), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/pointawards/{awardId}/refund", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleRefund(false)), Idempotent: true},
+		{Method: "PUT", Path: "/pointawards/{awardId}", Access: web.Admin, Handler: web.ServeEmpty(http.StatusOK, s.handleSet), Idempotent: true},
+		{Method: "GET", Path: "/reports/points-liability", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleLiability)},
 	}
 }
 
 // handleGrant serves POST /pointperks/{perkId}/awards and POST
 // /perks/{perkId}/awards (admin): 200 with the award after the grant.
-func (s *Service) handleGrant(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleGrant(r *http.Request, a actor.Actor) (any, error) {
 	var in GrantInput
 	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	a, err := s.Grant(r.Context(), caller, r.PathValue("perkId"), in, GrantOptions{Source: SourceAPI})
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, a)
+	return s.Grant(r.Context(), a, r.PathValue("perkId"), in, GrantOptions{Source: SourceAPI})
 }
 
 // LegacyGrantInput is the body of POST /perks/{perkId}/grant (served by
@@ -103,57 +97,44 @@ func filterOf(r *http.Request) (Filter, error) {
 // handleList serves GET /awards: a user's own awards, an admin's tenant
 // awards or (userId) one user's; x-api-version 8 or higher answers
 // {items, page}, below it the older perk-shaped {awards, page}.
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAuth(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleList(r *http.Request, a actor.Actor) (any, error) {
 	version, err := web.APIVersion(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	f, err := filterOf(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	if f.Updated, err = timefilter.Parse(r, "updatedAt"); err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	fields, err := parseFields(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	q := ListQuery{UserID: r.URL.Query().Get("userId"), Filter: f, Fields: fields, Limit: limit, StartKey: start}
 	q.Scope = scopeOf(r)
-	awards, page, err := s.List(r.Context(), caller, q)
+	awards, page, err := s.List(r.Context(), a, q)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	if version < CurrentVersion {
 		out := LegacyAwardList{Awards: make([]LegacyAward, 0, len(awards)), Page: page}
-		for _, a := range awards {
-			out.Awards = append(out.Awards, a.Legacy())
+		for _, aw := range awards {
+			out.Awards = append(out.Awards, aw.Legacy())
 		}
-		web.JSON(w, http.StatusOK, out)
-		return
+		return out, nil
 	}
 	items, err := project(awards, fields)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	web.JSON(w, http.StatusOK, AwardList{Items: items, Page: page})
+	return AwardList{Items: items, Page: page}, nil
 }
 
 // scopeOf names a list query for its paging keys: every parameter but the
@@ -177,12 +158,8 @@ type LegacyUserAwards struct {
 }
 
 // userHoldings serves the two per-user lists.
-func (s *Service) userHoldings(r *http.Request) ([]Award, error) {
-	caller := web.CallerOf(r)
+func (s *Service) userHoldings(r *http.Request, a actor.Actor) ([]Award, error) {
 	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		return nil, err
-	}
 	f, err := filterOf(r)
 	if err != nil {
 		return nil, err
@@ -195,117 +172,91 @@ func (s *Service) userHoldings(r *http.Request) ([]Award, error) {
 		}
 		asOf = &t
 	}
-	if _, err := s.Users.Person(r.Context(), caller.TenantID, userID); err != nil {
+	if _, err := s.Users.Person(r.Context(), a.TenantID, userID); err != nil {
 		return nil, err
 	}
 	if asOf != nil {
-		return s.HoldingsAsOf(r.Context(), caller.TenantID, userID, f, *asOf)
+		return s.HoldingsAsOf(r.Context(), a.TenantID, userID, f, *asOf)
 	}
-	return s.Holdings(r.Context(), caller.TenantID, userID, f)
+	return s.Holdings(r.Context(), a.TenantID, userID, f)
 }
 
 // handleUserAwards serves GET /users/{userId}/awards (the user or an
 // admin; older schema): every award the user holds.
-func (s *Service) handleUserAwards(w http.ResponseWriter, r *http.Request) {
-	awards, err := s.userHoldings(r)
+func (s *Service) handleUserAwards(r *http.Request, a actor.Actor) (any, error) {
+	awards, err := s.userHoldings(r, a)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	out := LegacyUserAwards{Awards: make([]LegacyAward, 0, len(awards))}
-	for _, a := range awards {
-		out.Awards = append(out.Awards, a.Legacy())
+	for _, aw := range awards {
+		out.Awards = append(out.Awards, aw.Legacy())
 	}
-	web.JSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // handleUserPointAwards serves GET /users/{userId}/pointawards (the user
 // or an admin): every award the user holds, current shape.
-func (s *Service) handleUserPointAwards(w http.ResponseWriter, r *http.Request) {
-	awards, err := s.userHoldings(r)
+func (s *Service) handleUserPointAwards(r *http.Request, a actor.Actor) (any, error) {
+	awards, err := s.userHoldings(r, a)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	if awards == nil {
 		awards = []Award{}
 	}
-	web.JSON(w, http.StatusOK, UserAwards{Awards: awards})
+	return UserAwards{Awards: awards}, nil
 }
 
 // handleRedeem serves POST /users/{userId}/awards/{awardId}/redeem (older
 // schema, legacy) and POST /users/{userId}/pointawards/{awardId}/redeem
 // (the user or an admin): 200 with the award after the redemption.
-func (s *Service) handleRedeem(legacy bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller := web.CallerOf(r)
-		userID := r.PathValue("userId")
-		if err := caller.RequireUser(userID); err != nil {
-			web.Error(w, r, err)
-			return
-		}
+func (s *Service) handleRedeem(legacy bool) web.Op[any] {
+	return func(r *http.Request, a actor.Actor) (any, error) {
 		var in RedeemInput
 		if err := web.Decode(r, &in); err != nil {
-			web.Error(w, r, err)
-			return
+			return nil, err
 		}
-		a, err := s.Redeem(r.Context(), caller, userID, r.PathValue("awardId"), in)
+		aw, err := s.Redeem(r.Context(), a, r.PathValue("userId"), r.PathValue("awardId"), in)
 		if err != nil {
-			web.Error(w, r, err)
-			return
+			return nil, err
 		}
-		respond(w, a, legacy)
+		return shaped(aw, legacy), nil
 	}
 }
 
 // handleRefund serves POST /users/{userId}/awards/{awardId}/refund (older
 // schema) and POST /users/{userId}/pointawards/{awardId}/refund (admin):
 // 200 with the award after the refund.
-func (s *Service) handleRefund(legacy bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller := web.CallerOf(r)
-		if err := caller.RequireAdmin(); err != nil {
-			web.Error(w, r, err)
-			return
-		}
+func (s *Service) handleRefund(legacy bool) web.Op[any] {
+	return func(r *http.Request, a actor.Actor) (any, error) {
 		var in RefundInput
 		if err := web.Decode(r, &in); err != nil {
-			web.Error(w, r, err)
-			return
+			return nil, err
 		}
-		a, err := s.Refund(r.Context(), caller, r.PathValue("userId"), r.PathValue("awardId"), in)
+		aw, err := s.Refund(r.Context(), a, r.PathValue("userId"), r.PathValue("awardId"), in)
 		if err != nil {
-			web.Error(w, r, err)
-			return
+			return nil, err
 		}
-		respond(w, a, legacy)
+		return shaped(aw, legacy), nil
 	}
 }
 
-func respond(w http.ResponseWriter, a Award, legacy bool) {
+// shaped is the award as a route answers it: the older schema (legacy) or
+// the current one.
+func shaped(a Award, legacy bool) any {
 	if legacy {
-		web.JSON(w, http.StatusOK, a.Legacy())
-		return
+		return a.Legacy()
 	}
-	web.JSON(w, http.StatusOK, a)
+	return a
 }
 
 // handleSet serves PUT /pointawards/{awardId} (admin): sets the award's
 // available points; 200 with no body, and no action.
-func (s *Service) handleSet(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleSet(r *http.Request, a actor.Actor) error {
 	var in SetInput
 	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.Set(r.Context(), caller, r.PathValue("awardId"), in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
+	return s.Set(r.Context(), a, r.PathValue("awardId"), in)
 }

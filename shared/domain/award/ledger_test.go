@@ -58,6 +58,7 @@ func checkLedger(t *testing.T, entries []map[string]any, available int) {
 // with its cause and the balance it left, readable by the user and an
 // admin, and that the entries always sum to the balance.
 func TestLedger(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Led", "Ger")
 	perk := newPerk(t, h, nil)
@@ -105,6 +106,7 @@ func TestLedger(t *testing.T) {
 // TestLedgerOfAGlobalPerk checks that a virtual award's points.initial is
 // the first entry (source INITIAL), written with its first change.
 func TestLedgerOfAGlobalPerk(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Glo", "Bal")
 	perk := newPerk(t, h, map[string]any{"isGlobal": true, "points": map[string]any{"initial": 5}})
@@ -124,6 +126,7 @@ func TestLedgerOfAGlobalPerk(t *testing.T) {
 // redemptions of one award keep the ledger whole: no number twice, no
 // gap, the sum the balance.
 func TestLedgerUnderParallelChanges(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Par", "Allel")
 	perk := newPerk(t, h, nil)
@@ -149,6 +152,7 @@ func TestLedgerUnderParallelChanges(t *testing.T) {
 // TestAwardsAsOf checks GET /users/{userId}/pointawards?asOf=: the awards
 // as their ledgers say they stood then.
 func TestAwardsAsOf(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "As", "Of")
 	perk := newPerk(t, h, nil)
@@ -195,6 +199,7 @@ func TestAwardsAsOf(t *testing.T) {
 // whatever path grants (the rest of a grant is clamped, as points.max
 // clamps it).
 func TestGrantCeiling(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Cei", "Ling")
 	perk := newPerk(t, h, nil)
@@ -215,6 +220,7 @@ func TestGrantCeiling(t *testing.T) {
 // 0, and the next change's condition must accept that count (found by the
 // model-based test in shared/domain/ledger: every later change was 409 CONFLICT).
 func TestAwardStoredWithoutEntries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		perk  map[string]any
@@ -229,6 +235,7 @@ func TestAwardStoredWithoutEntries(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			uid := h.AdminUser(t, "Zero", "Points")
 			perk := newPerk(t, h, tc.perk)

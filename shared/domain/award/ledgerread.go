@@ -9,6 +9,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -38,7 +39,7 @@ type Lot struct {
 // deleted user's ledger stays readable by an admin (their history is
 // kept). An award that never changed (a virtual award showing
 // points.initial) has no entries yet.
-func (s *Service) Ledger(ctx context.Context, caller web.Caller, userID, awardID string, limit int, startKey string) (LedgerPage, error) {
+func (s *Service) Ledger(ctx context.Context, caller actor.Actor, userID, awardID string, limit int, startKey string) (LedgerPage, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return LedgerPage{}, err
 	}
@@ -91,7 +92,7 @@ func (s *Service) Ledger(ctx context.Context, caller web.Caller, userID, awardID
 }
 
 // handleLedger serves GET /users/{userId}/pointawards/{awardId}/ledger.
-func (s *Service) handleLedger(r *http.Request, caller web.Caller) (LedgerPage, error) {
+func (s *Service) handleLedger(r *http.Request, caller actor.Actor) (LedgerPage, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
 		return LedgerPage{}, err

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -300,7 +301,7 @@ func ParseAsOf(v string, now time.Time) (time.Time, error) {
 // expiry run wrote them off yet), and the points expiring in each of the
 // LiabilityMonths months from asOf's month. A future asOf projects the
 // awards as they are now (no later activity). An unknown perk is 404.
-func (s *Service) Liability(ctx context.Context, caller web.Caller, q LiabilityQuery) (Liability, error) {
+func (s *Service) Liability(ctx context.Context, caller actor.Actor, q LiabilityQuery) (Liability, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Liability{}, err
 	}
@@ -406,10 +407,7 @@ func lastValidMonth(exp string, zone *time.Location) string {
 // handleLiability serves GET /reports/points-liability (admin): the
 // points liability at asOf (default now; before now 422), of every perk
 // or of perkId (an unknown one 404).
-func (s *Service) handleLiability(r *http.Request, caller web.Caller) (Liability, error) {
-	if err := caller.RequireAdmin(); err != nil {
-		return Liability{}, err
-	}
+func (s *Service) handleLiability(r *http.Request, caller actor.Actor) (Liability, error) {
 	q := r.URL.Query()
 	for k := range q {
 		if k != "asOf" && k != "perkId" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/domain/award"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -113,6 +114,7 @@ func checkLiability(t *testing.T, h *ts.Harness, perkID string, users []string, 
 // setting and the expiry run that the report equals the sum of the
 // awards, now and at a later asOf.
 func TestLiabilityEqualsAwards(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	plain := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
@@ -172,6 +174,7 @@ func TestLiabilityEqualsAwards(t *testing.T) {
 // TestLiabilityExpiredLots checks that lots expired at asOf are not
 // outstanding, before the expiry run wrote them off and after.
 func TestLiabilityExpiredLots(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	uid := h.AdminUser(t, "Ex", "Lots")
@@ -199,6 +202,7 @@ func TestLiabilityExpiredLots(t *testing.T) {
 // TestLiabilityConcurrentGrants grants one perk from 8 writers at once and
 // checks the report is exact.
 func TestLiabilityConcurrentGrants(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	const writers, each = 8, 6
@@ -226,6 +230,7 @@ func TestLiabilityConcurrentGrants(t *testing.T) {
 // TestLiabilityRequests checks who may read the report and what it
 // accepts.
 func TestLiabilityRequests(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
 	_, token, _ := h.ActiveUser(t, "Us", "Er")
@@ -242,7 +247,9 @@ func TestLiabilityRequests(t *testing.T) {
 	}{
 		{"Admin", "", h.Admin(), 200, ""},
 		{"OnePerk", "perkId=" + perk, h.Admin(), 200, ""},
-		{"AsOfNow", "asOf=" + url.QueryEscape(now.Format(time.RFC3339)), h.Admin(), 200, ""},
+		// The clock runs on while the test runs, so "now" itself is
+		// checked by TestParseAsOf; a minute ahead is as good here.
+		{"AsOfSoon", "asOf=" + url.QueryEscape(now.Add(time.Minute).Format(time.RFC3339)), h.Admin(), 200, ""},
 		{"AsOfLater", "asOf=" + url.QueryEscape(now.AddDate(1, 0, 0).Format(time.RFC3339)), h.Admin(), 200, ""},
 		{"AsOfPast", "asOf=" + url.QueryEscape(now.Add(-time.Second).Format(time.RFC3339)), h.Admin(), 422, "VALIDATION_FAILED"},
 		{"AsOfNotADate", "asOf=tomorrow", h.Admin(), 422, "VALIDATION_FAILED"},
@@ -263,6 +270,7 @@ func TestLiabilityRequests(t *testing.T) {
 // TestLiabilityExport exports the report to CSV through the job pipeline
 // and checks the file against GET /reports/points-liability.
 func TestLiabilityExport(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	uid := h.AdminUser(t, "Ex", "Port")
@@ -323,4 +331,34 @@ func TestLiabilityExport(t *testing.T) {
 	t.Run("UserFile", func(t *testing.T) {
 		h.Do("GET", href, nil, ts.Token(token)).Expect(t, 401, "UNAUTHORIZED")
 	})
+}
+
+// TestParseAsOf checks the report's asOf against a fixed now: now itself
+// (to the second) and later are accepted, the second before is not.
+func TestParseAsOf(t *testing.T) {
+	now := time.Date(2027, 3, 1, 12, 0, 0, 500_000_000, time.UTC)
+	tests := []struct {
+		name, asOf string
+		want       time.Time
+		err        bool
+	}{
+		{"Empty", "", now.Truncate(time.Second), false},
+		{"Now", "2027-03-01T12:00:00Z", now.Truncate(time.Second), false},
+		{"NowWithFraction", "2027-03-01T12:00:00.1Z", now.Truncate(time.Second), false},
+		{"OtherZone", "2027-03-01T13:00:00+01:00", now.Truncate(time.Second), false},
+		{"Later", "2028-01-01T00:00:00Z", time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{"SecondBefore", "2027-03-01T11:59:59Z", time.Time{}, true},
+		{"NotADate", "tomorrow", time.Time{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := award.ParseAsOf(tc.asOf, now)
+			if (err != nil) != tc.err {
+				t.Fatalf("ParseAsOf(%q) error = %v, want error %v", tc.asOf, err, tc.err)
+			}
+			if !got.Equal(tc.want) {
+				t.Errorf("ParseAsOf(%q) = %v, want %v", tc.asOf, got, tc.want)
+			}
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/timefilter"
@@ -41,7 +42,7 @@ type ListQuery struct {
 // does not list the virtual awards of global perks (every user holds
 // those) and it lists CLUB and LEVEL awards whatever their user's
 // membership today.
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Award, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Award, web.Page, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return nil, web.Page{}, err
 	}

@@ -93,6 +93,7 @@ func aid(uid, perkID string) string { return uid + "-" + perkID }
 
 // TestListAwardsCallers: who gets which awards from GET /awards (v8).
 func TestListAwardsCallers(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	alice, token, _ := h.ActiveUser(t, "Alice", "Lister")
 	bob := h.AdminUser(t, "Bob", "Lister")
@@ -152,6 +153,7 @@ func TestListAwardsCallers(t *testing.T) {
 // TestListAwardsLegacyShape: without x-api-version 8, GET /awards answers
 // the perk-shaped {awards, page}.
 func TestListAwardsLegacyShape(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Lena", "Legacy")
 	perkID := newPerk(t, h, nil)
@@ -196,6 +198,7 @@ func TestListAwardsLegacyShape(t *testing.T) {
 
 // TestListAwardsFields: fields narrows each item (v8).
 func TestListAwardsFields(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Fay", "Fields")
 	perkID := newPerk(t, h, nil)
@@ -248,6 +251,7 @@ func TestListAwardsFields(t *testing.T) {
 // TestListAwardsIncludeDisabled: a disabled perk's awards are hidden
 // unless includeDisabled=true.
 func TestListAwardsIncludeDisabled(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Dee", "Disabled")
 	kept := newPerk(t, h, nil)
@@ -311,6 +315,7 @@ func withParam(path, param string) string {
 // TestListAwardsUnvisualised: includeUnvisualisedAwards=false drops the
 // awards of perks without a visualisation.
 func TestListAwardsUnvisualised(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Vic", "Visual")
 	shown := newPerk(t, h, nil)
@@ -352,6 +357,7 @@ func TestListAwardsUnvisualised(t *testing.T) {
 // TestListAwardsLocation: locationId keeps awards whose perk is valid
 // there.
 func TestListAwardsLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Lou", "Located")
 	here := h.Do("POST", "/locations", map[string]any{"title": "Here", "geo": []float64{-0.13, 51.51}}, h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
@@ -402,6 +408,7 @@ func TestListAwardsLocation(t *testing.T) {
 // TestListAwardsUpdatedAt: the updatedAt conditions on the tenant list and
 // on one user's list.
 func TestListAwardsUpdatedAt(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Tim", "Times")
 	other := h.AdminUser(t, "Oda", "Other")
@@ -506,6 +513,7 @@ func TestListAwardsUpdatedAt(t *testing.T) {
 // TestListAwardsPaging: following nextKey visits every award once, in
 // order; keys are bound to their query.
 func TestListAwardsPaging(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Pam", "Pages")
 	for i := 0; i < 5; i++ {
@@ -617,6 +625,7 @@ func TestListAwardsPaging(t *testing.T) {
 // TestUserAwardsTiers: of the tier perks a user holds, only the highest
 // priority is presented; the lists are highest priority first.
 func TestUserAwardsTiers(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Tia", "Tiers")
 	plain := newPerk(t, h, nil) // created first: priority orders, not creation
@@ -670,6 +679,7 @@ func TestUserAwardsTiers(t *testing.T) {
 // TestListAwardsGlobalPerk: a global perk's award is virtual in the user
 // lists and absent from the tenant list until its first change.
 func TestListAwardsGlobalPerk(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	global := newPerk(t, h, map[string]any{"isGlobal": true, "points": map[string]any{"initial": 4}})
 	uid, token, _ := h.ActiveUser(t, "Gil", "Global")
@@ -737,6 +747,7 @@ func TestListAwardsGlobalPerk(t *testing.T) {
 // TestListAwardsEnrichment: an INTERNAL enrichment overlays its perk's
 // awards in the lists, until it is deleted.
 func TestListAwardsEnrichment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Eve", "Enriched")
 	perkID := newPerk(t, h, nil)
@@ -796,6 +807,7 @@ func TestListAwardsEnrichment(t *testing.T) {
 // TestListAwardsEnrichmentFields: every presentation field an INTERNAL
 // enrichment carries shows on the awards (and answers the contract).
 func TestListAwardsEnrichmentFields(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Rich", "Fields")
 	perkID := newPerk(t, h, map[string]any{"points": map[string]any{"initial": 1, "max": 30}})
@@ -848,6 +860,7 @@ func TestListAwardsEnrichmentFields(t *testing.T) {
 // TestListAwardsOtherTenant: a tenant sees nothing of another's users and
 // awards.
 func TestListAwardsOtherTenant(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Tara", "Tenant")
 	grant(t, h, newPerk(t, h, nil), uid, 1)
@@ -884,6 +897,7 @@ func TestListAwardsOtherTenant(t *testing.T) {
 // TestUserAwardsAccess: who may read GET /users/{userId}/awards and
 // /pointawards.
 func TestUserAwardsAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Ada", "Access")
 	other := h.AdminUser(t, "Ola", "Other")

@@ -13,6 +13,7 @@ import (
 // nothing, and an award stored already, or one that is not virtual or has
 // no initial points, is left alone.
 func TestMaterialise(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	tests := []struct {

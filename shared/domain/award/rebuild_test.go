@@ -186,6 +186,7 @@ func importRows(t *testing.T, h *ts.Harness, content string) {
 // every month, now and 200 days ahead); a second rebuild changes nothing;
 // and later writes add only their own change.
 func TestLiabilityRebuild(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	plain := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
@@ -280,6 +281,7 @@ func TestLiabilityRebuild(t *testing.T) {
 // TestLiabilityRebuildRequests checks who may start a rebuild and what
 // its request accepts.
 func TestLiabilityRebuildRequests(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token, _ := h.ActiveUser(t, "Us", "Er")
 	nonce := ts.Nonce()
@@ -403,6 +405,7 @@ func awardOfCount(in *dynamodb.TransactWriteItemsInput) (uid, perkID string) {
 // award per checkpoint. Each ends with the report equal to the awards'
 // sums, and the rebuild reports what it counted.
 func TestLiabilityRebuildRaces(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	plain := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
@@ -574,6 +577,7 @@ func (f *failingOps) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInpu
 // awards the run that died counted past it (they name the operation), and
 // counts them once; the result and the report are exact.
 func TestLiabilityRebuildResumes(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := expiringPerk(t, h, map[string]any{"policy": "AFTER_EARN", "duration": "P12M"})
 	var users []string

@@ -14,6 +14,7 @@ func redeemPath(uid, perkID string) string {
 }
 
 func TestRedeemConcurrently(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Cora", "Current")
 	perkID := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY"})
@@ -61,6 +62,7 @@ func TestRedeemConcurrently(t *testing.T) {
 }
 
 func TestRedeemRules(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Rita", "Rules")
 	other, otherToken, _ := h.ActiveUser(t, "Olga", "Other")
@@ -153,6 +155,7 @@ func TestRedeemRules(t *testing.T) {
 }
 
 func TestLegacyRedeemAnswersOlderSchema(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Lea", "Legacy")
 	perkID := newPerk(t, h, nil)
@@ -164,6 +167,7 @@ func TestLegacyRedeemAnswersOlderSchema(t *testing.T) {
 }
 
 func TestRefund(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Ray", "Refund")
 	perkID := newPerk(t, h, map[string]any{"points": map[string]any{"max": 50}})
@@ -191,6 +195,7 @@ func TestRefund(t *testing.T) {
 }
 
 func TestSetPoints(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Sam", "Setter")
 	perkID := newPerk(t, h, map[string]any{"points": map[string]any{"max": 100}})

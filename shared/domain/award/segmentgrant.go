@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
@@ -54,7 +55,7 @@ func DecodeSegmentGrantRequest(s string) (SegmentGrantRequest, error) {
 // accepted: the perk must exist and be enabled, the location (when named)
 // exist, and the segment exist with at most MaxSegmentGrant live members
 // (else 422 naming segmentId). Nothing is written.
-func (s *Service) AcceptSegmentGrant(ctx context.Context, caller web.Caller, perkID string, in LegacyGrantInput) (SegmentGrantRequest, error) {
+func (s *Service) AcceptSegmentGrant(ctx context.Context, caller actor.Actor, perkID string, in LegacyGrantInput) (SegmentGrantRequest, error) {
 	if !web.ValidID(in.SegmentID) || s.Memberships == nil {
 		return SegmentGrantRequest{}, apierr.Invalid("segmentId", "no such segment")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -120,16 +121,15 @@ type Service struct {
 	// (nil: never, so the tenant's zone applies).
 	Checkins    Checkins
 	Enrichments Enrichments
-	Actions     *action.Recorder
-	// Rules run on the actions a request records, before it answers (nil:
-	// none; the rules function's stream consumer runs them anyway).
-	Rules action.Reactions
+	// Actions records the actions of award changes; the reactions
+	// registered on it (the rules) run on them before a request answers.
+	Actions *action.Recorder
 }
 
 // react runs the rules on actions just recorded; a failure is logged (the
 // stream consumer applies what is left).
 func (s *Service) react(ctx context.Context, actions ...action.Action) {
-	action.React(ctx, s.Rules, slog.Default(), "an award change", actions...)
+	s.Actions.React(ctx, slog.Default(), "an award change", actions...)
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -181,7 +181,7 @@ type Subject struct {
 }
 
 // load reads what a write needs (Load) for a caller.
-func (s *Service) load(ctx context.Context, caller web.Caller, perkID, userID, locationID string) (Subject, error) {
+func (s *Service) load(ctx context.Context, caller actor.Actor, perkID, userID, locationID string) (Subject, error) {
 	return s.Load(ctx, caller.TenantID, caller.TenantTitle, perkID, userID, locationID)
 }
 
@@ -376,7 +376,7 @@ type GrantOptions struct {
 // the award being unchanged since it was read (a lost race re-reads), on
 // the user being live and, for a CLUB or LEVEL perk, on the user being a
 // member of its segment.
-func (s *Service) Grant(ctx context.Context, caller web.Caller, perkID string, in GrantInput, opt GrantOptions) (Award, error) {
+func (s *Service) Grant(ctx context.Context, caller actor.Actor, perkID string, in GrantInput, opt GrantOptions) (Award, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Award{}, err
 	}
@@ -446,7 +446,7 @@ type RedeemInput struct {
 // location's time zone when the caller is an admin or the user is checked
 // in there, else in the tenant's: see Subject.AtPlace); the user must
 // hold the award. The AWARD_REDEEMED action is in the same transaction.
-func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID string, in RedeemInput) (Award, error) {
+func (s *Service) Redeem(ctx context.Context, caller actor.Actor, userID, awardID string, in RedeemInput) (Award, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return Award{}, err
 	}
@@ -495,7 +495,7 @@ func (s *Service) Redeem(ctx context.Context, caller web.Caller, userID, awardID
 // user is there only while checked in there. The check-in is read only
 // when it matters: a user naming a location, for a perk with a
 // dateTimeRestriction.
-func (s *Service) atPlace(ctx context.Context, caller web.Caller, sub Subject) (bool, error) {
+func (s *Service) atPlace(ctx context.Context, caller actor.Actor, sub Subject) (bool, error) {
 	switch {
 	case sub.Place == nil:
 		return false, nil
@@ -523,7 +523,7 @@ type RefundInput struct {
 // admin): never more in total than was redeemed (REFUND_EXCEEDS_REDEEMED
 // beyond). The points come back even beyond the perk's max (they were
 // the award's). One conditional write with its AWARD_REFUNDED action.
-func (s *Service) Refund(ctx context.Context, caller web.Caller, userID, awardID string, in RefundInput) (Award, error) {
+func (s *Service) Refund(ctx context.Context, caller actor.Actor, userID, awardID string, in RefundInput) (Award, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Award{}, err
 	}
@@ -573,7 +573,7 @@ type SetInput struct {
 // admin), within 0 and the perk's max. It records no action (spec). The
 // user must hold the award (a granted award, a global perk's, or a CLUB or
 // LEVEL perk's while a member).
-func (s *Service) Set(ctx context.Context, caller web.Caller, awardID string, in SetInput) error {
+func (s *Service) Set(ctx context.Context, caller actor.Actor, awardID string, in SetInput) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ func zone(t *testing.T, name string) *time.Location {
 // (Pacific/Kiritimati, UTC+14) cannot redeem a perk valid from tomorrow
 // today.
 func TestRedeemWindowZone(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	// 12:00 UTC: Europe/London is on day D (12:00 or 13:00),
 	// Pacific/Kiritimati already on D+1 (02:00).
@@ -134,6 +135,7 @@ func TestRedeemWindowZone(t *testing.T) {
 // London's hour is open for a tenant in Europe/London (the default) and
 // closed for one in America/New_York, and the other way round.
 func TestRedeemWindowInTenantZone(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		timezone string // the tenant's setting ("" none)
@@ -146,6 +148,7 @@ func TestRedeemWindowInTenantZone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			if tc.timezone != "" {
 				h.SetSettings(tenant.Settings{Timezone: tc.timezone})

@@ -11,6 +11,7 @@ import (
 // formulas are written with a leading apostrophe; a number in the points
 // column stays as written (-5); an escaped cell reads as its value.
 func TestResultsFormulaCells(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	p := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	u := users(t, h, 1)[0]

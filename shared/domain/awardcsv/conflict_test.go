@@ -50,6 +50,7 @@ func (d *interferingDB) TransactWriteItems(ctx context.Context, in *dynamodb.Tra
 // retries ("import the row again"), and the other rows of its transaction
 // are granted.
 func TestImportAwardChangedDuringImport(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		times int
@@ -63,6 +64,7 @@ func TestImportAwardChangedDuringImport(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			a := newPerk(t, h, map[string]any{"points": pointsOf(0, 100)})

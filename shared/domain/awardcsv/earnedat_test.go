@@ -12,6 +12,7 @@ import (
 // dated by it (a lot past its expiry is granted and expires at once), and
 // a bad date fails the row only.
 func TestImportEarnedAt(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY", "points": map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": "P12M"}}})
 	fresh, old, bad := h.AdminUser(t, "Fre", "Sh"), h.AdminUser(t, "O", "Ld"), h.AdminUser(t, "B", "Ad")

@@ -113,8 +113,10 @@ func checkOnce(t *testing.T, h *ts.Harness, id string, g grid) map[string]any {
 // is applied exactly once: each award holds exactly its rows' points, each
 // grant recorded one action, and the results file lists each row once.
 func TestCrashAndResume(t *testing.T) {
+	t.Parallel()
 	for _, query := range []string{"dryRun=false", "dryRun=false&suppressEvents=false"} {
 		t.Run(query, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			c := h.CaptureS3("jobs")
 			g := newGrid(t, h, 15, 10, 30) // 180 rows
@@ -159,58 +161,4 @@ func TestCrashAndResume(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestCrashOutOfOrder: a run whose chunks committed out of order (a later
-// one committed, an earlier one never did) stops; the next run skips the
-// rows of the committed chunks past the checkpoint and commits the
-// others: each award holds exactly its rows' points and the results file
-// lists each row once, in order.
-func TestCrashOutOfOrder(t *testing.T) {
-	h := ts.New(t)
-	c := h.CaptureS3("jobs")
-	g := newGrid(t, h, 15, 10, 0) // 150 rows, each award once
-	id, ev := startCaptured(t, h, c, "dryRun=false", g.file())
-	jobs := h.Deps.Jobs
-	defer func() { jobs.Crash, jobs.WriteChunk = nil, nil }()
-	h.CrashOutOfOrder(jobs, id, ev)
-	checkOnce(t, h, id, g)
-}
-
-// TestDuplicateEvents: the same S3 event delivered several times at once,
-// and once more after the end, runs the import once.
-func TestDuplicateEvents(t *testing.T) {
-	h := ts.New(t)
-	c := h.CaptureS3("jobs")
-	g := newGrid(t, h, 12, 10, 20) // 140 rows
-	id, ev := startCaptured(t, h, c, "dryRun=false", g.file())
-	jobs := h.Deps.Jobs
-	ts.DeliverAll(t, jobs, ev, 4)
-	checkOnce(t, h, id, g)
-	if err := jobs.HandleS3(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
-	checkOnce(t, h, id, g)
-}
-
-// TestContinuation: a run that reaches its limit commits, writes a
-// continue object and gives its lease up; the continue object's event
-// runs the next part, until the import is done.
-func TestContinuation(t *testing.T) {
-	h := ts.New(t)
-	c := h.CaptureS3("jobs")
-	g := newGrid(t, h, 13, 10, 0) // 130 rows
-	id, ev := startCaptured(t, h, c, "dryRun=false", g.file())
-	jobs := h.Deps.Jobs
-	jobs.MaxRowsPerRun = 40
-	defer func() { jobs.MaxRowsPerRun = 0 }()
-	_, runs := h.RunJob(jobs, c, id, ev, 11, func(_ int, _ map[string]any, next events.S3Event) {
-		if key := next.Records[0].S3.Object.Key; !strings.Contains(key, id+"/continue-") {
-			t.Fatalf("continue event key = %q", key)
-		}
-	})
-	if runs != 4 { // 40 + 40 + 40 + 10 rows
-		t.Fatalf("runs = %d, want 4", runs)
-	}
-	checkOnce(t, h, id, g)
 }

@@ -11,8 +11,10 @@ import (
 // row once in order with what its award held after it (checkOnce), and
 // each grant recorded one action.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	for _, f := range ts.JobFaults(2) {
 		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			g := newGrid(t, h, 10, 12, 80) // 200 rows, the last 80 grant awards again

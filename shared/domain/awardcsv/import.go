@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/award"
-	"github.com/loyalty-platform/platform/shared/domain/operation"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/job"
@@ -40,23 +36,6 @@ const (
 	memberWorkers = 16
 )
 
-// importParams are an import's parameters (the operation's metadata).
-type importParams struct {
-	DryRun         bool
-	SuppressEvents bool
-}
-
-func importParamsOf(md map[string]any) importParams {
-	p := importParams{DryRun: true, SuppressEvents: true}
-	if v, ok := md["dryRun"].(bool); ok {
-		p.DryRun = v
-	}
-	if v, ok := md["suppressEvents"].(bool); ok {
-		p.SuppressEvents = v
-	}
-	return p
-}
-
 // importKind runs award imports.
 type importKind struct{ s *Service }
 
@@ -75,11 +54,10 @@ type itemRef struct {
 	kind  itemKind
 }
 
-// entry is one row of a batch.
+// entry is one row of an import.
 type entry struct {
-	rec        []string
-	start, end int64 // input offsets of the row
-	row        row
+	job.Entry
+	row row
 	// pointsCell is the results file's points cell.
 	pointsCell string
 	// grants are the row's grants once its user and perks are known, cols
@@ -95,11 +73,6 @@ type entry struct {
 	awardKeys  []string
 	memberKeys []string
 	errs       []string
-	// prepared is the number of the importer's commits when the reads of
-	// the row's last preparation began: a later commit that wrote one of
-	// its awards makes the preparation stale.
-	prepared int
-	retries  int
 }
 
 func (e *entry) ok() bool { return len(e.errs) == 0 }
@@ -110,55 +83,17 @@ func (e *entry) fail(errs ...string) {
 	e.grants, e.writes, e.items, e.refs, e.awardKeys, e.memberKeys = nil, nil, nil, nil, nil, nil
 }
 
-// batch is the rows read since the last chunk was submitted.
-type batch struct {
-	entries []*entry
-	keys    map[string]bool
-	items   int
-	cells   int
-	// perks are the perks the batch grants: one liability write each
-	// (liability.go), counted in items.
-	perks map[string]bool
-}
-
-func newBatch() *batch { return &batch{keys: map[string]bool{}, perks: map[string]bool{}} }
-
-func (b *batch) collides(e *entry) bool {
-	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
-		for _, k := range ks {
-			if b.keys[k] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (b *batch) full() bool {
-	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems || b.cells >= maxBatchCells
-}
-
-// importer is one run of an import.
+// importer is one run of an import: the format's parts of the job's
+// import skeleton (job.ImportParts).
 type importer struct {
 	s        *Service
-	r        *job.Run
 	h        *header
-	params   importParams
+	params   job.ImportParams
 	tenantID string
 	opID     string
 	tenant   string // the tenant's title, for actions
-	// c commits the chunks.
-	c *job.Committer
 	// perks are the tenant's perks by id, and by id in lower case.
 	perks, perksFolded map[string]perk.Perk
-	// mu guards commits and committed: chunks commit on goroutines of
-	// their own.
-	mu sync.Mutex
-	// commits counts the transactions that wrote awards; committed maps
-	// the awards they wrote since the rows still to be placed began their
-	// reads to the number of the last one.
-	commits   int
-	committed map[string]int
 	// memory is a dry run's simulated points of the awards its rows
 	// granted (see dryRunMemory).
 	memory map[string]int
@@ -176,131 +111,97 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		return job.BadFile("file: %s", err.Error())
 	}
 	imp := &importer{
-		s: k.s, r: r, h: h, params: importParamsOf(r.Operation().Metadata), tenantID: r.TenantID(), opID: r.Operation().ID,
-		committed: map[string]int{}, memory: map[string]int{},
+		s: k.s, h: h, params: job.ImportParamsOf(r.Operation().Metadata), tenantID: r.TenantID(), opID: r.Operation().ID,
+		memory: map[string]int{},
 	}
 	if err := imp.loadPerks(ctx); err != nil {
 		return err
 	}
-	if !imp.params.DryRun && !imp.params.SuppressEvents && k.s.TenantTitle != nil {
-		if imp.tenant, err = k.s.TenantTitle(ctx, imp.tenantID); err != nil {
+	if !imp.params.DryRun && !imp.params.SuppressEvents && k.s.Tenants != nil {
+		if imp.tenant, err = k.s.Tenants.Title(ctx, imp.tenantID); err != nil {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
-	imp.c = r.Chunks(ctx, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.message, Href: "/awards/imports/" + imp.opID})
-	defer imp.c.Abort()
-	// Groups are read, looked up and prepared one ahead: the next group's
-	// reads run while this one's rows are placed and submitted.
-	next := make(chan fetched, 1)
-	pending := false
-	fetch := func() {
-		pending = true
-		imp.mu.Lock()
-		commits := imp.commits
-		imp.mu.Unlock()
-		go func() { next <- imp.fetch(ctx, in, commits) }()
-	}
-	// The input is read by the fetching goroutine until it delivers.
-	defer func() {
-		if pending {
-			<-next
-		}
-	}()
-	fetch()
-	b := newBatch()
-	for {
-		g := <-next
-		pending = false
-		if g.err != nil {
-			return g.err
-		}
-		if !g.eof {
-			fetch()
-		}
-		imp.forget(g.commits)
-		for _, e := range g.group {
-			if b, err = imp.place(ctx, b, e); err != nil {
-				return err
-			}
-			if b.full() || r.ShouldYield(int64(len(b.entries))) {
-				if err := imp.submit(b); err != nil {
-					return err
-				}
-				b = newBatch()
-				// The rest of the rows read were not committed: a
-				// continued run reads them again from the checkpoint.
-				if r.ShouldYield(0) {
-					if err := imp.c.Close(false); err != nil {
-						return err
-					}
-					return job.ErrYield
-				}
-			}
-		}
-		if g.eof {
-			if err := imp.submit(b); err != nil {
-				return err
-			}
-			return imp.c.Close(true)
-		}
-	}
+	return job.RunImport(ctx, r, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.params.Message, Href: "/awards/imports/" + imp.opID}, imp.parts())
 }
 
-// fetched is a group of rows read, looked up and prepared.
-type fetched struct {
-	group []*entry
-	// commits is the number of the importer's commits when the group's
-	// reads began: a later commit may or may not show in them.
-	commits int
-	eof     bool
-	err     error
-}
-
-// fetch reads the next group of rows (at most groupSize), looks their
-// users and perks up and prepares their grants (one read of their
-// awards). commits is the importer's commit count when it was called.
-func (imp *importer) fetch(ctx context.Context, in *job.Input, commits int) fetched {
-	g := fetched{group: make([]*entry, 0, groupSize), commits: commits}
-	h := imp.h
-	for len(g.group) < groupSize {
-		rec, start, end, err := in.ReadRow()
-		if errors.Is(err, io.EOF) {
-			g.eof = true
-			break
-		}
-		var rowErr *job.RowError
-		switch {
-		case errors.As(err, &rowErr):
-			e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
-			e.row.wants, e.row.whole = nil, false
-			e.errs = []string{rowErr.Message}
-			g.group = append(g.group, e)
-		case err != nil:
-			g.err = err
-			return g
-		default:
-			e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
+// parts returns the import's parts for the skeleton. A row's keys are the
+// awards it grants and the memberships it checks (a transaction names an
+// item once, and the row's read did not see the batch's grant); it is
+// prepared again after a commit that wrote one of its awards. A dry run
+// simulates its rows in order instead (simulate).
+func (imp *importer) parts() job.ImportParts[*entry] {
+	return job.ImportParts[*entry]{
+		Limits: job.ImportLimits{
+			Rows: maxBatchRows, Items: maxBatchItems, Cells: maxBatchCells, Group: groupSize,
+			Retries: maxRetries, Changed: msgAwardChanged,
+		},
+		New: func(rec []string, start, end int64, bad string) *entry {
+			e := &entry{Entry: job.Entry{Rec: rec, Start: start, End: end}, row: imp.h.parseRow(rec)}
+			if bad != "" {
+				e.row.wants, e.row.whole = nil, false
+				e.errs = []string{bad}
+				return e
+			}
 			e.errs = append([]string(nil), e.row.errs...)
-			g.group = append(g.group, e)
-		}
+			return e
+		},
+		PrepareGroup: func(ctx context.Context, group []*entry) error {
+			if err := imp.resolve(ctx, group); err != nil {
+				return err
+			}
+			return imp.prepareGroup(ctx, group)
+		},
+		Prepare: imp.prepare,
+		Watch: func(e *entry) []string {
+			if imp.params.DryRun || !e.ok() {
+				return nil
+			}
+			return e.awardKeys
+		},
+		Plan:     imp.plan,
+		Row:      imp.row,
+		Fail:     func(e *entry, reason string) { e.fail(reason) },
+		Conflict: imp.conflict,
+		Placing: func(e *entry) {
+			if imp.params.DryRun && e.ok() {
+				imp.simulate(e)
+			}
+		},
+		Shared: imp.liability,
 	}
-	if g.err = imp.resolve(ctx, g.group); g.err != nil {
-		return g
-	}
-	g.err = imp.prepareGroup(ctx, g.group, commits)
-	return g
 }
 
-// forget drops the awards committed up to commit n from the committed
-// map: every row still to be placed was prepared after them.
-func (imp *importer) forget(n int) {
-	imp.mu.Lock()
-	defer imp.mu.Unlock()
-	for k, c := range imp.committed {
-		if c <= n {
-			delete(imp.committed, k)
+// plan is how a row goes into a chunk: its grants' items, and the perks
+// whose liability the chunk's transaction changes once each.
+func (imp *importer) plan(e *entry) job.Plan {
+	if !e.ok() {
+		return job.Plan{}
+	}
+	p := job.Plan{Writes: true, Items: len(e.items)}
+	for _, w := range e.writes {
+		p.Shared = append(p.Shared, w.PerkID)
+	}
+	if !imp.params.DryRun {
+		p.Keys = append(append([]string(nil), e.awardKeys...), e.memberKeys...)
+	}
+	return p
+}
+
+// conflict fails a row whose membership checks failed (the user is not a
+// member); a row whose award changed since it was read is prepared again.
+func (imp *importer) conflict(e *entry, failed []int) bool {
+	var member []int // grants whose membership check failed
+	for _, j := range failed {
+		if ref := e.refs[j]; ref.kind == itemMember {
+			member = append(member, ref.grant)
 		}
 	}
+	if len(member) > 0 {
+		e.fail(imp.notMember(e, member)...)
+		return false
+	}
+	return true
 }
 
 // loadPerks reads the tenant's perks once per run.
@@ -474,8 +375,8 @@ func (imp *importer) grantOptions() award.GrantOptions {
 }
 
 // prepareGroup prepares the grants of a group's good rows at once (one
-// read of their awards), begun after commit number commits.
-func (imp *importer) prepareGroup(ctx context.Context, group []*entry, commits int) error {
+// read of their awards).
+func (imp *importer) prepareGroup(ctx context.Context, group []*entry) error {
 	var all []award.ImportGrant
 	for _, e := range group {
 		if e.ok() {
@@ -496,30 +397,26 @@ func (imp *importer) prepareGroup(ctx context.Context, group []*entry, commits i
 		}
 		e.writes = writes[i : i+len(e.grants) : i+len(e.grants)]
 		i += len(e.grants)
-		imp.build(e, commits)
+		imp.build(e)
 	}
 	return nil
 }
 
 // prepare prepares one row's grants again (its awards changed).
 func (imp *importer) prepare(ctx context.Context, e *entry) error {
-	imp.mu.Lock()
-	commits := imp.commits
-	imp.mu.Unlock()
 	writes, err := imp.s.Awards.PrepareImport(ctx, imp.tenantID, imp.tenant, e.grants, imp.grantOptions(), imp.s.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("prepare grants: %w", err)
 	}
 	e.writes = writes
-	imp.build(e, commits)
+	imp.build(e)
 	return nil
 }
 
-// build sets a prepared row's transaction items; its reads began after
-// commit number commits. Grants of perks tied to one segment share one
-// membership check (a transaction may name an item once).
-func (imp *importer) build(e *entry, commits int) {
-	e.prepared = commits
+// build sets a prepared row's transaction items. Grants of perks tied to
+// one segment share one membership check (a transaction may name an item
+// once).
+func (imp *importer) build(e *entry) {
 	e.items, e.refs, e.awardKeys, e.memberKeys = nil, nil, nil, nil
 	if imp.params.DryRun {
 		return
@@ -547,62 +444,6 @@ func (imp *importer) build(e *entry, commits int) {
 	}
 }
 
-// place adds an entry to the batch. A row prepared before a commit that
-// wrote one of its awards is prepared again first. A row that grants an
-// award, or checks a membership, the batch already does (a transaction
-// names an item once; the row's read did not see the batch's grant) has
-// the batch submitted first; a row whose award or membership a chunk in
-// flight writes or checks waits for that chunk's commit (and is prepared
-// again when it wrote the award); a row that would not fit in the
-// transaction goes into the next one.
-func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, error) {
-	if imp.params.DryRun {
-		if e.ok() {
-			imp.simulate(e)
-		}
-		return imp.add(b, e), nil
-	}
-	for {
-		if !e.ok() {
-			return imp.add(b, e), nil
-		}
-		if imp.stale(e) {
-			if err := imp.prepare(ctx, e); err != nil {
-				return nil, err
-			}
-		}
-		if b.collides(e) || b.items+len(e.items)+b.newPerks(e) > maxBatchItems {
-			if err := imp.submit(b); err != nil {
-				return nil, err
-			}
-			b = newBatch()
-		}
-		keys := append(append([]string(nil), e.awardKeys...), e.memberKeys...)
-		if !imp.c.Busy(keys) {
-			return imp.add(b, e), nil
-		}
-		if err := imp.c.Wait(keys); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// stale reports whether a commit after e was prepared wrote one of its
-// awards.
-func (imp *importer) stale(e *entry) bool {
-	imp.mu.Lock()
-	defer imp.mu.Unlock()
-	if len(imp.committed) == 0 {
-		return false
-	}
-	for _, k := range e.awardKeys {
-		if imp.committed[k] > e.prepared {
-			return true
-		}
-	}
-	return false
-}
-
 // simulate applies a dry-run row's grants to the awards earlier rows of
 // the run granted (PrepareImport read the stored awards, which a dry run
 // does not change).
@@ -623,77 +464,10 @@ func (imp *importer) simulate(e *entry) {
 	}
 }
 
-// add puts an entry into the batch and notes the items it touches.
-func (imp *importer) add(b *batch, e *entry) *batch {
-	b.entries = append(b.entries, e)
-	for _, c := range e.rec {
-		b.cells += len(c)
-	}
-	if !e.ok() {
-		return b
-	}
-	b.items += len(e.items) + b.notePerks(e)
-	for _, ks := range [][]string{e.awardKeys, e.memberKeys} {
-		for _, k := range ks {
-			b.keys[k] = true
-		}
-	}
-	return b
-}
-
-// submit hands the batch to the committer as a chunk: its rows' grants
-// in one transaction, their results in one part. When items fail their
-// conditions, nothing was written: a row whose membership check failed
-// fails (the user is not a member), a row whose award changed since it
-// was read is prepared again (maxRetries times, then it fails), and the
-// chunk is committed again. A row DynamoDB does not store fails with the
-// reason the committer gives.
-func (imp *importer) submit(b *batch) error {
-	if len(b.entries) == 0 {
-		return nil
-	}
-	entries := b.entries
-	rows := make([]job.Row, len(entries))
-	for i, e := range entries {
-		rows[i] = imp.row(e)
-	}
-	return imp.c.Submit(&job.Chunk{
-		Rows: rows, Keys: slices.Collect(maps.Keys(b.keys)),
-		Retry: func(ctx context.Context, i int, failed []int) (job.Row, error) {
-			e := entries[i]
-			var member []int // grants whose membership check failed
-			for _, j := range failed {
-				if ref := e.refs[j]; ref.kind == itemMember {
-					member = append(member, ref.grant)
-				}
-			}
-			switch {
-			case len(member) > 0:
-				e.fail(imp.notMember(e, member)...)
-			case e.retries >= maxRetries:
-				e.fail(msgAwardChanged)
-			default:
-				e.retries++
-				if err := imp.prepare(ctx, e); err != nil {
-					return job.Row{}, err
-				}
-			}
-			return imp.row(e), nil
-		},
-		Refuse: func(i int, reason string) job.Row {
-			e := entries[i]
-			e.fail(reason)
-			return imp.row(e)
-		},
-		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
-		Shared:    imp.liability(entries),
-	})
-}
-
 // row is the committer's view of an entry: its writes, results line and
 // outcome.
 func (imp *importer) row(e *entry) job.Row {
-	r := job.Row{Start: e.start, End: e.end, Line: imp.line(e)}
+	r := job.Row{Start: e.Start, End: e.End, Line: imp.line(e)}
 	switch {
 	case !e.ok():
 		r.Outcome = job.RowFailed
@@ -720,25 +494,6 @@ func (imp *importer) notMember(e *entry, grants []int) []string {
 		}
 	}
 	return errs
-}
-
-// noteCommitted records the awards the committed rows wrote, so that
-// rows prepared before the commit are prepared again.
-func (imp *importer) noteCommitted(entries []*entry) {
-	if imp.params.DryRun {
-		return
-	}
-	imp.mu.Lock()
-	defer imp.mu.Unlock()
-	imp.commits++
-	for _, e := range entries {
-		if !e.ok() {
-			continue
-		}
-		for _, k := range e.awardKeys {
-			imp.committed[k] = imp.commits
-		}
-	}
 }
 
 // line is the results line of an entry (see resultsHeader).
@@ -769,16 +524,3 @@ func (imp *importer) line(e *entry) []string {
 
 // text makes an echoed cell valid UTF-8 (a row that is not is reported).
 func text(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-
-func (imp *importer) message(res operation.Result, last bool) string {
-	prefix := "importing"
-	switch {
-	case last && imp.params.DryRun:
-		prefix = "dry run done (nothing written)"
-	case last:
-		prefix = "done"
-	case imp.params.DryRun:
-		prefix = "dry run"
-	}
-	return fmt.Sprintf("%s: %d rows, %d imported, %d skipped, %d with errors", prefix, res.Total, res.Imported, res.Skipped, res.Errors)
-}

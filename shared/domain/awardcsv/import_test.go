@@ -15,6 +15,7 @@ const resultsHeader1 = "user_id,perk_id,points,result,perk_awarded_1,award_award
 // rows say (a new award holds what it is granted, clamped to the perk's
 // max) and the results file reports every grant.
 func TestImportLayouts(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	b := newPerk(t, h, map[string]any{"title": "Other", "points": pointsOf(5, 1000)})
@@ -104,6 +105,7 @@ func TestImportLayouts(t *testing.T) {
 // perks, and reports the same rows ok as the real import grants, with the
 // points the awards would hold.
 func TestImportDryRun(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	u := users(t, h, 1)[0]
@@ -158,6 +160,7 @@ func TestImportDryRun(t *testing.T) {
 // results file's error column, and grants nothing; the good rows around
 // it are granted.
 func TestImportBadRows(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	us := users(t, h, 3)
 	good, member, outsider := us[0], us[1], us[2]
@@ -245,6 +248,7 @@ func TestImportBadRows(t *testing.T) {
 // cell is a CLUB perk the user is not a member of (the membership is
 // checked in the row's transaction).
 func TestImportBadRowsPerkColumns(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	us := users(t, h, 6)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(0, 100)})
@@ -306,6 +310,7 @@ func TestImportBadRowsPerkColumns(t *testing.T) {
 // TestImportBadHeaders: a header that fits no layout FAILS the operation
 // with VALIDATION_FAILED naming the problem, and leaves no results file.
 func TestImportBadHeaders(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var many []string
 	for i := 0; i < 33; i++ {
@@ -355,6 +360,7 @@ func TestImportBadHeaders(t *testing.T) {
 // action; with suppressEvents=false each grant records AWARD_GRANTED with
 // source IMPORT and the operation's id, in the grant's transaction.
 func TestImportEvents(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	b := newPerk(t, h, map[string]any{"points": pointsOf(0, 50)})
@@ -401,6 +407,7 @@ func TestImportEvents(t *testing.T) {
 // nothing more; a new nonce imports the file again (an import is not
 // idempotent), so the points double.
 func TestImportNonce(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	u := users(t, h, 1)[0]
@@ -442,6 +449,7 @@ func TestImportNonce(t *testing.T) {
 // separates them in the file (a transaction holds each award once, so the
 // import commits between them and reads the award again).
 func TestImportSameAwardTwice(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	fillerPerks := make([]string, 6)
 	for i := range fillerPerks {
@@ -492,6 +500,7 @@ func TestImportSameAwardTwice(t *testing.T) {
 // TestImportUnreadableRows: a row that is not valid CSV or not UTF-8 text
 // fails alone; the rows after it are granted.
 func TestImportUnreadableRows(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"points": pointsOf(2, 50)})
 	u := users(t, h, 1)[0]
@@ -519,6 +528,7 @@ func TestImportUnreadableRows(t *testing.T) {
 // once), and rows checking the same membership go into separate
 // transactions.
 func TestImportSharedSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	us := users(t, h, 2)
 	member, outsider := us[0], us[1]
@@ -557,6 +567,7 @@ func TestImportSharedSegment(t *testing.T) {
 // count of 0; an import grants to it like to any other award (its
 // condition accepted only an award without the count).
 func TestImportIntoAnAwardStoredWithoutEntries(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	u := users(t, h, 1)[0]
 	p := newPerk(t, h, map[string]any{"points": pointsOf(0, 100)})

@@ -12,30 +12,8 @@ import (
 // grant's ImportWrite carries what it changes in its perk's liability, and
 // each transaction of a batch adds the sum of its rows' changes to one
 // shard per perk, chosen at random per batch, so that a transaction names
-// each shard once however many rows grant the perk.
-
-// newPerks is how many perks e grants that the batch does not yet: the
-// liability writes e adds to the batch's transaction.
-func (b *batch) newPerks(e *entry) int {
-	n := 0
-	seen := map[string]bool{}
-	for _, w := range e.writes {
-		if !b.perks[w.PerkID] && !seen[w.PerkID] {
-			seen[w.PerkID] = true
-			n++
-		}
-	}
-	return n
-}
-
-// notePerks notes the perks e grants and returns how many were new.
-func (b *batch) notePerks(e *entry) int {
-	n := b.newPerks(e)
-	for _, w := range e.writes {
-		b.perks[w.PerkID] = true
-	}
-	return n
-}
+// each shard once however many rows grant the perk (each perk a row grants
+// counts as one item of the chunk: job.Plan.Shared).
 
 // liability returns the chunk's Shared writes: for the rows [lo, hi) that
 // still grant (a row failed or prepared again counts as it is now), per

@@ -13,6 +13,7 @@ import (
 // its rows' changes to one shard per perk, once per transaction. A dry
 // run changes nothing.
 func TestImportLiability(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, map[string]any{"template": "PSEUDO_CURRENCY", "points": map[string]any{"expiry": map[string]any{"policy": "AFTER_EARN", "duration": "P6M"}}})
 	b := newPerk(t, h, map[string]any{"title": "Other", "template": "PSEUDO_CURRENCY"})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/csvcell"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -33,10 +34,7 @@ type LiabilityExportRequest struct {
 // liability report (GET /reports/points-liability); 202 with the
 // Operation, and a repeated nonce answers the same operation. An asOf
 // before now is 422, an unknown perkId 404.
-func (s *Service) handleLiabilityExport(r *http.Request, caller web.Caller) (operation.Operation, error) {
-	if err := caller.RequireAdmin(); err != nil {
-		return operation.Operation{}, err
-	}
+func (s *Service) handleLiabilityExport(r *http.Request, caller actor.Actor) (operation.Operation, error) {
 	nonce, err := operation.ParseNonce(r.Header.Get(web.HeaderNonce))
 	if err != nil {
 		return operation.Operation{}, err

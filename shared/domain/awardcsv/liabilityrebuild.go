@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
@@ -25,10 +26,7 @@ const rebuildPage = 100
 // points liability, which counts the awards stored before the liability's
 // marker existed (award.Service.RebuildLiability); 202 with the
 // Operation, and a repeated nonce answers the same operation.
-func (s *Service) handleLiabilityRebuild(r *http.Request, caller web.Caller) (operation.Operation, error) {
-	if err := caller.RequireAdmin(); err != nil {
-		return operation.Operation{}, err
-	}
+func (s *Service) handleLiabilityRebuild(r *http.Request, caller actor.Actor) (operation.Operation, error) {
 	nonce, err := operation.ParseNonce(r.Header.Get(web.HeaderNonce))
 	if err != nil {
 		return operation.Operation{}, err

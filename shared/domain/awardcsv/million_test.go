@@ -18,6 +18,7 @@ import (
 //
 //	AWARDCSV_ROWS=1000000 go run ./localstack/cmd/testenv -- go test -run TestLargeImport -timeout 2h -v ./shared/awardcsv/
 func TestLargeImport(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("AWARDCSV_ROWS"))
 	if n <= 0 {
 		t.Skip("set AWARDCSV_ROWS to run the large import")

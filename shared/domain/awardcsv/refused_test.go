@@ -16,6 +16,7 @@ import (
 // reason (never DynamoDB's own text), grants every other row, and the
 // operation is DONE.
 func TestRowRefusedByTheDatabase(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	g := newGrid(t, h, 10, 6, 0) // 60 rows, each award once

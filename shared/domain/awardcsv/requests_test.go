@@ -14,6 +14,7 @@ import (
 // TestImportAccess: only an admin of the tenant starts imports and
 // downloads their results; a USER is 401, another tenant's file is 404.
 func TestImportAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	a := newPerk(t, h, nil)
 	u, token, _ := h.ActiveUser(t, "Una", "User")
@@ -56,6 +57,7 @@ func TestImportAccess(t *testing.T) {
 // TestImportRequestValidation: bad calls are answered at once with {code,
 // message} and start nothing.
 func TestImportRequestValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	file := []byte("user_id,perk_id\n")
 	body, ct := multipartBody(t, "file", "a.csv", file)
@@ -102,6 +104,7 @@ func TestImportRequestValidation(t *testing.T) {
 // than the jobs' input limit FAILS the operation with PAYLOAD_TOO_LARGE
 // before any row is read (the limit is lowered for the test).
 func TestUploadTooLarge(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	capture := h.CaptureS3("jobs")
 	a := newPerk(t, h, nil)

@@ -59,6 +59,12 @@ type Users interface {
 	People(ctx context.Context, tenantID string, ids []string) (map[string]award.Person, error)
 }
 
+// Titles names tenants (the tenants domain, through the function's
+// tenant cache).
+type Titles interface {
+	Title(ctx context.Context, tenantID string) (string, error)
+}
+
 // Service starts and runs award imports.
 type Service struct {
 	Awards *award.Service
@@ -66,8 +72,9 @@ type Service struct {
 	Users  Users
 	Jobs   *job.Service
 	Clock  clock.Clock
-	// TenantTitle names the tenant in the actions an import records.
-	TenantTitle func(ctx context.Context, tenantID string) (string, error)
+	// Tenants name the tenant in the actions an import records (nil:
+	// the actions name none).
+	Tenants Titles
 	// RebuildPage is how many awards a liability rebuild reads per
 	// checkpoint (0: rebuildPage); tests make it small.
 	RebuildPage int
@@ -92,10 +99,10 @@ func (s *Service) Kinds() map[string]job.Kind {
 // liability (handleLiabilityRebuild; admin).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/awards/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
-		{Method: "GET", Path: "/awards/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
-		{Method: "POST", Path: "/reports/points-liability/exports", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
-		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
-		{Method: "POST", Path: "/reports/points-liability/rebuild", Handler: web.Serve(http.StatusAccepted, s.handleLiabilityRebuild)},
+		{Method: "POST", Path: "/awards/imports", Access: web.Admin, Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
+		{Method: "GET", Path: "/awards/imports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/reports/points-liability/exports", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleLiabilityExport)},
+		{Method: "GET", Path: "/reports/points-liability/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(NamespaceReports, NameLiability)},
+		{Method: "POST", Path: "/reports/points-liability/rebuild", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleLiabilityRebuild)},
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 // TestLifecycle walks the API's check-in lifecycle table row by row.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tid := h.Tenant.ID
 	cafe := addLocation(t, h, h.Admin(), "Cafe")
@@ -155,6 +156,7 @@ func TestLifecycle(t *testing.T) {
 // TestBadInput sends malformed, mistyped, unknown, missing and oversized
 // input; nothing is ever created.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Cafe")
 	id, token := photoUser(t, h, "Bea", "Bad")
@@ -211,6 +213,7 @@ func TestBadInput(t *testing.T) {
 // TestAccess checks who may do what: users act only on themselves, admins
 // on the tenant's users, nobody across tenants.
 func TestAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Cafe")
 	id, token := photoUser(t, h, "Ann", "Owner")
@@ -283,6 +286,7 @@ func TestAccess(t *testing.T) {
 
 // TestExpiry moves the clock: a check-in lives 30 minutes.
 func TestExpiry(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Cafe")
 	id, token := photoUser(t, h, "Eve", "Expiry")
@@ -327,6 +331,7 @@ func TestExpiry(t *testing.T) {
 
 // TestCheckout ends a check-in with DELETE.
 func TestCheckout(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Cafe")
 	id, token := photoUser(t, h, "Carl", "Checkout")
@@ -390,6 +395,7 @@ func TestCheckout(t *testing.T) {
 
 // TestIncludeCheckin reads the current check-in through GET /users/{userId}.
 func TestIncludeCheckin(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Cafe")
 	id, token := photoUser(t, h, "Ian", "Include")
@@ -417,6 +423,7 @@ func TestIncludeCheckin(t *testing.T) {
 // TestConcurrentCheckins races two check-ins of one user: a user is at one
 // location at a time whatever the interleaving.
 func TestConcurrentCheckins(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	race := func(t *testing.T, id string, locs ...string) []int {
 		t.Helper()
@@ -488,6 +495,7 @@ func TestConcurrentCheckins(t *testing.T) {
 
 // TestLocationList pages through a location's check-ins.
 func TestLocationList(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Busy")
 	var want []string

@@ -13,6 +13,7 @@ import (
 // removes their current check-in at once, so a location's list no longer
 // shows them.
 func TestDeletedUserLeavesLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Redaction Cafe")
 	id, token := photoUser(t, h, "Gone", "Soon")
@@ -49,6 +50,7 @@ func (p staleProfiles) Get(_ context.Context, _, userID string) (user.Profile, e
 // (the transaction checks the user's profile), so the location's list never
 // names them.
 func TestCheckinOfDeletedUser(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := addLocation(t, h, h.Admin(), "Ghost Cafe")
 	checkinOf := func(id string) *ts.Resp {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -14,88 +15,52 @@ import (
 // action may earn points through the rules.
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/checkins", Handler: s.handleCreate, Idempotent: true},
-		{Method: "GET", Path: "/users/{userId}/checkins", Handler: s.handleListByUser},
-		{Method: "DELETE", Path: "/users/{userId}/checkins", Handler: s.handleCheckout},
-		{Method: "GET", Path: "/locations/{locationId}/checkins", Handler: s.handleListByLocation},
+		{Method: "POST", Path: "/users/{userId}/checkins", Access: web.Self, Handler: web.Serve(http.StatusCreated, s.handleCreate), Idempotent: true},
+		{Method: "GET", Path: "/users/{userId}/checkins", Access: web.Self, Handler: web.Serve(http.StatusOK, s.handleListByUser)},
+		{Method: "DELETE", Path: "/users/{userId}/checkins", Access: web.Self, Handler: web.ServeEmpty(http.StatusNoContent, s.handleCheckout)},
+		{Method: "GET", Path: "/locations/{locationId}/checkins", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleListByLocation)},
 	}
 }
 
 // handleCreate serves POST /users/{userId}/checkins: check a user in at a
 // location (the user, or an admin such as a POS on the user's behalf).
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in CreateInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	c, err := s.Create(r.Context(), caller, userID, in)
+func (s *Service) handleCreate(r *http.Request, a actor.Actor) (Checkin, error) {
+	in, err := web.Decoded[CreateInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Checkin{}, err
 	}
-	metrics.Count(r.Context(), caller.TenantID, metrics.CheckinsCreated, 1)
-	web.JSON(w, http.StatusCreated, c)
+	c, err := s.Create(r.Context(), a, r.PathValue("userId"), in)
+	if err != nil {
+		return Checkin{}, err
+	}
+	metrics.Count(r.Context(), a.TenantID, metrics.CheckinsCreated, 1)
+	return c, nil
 }
 
 // handleListByUser serves GET /users/{userId}/checkins: the user's live
 // check-in as a page-numbered list.
-func (s *Service) handleListByUser(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	userID := r.PathValue("userId")
-	if err := caller.RequireUser(userID); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleListByUser(r *http.Request, a actor.Actor) (List, error) {
 	q, err := pageQuery(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
-	list, err := s.ListByUser(r.Context(), caller, userID, q)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, list)
+	return s.ListByUser(r.Context(), a, r.PathValue("userId"), q)
 }
 
 // handleCheckout serves DELETE /users/{userId}/checkins: end the user's
 // live check-in; 204 on success.
-func (s *Service) handleCheckout(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := s.Checkout(r.Context(), caller, r.PathValue("userId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (s *Service) handleCheckout(r *http.Request, a actor.Actor) error {
+	return s.Checkout(r.Context(), a, r.PathValue("userId"))
 }
 
 // handleListByLocation serves GET /locations/{locationId}/checkins (admin
 // only): the live check-ins at a location, newest first.
-func (s *Service) handleListByLocation(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleListByLocation(r *http.Request, a actor.Actor) (List, error) {
 	q, err := pageQuery(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return List{}, err
 	}
-	list, err := s.ListByLocation(r.Context(), caller, r.PathValue("locationId"), q)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, list)
+	return s.ListByLocation(r.Context(), a, r.PathValue("locationId"), q)
 }
 
 // pageQuery reads `per_page` (1 to 100, default 20) and `page` (1 to

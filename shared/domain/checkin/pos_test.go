@@ -12,6 +12,7 @@ import (
 )
 
 func TestSign(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"event":"checkin"}`)
 	sig := checkin.Sign("s3cret", "1700000000", body)
 	// Reference value: printf '1700000000.{"event":"checkin"}' | openssl dgst -sha256 -hmac s3cret
@@ -44,6 +45,7 @@ func TestSign(t *testing.T) {
 // TestPOSNotifications checks the notifications a tenant's POS receives and
 // that a failing or slow POS never changes the API's answers.
 func TestPOSNotifications(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cafe, bar := addLocation(t, h, h.Admin(), "Cafe"), addLocation(t, h, h.Admin(), "Bar")
 	p := newPOS(t)

@@ -14,6 +14,8 @@ import (
 // TestPOSFailureLogsNoToken checks that a failed POS notification logs the
 // endpoint's scheme and host only: its path and query may hold a token.
 func TestPOSFailureLogsNoToken(t *testing.T) {
+	// Not parallel: it captures the default logger (slog.SetDefault),
+	// which every new harness replaces.
 	// A port nobody listens on: the connection is refused.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

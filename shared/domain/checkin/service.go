@@ -13,10 +13,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Profiles finds users (the users domain's profiles).
@@ -62,7 +62,7 @@ func newID() string {
 // ALREADY_CHECKED_IN; a live check-in elsewhere is replaced (deleted) by the
 // new one in the same transaction, which also records CHECKIN_CREATED (and
 // CHECKOUT for the replaced one). The tenant's POS is then notified.
-func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, in CreateInput) (Checkin, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, userID string, in CreateInput) (Checkin, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return Checkin{}, err
 	}
@@ -171,7 +171,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, userID string, 
 // Checkout ends user userID's live check-in (DELETE /users/{userId}/checkins),
 // records CHECKOUT in the same transaction and notifies the tenant's POS.
 // A user who is not checked in is NOT_FOUND.
-func (s *Service) Checkout(ctx context.Context, caller web.Caller, userID string) error {
+func (s *Service) Checkout(ctx context.Context, caller actor.Actor, userID string) error {
 	if err := caller.RequireUser(userID); err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (s *Service) CheckedInAt(ctx context.Context, tenantID, userID string) (loc
 // ListByUser returns page q of a user's check-ins (GET
 // /users/{userId}/checkins): at most one, since a user is checked in at one
 // location at a time.
-func (s *Service) ListByUser(ctx context.Context, caller web.Caller, userID string, q PageQuery) (List, error) {
+func (s *Service) ListByUser(ctx context.Context, caller actor.Actor, userID string, q PageQuery) (List, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return List{}, err
 	}
@@ -274,7 +274,7 @@ func (s *Service) ListByUser(ctx context.Context, caller web.Caller, userID stri
 
 // ListByLocation returns page q of the live check-ins at a location, newest
 // first (GET /locations/{locationId}/checkins, admin only).
-func (s *Service) ListByLocation(ctx context.Context, caller web.Caller, locationID string, q PageQuery) (List, error) {
+func (s *Service) ListByLocation(ctx context.Context, caller actor.Actor, locationID string, q PageQuery) (List, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return List{}, err
 	}

@@ -64,6 +64,7 @@ func create(t *testing.T, h *ts.Harness, body any) map[string]any {
 }
 
 func TestCreateEnrichment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perkID := newPerk(t, h)
 	tests := []struct {
@@ -152,6 +153,7 @@ func TestCreateEnrichment(t *testing.T) {
 }
 
 func TestCreateEnrichmentValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := minimal()
 	long := strings.Repeat("x", 256)
@@ -254,6 +256,7 @@ func TestCreateEnrichmentValidation(t *testing.T) {
 }
 
 func TestUpdateEnrichment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	e := create(t, h, full())
 	id := e["_id"].(string)
@@ -353,6 +356,7 @@ func TestUpdateEnrichment(t *testing.T) {
 }
 
 func TestDeleteEnrichment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := create(t, h, minimal())["_id"].(string)
 	keep := create(t, h, minimal())["_id"].(string)
@@ -370,6 +374,7 @@ func TestDeleteEnrichment(t *testing.T) {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var ids []string
 	for i := 0; i < 5; i++ {
@@ -431,6 +436,7 @@ func TestListPaging(t *testing.T) {
 }
 
 func TestEnrichmentAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token, _ := h.ActiveUser(t, "Ada", "X")
 	e := create(t, h, full())
@@ -482,6 +488,7 @@ func TestEnrichmentAccess(t *testing.T) {
 }
 
 func TestInternal(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	perkA, perkB := newPerk(t, h), newPerk(t, h)
@@ -538,6 +545,7 @@ func TestInternal(t *testing.T) {
 // TestInternalRewardMustExist needs the enrichment service wired with the
 // perk domain (app: `Perks: d.Perks`).
 func TestInternalRewardMustExist(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if h.Deps.Enrichments.Perks == nil {
 		t.Fatal("enrichment.Service.Perks is not wired: add `Perks: d.Perks` to the enrichment.Service of app.wireLoyalty")

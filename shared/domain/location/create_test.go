@@ -10,6 +10,7 @@ import (
 )
 
 func TestCreateLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 
 	t.Run("EveryField", func(t *testing.T) {
@@ -74,6 +75,7 @@ func TestCreateLocation(t *testing.T) {
 }
 
 func TestCreateLocationAuth(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	for _, tc := range []struct {
@@ -101,6 +103,7 @@ func TestCreateLocationAuth(t *testing.T) {
 }
 
 func TestCreateLocationBadInput(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	with := func(k string, v any) map[string]any {
 		b := minimal("Bad")

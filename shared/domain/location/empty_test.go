@@ -11,6 +11,7 @@ import (
 // are stored and returned as sent (not dropped as absent) by create, get
 // and update, while absent fields stay absent.
 func TestEmptyValuesKept(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	empties := map[string]any{
 		"tags": []any{}, "facilities": []any{}, "regions": []any{}, "buttons": []any{}, "beacons": []any{},

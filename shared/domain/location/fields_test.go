@@ -30,6 +30,7 @@ func clone(body map[string]any, changes map[string]any) map[string]any {
 // they equal the addressed location's (else 422 "cannot be changed");
 // created, updated and distance are ignored whatever their value.
 func TestUpdateLocationWithGetBody(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := create(t, h, full("Round trip"))["_id"].(string)
 	other := otherTenant(h)
@@ -112,6 +113,7 @@ func TestUpdateLocationWithGetBody(t *testing.T) {
 // tenantId and ignores created, updated and distance; an _id is 422 (the
 // server assigns ids) and another tenantId is 422.
 func TestCreateLocationServerFields(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	existing := create(t, h, minimal("Existing"))
 	for _, tc := range []struct {

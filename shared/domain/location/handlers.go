@@ -6,21 +6,24 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
-// Routes returns the routes of the locations function.
+// Routes returns the routes of the locations function. The location
+// list and the creation read x-api-version before they look at the
+// caller (Before).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/locations", Handler: s.handleCreate},
-		{Method: "GET", Path: "/locations", Handler: s.handleList},
-		{Method: "GET", Path: "/locations/{locationId}", Handler: s.handleGet},
-		{Method: "PUT", Path: "/locations/{locationId}", Handler: s.handleUpdate},
-		{Method: "GET", Path: "/locations/taggroups", Handler: s.handleListTagGroups},
-		{Method: "POST", Path: "/locations/taggroups", Handler: s.handleCreateTagGroup},
-		{Method: "PUT", Path: "/locations/taggroups/{tagGroupId}", Handler: s.handleUpdateTagGroup},
-		{Method: "DELETE", Path: "/locations/taggroups/{tagGroupId}", Handler: s.handleDeleteTagGroup},
+		{Method: "POST", Path: "/locations", Access: web.Admin, Before: web.CheckAPIVersion, Handler: web.Serve(http.StatusCreated, s.handleCreate)},
+		{Method: "GET", Path: "/locations", Access: web.Anonymous, Before: web.CheckAPIVersion, Handler: web.Serve(http.StatusOK, s.handleList)},
+		{Method: "GET", Path: "/locations/{locationId}", Access: web.Anonymous, Handler: web.Serve(http.StatusOK, s.handleGet)},
+		{Method: "PUT", Path: "/locations/{locationId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleUpdate)},
+		{Method: "GET", Path: "/locations/taggroups", Access: web.Anonymous, Handler: web.Serve(http.StatusOK, s.handleListTagGroups)},
+		{Method: "POST", Path: "/locations/taggroups", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreateTagGroup)},
+		{Method: "PUT", Path: "/locations/taggroups/{tagGroupId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleUpdateTagGroup)},
+		{Method: "DELETE", Path: "/locations/taggroups/{tagGroupId}", Access: web.Admin, Handler: web.ServeEmpty(http.StatusNoContent, s.handleDeleteTagGroup)},
 	}
 }
 
@@ -47,40 +50,23 @@ func readFields(r *http.Request) (map[string]json.RawMessage, error) {
 // handleCreate serves POST /locations (admin): 201 with the new location.
 // The body may repeat the caller's tenantId; created, updated and distance
 // are ignored; an _id is 422 (see CreateFields).
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
-	if _, err := web.APIVersion(r); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleCreate(r *http.Request, a actor.Actor) (Location, error) {
 	fields, err := readFields(r)
 	if err == nil {
-		fields, err = CreateFields(fields, caller.TenantID)
+		fields, err = CreateFields(fields, a.TenantID)
 	}
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Location{}, err
 	}
 	body, err := json.Marshal(fields)
 	if err != nil {
-		web.Error(w, r, apierr.Invalid("", "the body is not valid JSON"))
-		return
+		return Location{}, apierr.Invalid("", "the body is not valid JSON")
 	}
 	var in Location
 	if err := web.DecodeBytes(body, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return Location{}, err
 	}
-	l, err := s.Create(r.Context(), caller.TenantID, in)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, l)
+	return s.Create(r.Context(), a.TenantID, in)
 }
 
 // listResponse is the body of GET /locations.
@@ -91,69 +77,35 @@ type listResponse struct {
 
 // handleList serves GET /locations: any caller of the tenant (anonymous
 // callers and users see ACTIVE locations only).
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
-	if _, err := web.APIVersion(r); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleList(r *http.Request, a actor.Actor) (listResponse, error) {
 	q, err := ParseListQuery(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return listResponse{}, err
 	}
-	items, page, err := s.List(r.Context(), caller, q)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, listResponse{Items: items, Page: page})
+	items, page, err := s.List(r.Context(), a, q)
+	return listResponse{Items: items, Page: page}, err
 }
 
 // handleGet serves GET /locations/{locationId}: every field of the
 // location. Callers other than admins see ACTIVE locations only (others are
 // 404).
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	l, err := s.Get(r.Context(), caller.TenantID, r.PathValue("locationId"))
-	if err == nil && !caller.IsAdmin() && l.State != StateActive {
+func (s *Service) handleGet(r *http.Request, a actor.Actor) (Location, error) {
+	l, err := s.Get(r.Context(), a.TenantID, r.PathValue("locationId"))
+	if err == nil && !a.IsAdmin() && l.State != StateActive {
 		err = fmt.Errorf("get location: %w", ErrNotFound)
 	}
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, l)
+	return l, err
 }
 
 // handleUpdate serves PUT /locations/{locationId} (admin): the fields sent
 // replace the stored ones (the body GET returned may be sent back, see
 // UpdateFields).
-func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleUpdate(r *http.Request, a actor.Actor) (Location, error) {
 	fields, err := readFields(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return Location{}, err
 	}
-	l, err := s.Update(r.Context(), caller.TenantID, r.PathValue("locationId"), fields)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, l)
+	return s.Update(r.Context(), a.TenantID, r.PathValue("locationId"), fields)
 }
 
 // tagGroupList is the body of GET /locations/taggroups.
@@ -163,82 +115,32 @@ type tagGroupList struct {
 
 // handleListTagGroups serves GET /locations/taggroups: any caller of the
 // tenant.
-func (s *Service) handleListTagGroups(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireTenant(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	groups, err := s.TagGroups(r.Context(), caller.TenantID)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, tagGroupList{Items: groups})
+func (s *Service) handleListTagGroups(r *http.Request, a actor.Actor) (tagGroupList, error) {
+	groups, err := s.TagGroups(r.Context(), a.TenantID)
+	return tagGroupList{Items: groups}, err
 }
 
 // handleCreateTagGroup serves POST /locations/taggroups (admin): 201.
-func (s *Service) handleCreateTagGroup(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	var in TagGroupInput
-	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	g, err := s.CreateTagGroup(r.Context(), caller.TenantID, in)
+func (s *Service) handleCreateTagGroup(r *http.Request, a actor.Actor) (TagGroup, error) {
+	in, err := web.Decoded[TagGroupInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return TagGroup{}, err
 	}
-	web.JSON(w, http.StatusCreated, g)
+	return s.CreateTagGroup(r.Context(), a.TenantID, in)
 }
 
 // handleUpdateTagGroup serves PUT /locations/taggroups/{tagGroupId}
 // (admin).
-func (s *Service) handleUpdateTagGroup(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	body, err := web.ReadBody(r, web.MaxBodyBytes)
+func (s *Service) handleUpdateTagGroup(r *http.Request, a actor.Actor) (TagGroup, error) {
+	in, err := web.Decoded[TagGroupInput](r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return TagGroup{}, err
 	}
-	var in TagGroupInput
-	if len(bytes.TrimSpace(body)) == 0 {
-		err = apierr.Invalid("", "a JSON body is required")
-	} else {
-		err = web.DecodeBytes(body, &in)
-	}
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	g, err := s.UpdateTagGroup(r.Context(), caller.TenantID, r.PathValue("tagGroupId"), in)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, g)
+	return s.UpdateTagGroup(r.Context(), a.TenantID, r.PathValue("tagGroupId"), in)
 }
 
 // handleDeleteTagGroup serves DELETE /locations/taggroups/{tagGroupId}
 // (admin): 204.
-func (s *Service) handleDeleteTagGroup(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	if err := s.DeleteTagGroup(r.Context(), caller.TenantID, r.PathValue("tagGroupId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (s *Service) handleDeleteTagGroup(r *http.Request, a actor.Actor) error {
+	return s.DeleteTagGroup(r.Context(), a.TenantID, r.PathValue("tagGroupId"))
 }

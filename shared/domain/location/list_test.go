@@ -12,6 +12,7 @@ import (
 )
 
 func TestListLocationsFilters(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	createAt(t, h, "Alpha Kitchen", london, map[string]any{"tags": []string{"Pizza", "late"}, "services": map[string]any{"checkins": true, "delivery": true}})
@@ -61,6 +62,7 @@ func TestListLocationsFilters(t *testing.T) {
 }
 
 func TestListLocationsInclude(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	create(t, h, full("Everything"))
 	h.Do("PUT", "/locations/"+list(t, h, "", h.Admin()).Items[0]["_id"].(string), map[string]any{"state": "ACTIVE"}, h.Admin()).Expect(t, 200, "")
@@ -103,6 +105,7 @@ func TestListLocationsInclude(t *testing.T) {
 }
 
 func TestListLocationsByDistance(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	createAt(t, h, "New York", newYork, nil)
 	createAt(t, h, "Sydney", sydney, nil)
@@ -133,6 +136,7 @@ func TestListLocationsByDistance(t *testing.T) {
 		}
 	})
 	t.Run("AcrossTheAntimeridian", func(t *testing.T) {
+		t.Parallel()
 		h := ts.New(t)
 		createAt(t, h, "Far west", []float64{170, 0}, nil)
 		createAt(t, h, "Just across", []float64{-179.9, 0}, nil)
@@ -168,6 +172,7 @@ func TestListLocationsByDistance(t *testing.T) {
 }
 
 func TestListLocationsPaging(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var kitchens []string
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g"} {
@@ -235,6 +240,7 @@ func TestListLocationsPaging(t *testing.T) {
 }
 
 func TestListLocationsFavourites(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	userID, token := activeUser(t, h)
 	a := createAt(t, h, "Fav A", london, nil)
@@ -276,6 +282,7 @@ func TestListLocationsFavourites(t *testing.T) {
 }
 
 func TestListLocationsRejects(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 // of the bad value (map keys and array indexes included), on create and on
 // update, for wrong JSON types and for failed checks alike.
 func TestLocationErrorPaths(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := createAt(t, h, "Paths", london, nil)
 	for _, tc := range []struct {
@@ -71,6 +72,7 @@ func TestLocationErrorPaths(t *testing.T) {
 // (the API types it as an array), repeated or as a comma list, mixed with
 // include.
 func TestListLocationsIncludeBrackets(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	createAt(t, h, "Bracket", london, map[string]any{"tags": []string{"a"}, "zones": map[string]any{"z": map[string]any{"name": "Z"}}, "description": "d"})
 	for _, tc := range []struct {

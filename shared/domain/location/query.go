@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -148,7 +149,7 @@ func parseInclude(items []string) (map[string]bool, error) {
 
 // scope binds a page key to the query (everything but include and limit),
 // the caller's role and, for favourites, the caller.
-func (q ListQuery) scope(caller web.Caller) string {
+func (q ListQuery) scope(caller actor.Actor) string {
 	states := append([]string(nil), q.States...)
 	sort.Strings(states)
 	centre := ""
@@ -240,7 +241,7 @@ type candidate struct {
 // another state is UNAUTHORIZED. favourites needs a user (UNAUTHORIZED
 // otherwise). Without lat/long the order is by title (ignoring case, then
 // id); with them by distance, nearest first.
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Location, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Location, web.Page, error) {
 	if err := caller.RequireTenant(); err != nil {
 		return nil, web.Page{}, err
 	}

@@ -20,6 +20,7 @@ import (
 // The service calls other domains make: check-ins (Get) and the location
 // import and export jobs (Create, Replace, FindByTitle, Each).
 func TestServiceForOtherDomains(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	svc := h.Deps.Locations
@@ -113,6 +114,7 @@ func TestServiceForOtherDomains(t *testing.T) {
 }
 
 func TestEach(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	svc := h.Deps.Locations
@@ -183,6 +185,7 @@ func TestEach(t *testing.T) {
 // Concurrent updates of different fields of one location both apply: the
 // loser of the conditional write re-reads and re-applies its fields.
 func TestConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := createAt(t, h, "Busy", london, nil)
 	var wg sync.WaitGroup
@@ -215,6 +218,7 @@ func TestConcurrentUpdates(t *testing.T) {
 }
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                   string
 		lat1, lon1, lat2, lon2 float64
@@ -237,6 +241,7 @@ func TestDistance(t *testing.T) {
 }
 
 func TestCheckTransition(t *testing.T) {
+	t.Parallel()
 	states := []string{location.StatePending, location.StateActive, location.StateRetired}
 	allowed := map[string]bool{"PENDING>ACTIVE": true, "ACTIVE>RETIRED": true, "RETIRED>ACTIVE": true}
 	for _, from := range states {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,12 @@ import (
 //
 // A location and its summary are written in one transaction (the record
 // conditional on its version), so the summaries are an exact, strongly
-// consistent index of the tenant's locations. The summaries of a tenant are
+// consistent index of the tenant's locations; the CSV import writes a new
+// location's record and summary with BatchWriteItem instead
+// (csv_support.go), so for the moments between its writes, or until a run
+// that stopped between them is resumed, a location it creates may lack its
+// summary or keep an old one. A location the import created carries its
+// row's token in `origin` (see record). The summaries of a tenant are
 // spread over summaryShards partitions (n = FNV-1a of the lower-cased title
 // modulo summaryShards), so writes do not all land on one partition key and
 // lists read the shards in parallel (about 150 bytes a summary: 10,000
@@ -72,11 +78,14 @@ func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-// record is a location as stored.
+// record is a location as stored. Origin is the import's mark (see
+// csv_support.go): it names the import row that created the location and
+// is kept by every later write.
 type record struct {
 	PK      string `dynamodbav:"pk"`
 	SK      string `dynamodbav:"sk"`
 	Version int64  `dynamodbav:"version"`
+	Origin  string `dynamodbav:"origin,omitempty"`
 	Location
 }
 
@@ -224,25 +233,35 @@ func (s *store) create(ctx context.Context, rec record) error {
 }
 
 // replaceItems returns the writes that overwrite the location old with rec
-// (the same id; its version becomes old's + 1) if nobody changed it since
-// old was read, and move its summary.
+// (the same id; its version becomes old's + 1, its Origin stays) if
+// nobody changed it since old was read, and its summary when that
+// changed (moved when its key changed).
 func (s *store) replaceItems(old record, rec record) ([]types.TransactWriteItem, error) {
-	rec.Version = old.Version + 1
+	rec.Version, rec.Origin = old.Version+1, old.Origin
 	put, err := s.putItem(rec, "attribute_exists(pk) AND version = :v")
 	if err != nil {
 		return nil, fmt.Errorf("update location %s: %w", rec.ID, err)
 	}
 	put.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(old.Version, 10)}}
-	newSum := summaryOf(rec.Location)
-	idx, err := s.putItem(newSum.item(), "")
-	if err != nil {
-		return nil, fmt.Errorf("update location %s: %w", rec.ID, err)
+	return append([]types.TransactWriteItem{put}, s.summaryItems(old, rec)...), nil
+}
+
+// summaryItems returns the writes that keep the summary of a location
+// replaced (old by rec) up to date: none when it is unchanged, its Put,
+// and the Delete of the old one when its key changed.
+func (s *store) summaryItems(old, rec record) []types.TransactWriteItem {
+	oldSum, newSum := summaryOf(old.Location).item(), summaryOf(rec.Location).item()
+	if maps.EqualFunc(oldSum, newSum, func(a, b types.AttributeValue) bool {
+		return a.(*types.AttributeValueMemberS).Value == b.(*types.AttributeValueMemberS).Value
+	}) {
+		return nil
 	}
-	items := []types.TransactWriteItem{put, idx}
-	if oldPK, oldSK := indexPK(old.TenantID, old.Title), indexSK(old.Title, old.ID); oldPK != newSum.PK || oldSK != newSum.SK {
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(oldPK, oldSK)}})
+	items := []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(s.table), Item: newSum}}}
+	if oldPK, oldSK := oldSum["pk"], oldSum["sk"]; oldPK.(*types.AttributeValueMemberS).Value != newSum["pk"].(*types.AttributeValueMemberS).Value ||
+		oldSK.(*types.AttributeValueMemberS).Value != newSum["sk"].(*types.AttributeValueMemberS).Value {
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(indexPK(old.TenantID, old.Title), indexSK(old.Title, old.ID))}})
 	}
-	return items, nil
+	return items
 }
 
 // replace overwrites the location old with rec (see replaceItems). A lost

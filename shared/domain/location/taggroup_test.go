@@ -14,6 +14,7 @@ import (
 )
 
 func TestTagGroups(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	var groups struct {
@@ -126,6 +127,7 @@ func TestTagGroups(t *testing.T) {
 		h.Do("PUT", "/locations/taggroups/"+id, map[string]any{"title": "back"}, h.Admin()).Expect(t, 404, "NOT_FOUND")
 	})
 	t.Run("AtMost100", func(t *testing.T) {
+		t.Parallel()
 		h := ts.New(t)
 		for i := 0; i < 100; i++ {
 			h.Do("POST", "/locations/taggroups", map[string]any{"title": "g"}, h.Admin()).Expect(t, 201, "")
@@ -143,7 +145,9 @@ func toStrings(v any) []string {
 }
 
 func TestTagGroupsConcurrent(t *testing.T) {
+	t.Parallel()
 	t.Run("ParallelUpdatesOfDifferentFieldsAllPersist", func(t *testing.T) {
+		t.Parallel()
 		h := ts.New(t)
 		for round := 0; round < 3; round++ {
 			g := h.Do("POST", "/locations/taggroups", map[string]any{"title": "Before", "sort": 0, "tags": []string{"old"}}, h.Admin()).Expect(t, 201, "").Map(t)
@@ -171,6 +175,7 @@ func TestTagGroupsConcurrent(t *testing.T) {
 		}
 	})
 	t.Run("ParallelCreatesStopAt100", func(t *testing.T) {
+		t.Parallel()
 		h := ts.New(t)
 		var ids []string
 		for i := 0; i < 95; i++ {
@@ -217,6 +222,7 @@ func TestTagGroupsConcurrent(t *testing.T) {
 // TestTagGroupsWrittenBeforeVersions checks groups stored before tag groups
 // had a version and a counter: they update, and count toward the limit.
 func TestTagGroupsWrittenBeforeVersions(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	for i := 0; i < 99; i++ {

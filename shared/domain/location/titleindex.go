@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,16 +26,29 @@ const (
 	titleHashes = 7
 )
 
+// TitleMapLimit is the most titles a TitleIndex maps to their locations'
+// ids; past it the index only tells which titles no location has.
+const TitleMapLimit = 250_000
+
 // TitleIndex tells an import run which titles (ignoring case) no location
-// of the tenant has, so that the rows creating locations need no read:
-// only a title that may exist is looked up in the table (as every title
-// is without an index). It is read once per run and kept up to date with
-// Note after each commit; it does not see the locations other requests
-// create or rename while the run goes on. Its size is fixed whatever the
-// number of locations. It is safe for concurrent use.
+// of the tenant has, so that the rows creating locations need no lookup,
+// and, for a tenant of at most TitleMapLimit locations, which locations
+// have a title, so that the rows updating them need no lookup either: their
+// locations are read by id (BatchGetItem) and checked to still have the
+// title. Without the map a title that may exist is looked up in the table
+// (as every title is without an index). It is read once per run and kept
+// up to date with Note after each commit; it does not see the locations
+// other requests create or rename while the run goes on. The Bloom
+// filter's size is fixed whatever the number of locations; the map holds
+// 8 bytes and an id a title. It is safe for concurrent use.
 type TitleIndex struct {
 	mu   sync.RWMutex
 	bits []uint64
+	// ids maps the FNV-1a hash of a lower-cased title to the ids of the
+	// locations that had it, and known holds the hash of each of those
+	// ids (both nil past TitleMapLimit titles).
+	ids   map[uint64][]string
+	known map[uint64]struct{}
 }
 
 // LoadTitleIndex reads the titles of the tenant's locations (consistently,
@@ -42,7 +56,7 @@ type TitleIndex struct {
 // than limit locations.
 func (s *Service) LoadTitleIndex(ctx context.Context, tenantID string, limit int) (*TitleIndex, error) {
 	st := s.st()
-	ix := &TitleIndex{bits: make([]uint64, titleBits/64)}
+	ix := &TitleIndex{bits: make([]uint64, titleBits/64), ids: map[uint64][]string{}, known: map[uint64]struct{}{}}
 	counts := make([]int, summaryShards)
 	errs := make([]error, summaryShards)
 	var wg sync.WaitGroup
@@ -50,7 +64,7 @@ func (s *Service) LoadTitleIndex(ctx context.Context, tenantID string, limit int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[n], errs[n] = st.summaryTitles(ctx, shardPK(tenantID, n), limit+1, ix.add)
+			counts[n], errs[n] = st.summaryTitles(ctx, shardPK(tenantID, n), limit+1, ix.addID)
 		}()
 	}
 	wg.Wait()
@@ -67,9 +81,10 @@ func (s *Service) LoadTitleIndex(ctx context.Context, tenantID string, limit int
 	return ix, nil
 }
 
-// summaryTitles passes the lower-cased titles of a summary shard to add,
-// and returns how many there were; it stops after max.
-func (s *store) summaryTitles(ctx context.Context, pk string, max int, add func(title string)) (int, error) {
+// summaryTitles passes the lower-cased titles of a summary shard and their
+// locations' ids to add, and returns how many there were; it stops after
+// max.
+func (s *store) summaryTitles(ctx context.Context, pk string, max int, add func(title, id string)) (int, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("pk = :pk"),
@@ -85,7 +100,7 @@ func (s *store) summaryTitles(ctx context.Context, pk string, max int, add func(
 		}
 		for _, it := range page.Items {
 			if v, ok := it["sk"].(*types.AttributeValueMemberS); ok {
-				add(titleOfIndexSK(v.Value))
+				add(titleOfIndexSK(v.Value), idOfIndexSK(v.Value))
 				n++
 			}
 		}
@@ -96,11 +111,16 @@ func (s *store) summaryTitles(ctx context.Context, pk string, max int, add func(
 	}
 }
 
-// positions returns the bits of a lower-cased title.
-func positions(title string) [titleHashes]uint32 {
+// titleHash returns the FNV-1a hash of a lower-cased title.
+func titleHash(title string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(title))
-	sum := h.Sum64()
+	return h.Sum64()
+}
+
+// positions returns the bits of a lower-cased title.
+func positions(title string) [titleHashes]uint32 {
+	sum := titleHash(title)
 	h1, h2 := uint32(sum), uint32(sum>>32)|1
 	var out [titleHashes]uint32
 	for i := range out {
@@ -117,6 +137,51 @@ func (ix *TitleIndex) add(title string) {
 	for _, b := range p {
 		ix.bits[b/64] |= 1 << (b % 64)
 	}
+}
+
+// addID records a lower-cased title and the id of a location that has it.
+// The map is dropped when it would hold more than TitleMapLimit titles.
+func (ix *TitleIndex) addID(title, id string) {
+	ix.add(title)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.ids == nil {
+		return
+	}
+	h := titleHash(title)
+	if _, ok := ix.ids[h]; !ok && len(ix.ids) >= TitleMapLimit {
+		ix.ids, ix.known = nil, nil
+		return
+	}
+	if !slices.Contains(ix.ids[h], id) {
+		ix.ids[h] = append(ix.ids[h], id)
+	}
+	ix.known[titleHash(id)] = struct{}{}
+}
+
+// mayBeID reports whether a location may have id (false: none had it
+// when the index learnt of the tenant's locations, nor since by the
+// run's commits); without the map, always true.
+func (ix *TitleIndex) mayBeID(id string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.known == nil {
+		return true
+	}
+	_, ok := ix.known[titleHash(id)]
+	return ok
+}
+
+// candidates returns the ids of the locations that had the title (ignoring
+// case) when the index learnt of them, and whether the index maps titles
+// at all (false: look the title up).
+func (ix *TitleIndex) candidates(title string) ([]string, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.ids == nil {
+		return nil, false
+	}
+	return slices.Clone(ix.ids[titleHash(strings.ToLower(strings.TrimSpace(title)))]), true
 }
 
 // mayHave reports whether a location may have the title (ignoring case);
@@ -139,5 +204,5 @@ func (ix *TitleIndex) Note(w ImportWrite) {
 	if !w.Writes() {
 		return
 	}
-	ix.add(strings.ToLower(w.Location.Title))
+	ix.addID(strings.ToLower(w.Location.Title), w.Location.ID)
 }

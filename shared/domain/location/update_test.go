@@ -11,6 +11,7 @@ import (
 )
 
 func TestGetLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	active := createAt(t, h, "Active", london, nil)
@@ -52,6 +53,7 @@ func TestGetLocation(t *testing.T) {
 }
 
 func TestUpdateLocation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	orig := create(t, h, full("Soho"))
 	id := orig["_id"].(string)
@@ -135,6 +137,7 @@ func TestUpdateLocation(t *testing.T) {
 }
 
 func TestUpdateLocationStateTransitions(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	for _, tc := range []struct {
 		from, to string
@@ -177,6 +180,7 @@ func TestUpdateLocationStateTransitions(t *testing.T) {
 }
 
 func TestUpdateLocationRejects(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token := activeUser(t, h)
 	id := createAt(t, h, "Target", london, map[string]any{"tags": []string{"keep"}})

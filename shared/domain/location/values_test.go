@@ -12,6 +12,7 @@ import (
 // is VALIDATION_FAILED naming its path, on create and on update, never a
 // 500; values at DynamoDB's limits are stored and read back.
 func TestValuesDynamoDBCannotHold(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := create(t, h, minimal("Values"))["_id"].(string)
 	body := func(extended string) string {

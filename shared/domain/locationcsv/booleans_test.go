@@ -12,6 +12,7 @@ import (
 // 1 and 0 in any case, surrounding spaces ignored; anything else is a row
 // error naming the column.
 func TestImportBooleans(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	const refused = "must be a boolean: true, false, yes, no, 1 or 0 (any case)"
 	cases := []struct {
@@ -78,6 +79,7 @@ func TestImportBooleans(t *testing.T) {
 // and the location's field problems (state, e-mail, URL, time zone, ...)
 // together, in column then field order, whether or not the cells parsed.
 func TestImportRowListsEveryError(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cols := []string{"title", "geo_longitude", "geo_latitude", "state", "services.checkins", "contacts.email", "mainImageUrl", "timezone", "tags"}
 	cases := []struct {

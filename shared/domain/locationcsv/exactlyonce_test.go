@@ -72,6 +72,7 @@ func checkOnce(t *testing.T, h *ts.Harness, id, prefix string, n int) map[string
 // resumed by the next delivery once the lease has expired, and every row
 // is applied exactly once.
 func TestCrashAndResume(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	const n = 600 // several chunks of new locations
@@ -118,6 +119,7 @@ func TestCrashAndResume(t *testing.T) {
 // rows of the committed chunks past the checkpoint and commits the
 // others: every row is applied once and listed once, in order.
 func TestCrashOutOfOrder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	const n = 800 // chunks of 250 new locations: one commits past the held one
@@ -131,6 +133,7 @@ func TestCrashOutOfOrder(t *testing.T) {
 // TestDuplicateEvents: the same S3 event delivered several times at once
 // runs the job once.
 func TestDuplicateEvents(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	const n = 120
@@ -149,6 +152,7 @@ func TestDuplicateEvents(t *testing.T) {
 // continue object and gives its lease up; the continue object's event runs
 // the next part, until the job is done.
 func TestContinuation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	const n = 130
@@ -173,6 +177,7 @@ func TestContinuation(t *testing.T) {
 // TestUnknownOperationEventIgnored: an event for a key of no operation, or
 // outside the jobs layout, or of another bucket, is ignored without error.
 func TestUnknownOperationEventIgnored(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	bucket := h.Deps.Config.Buckets.Files
 	for _, key := range []string{
@@ -197,6 +202,7 @@ func TestUnknownOperationEventIgnored(t *testing.T) {
 // file is the one the first run read (its ETag is in the checkpoint); a
 // replaced file FAILS the operation with CONFLICT.
 func TestResumeReadsTheSameInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		// replace is the content written over input.csv after the crash
@@ -210,6 +216,7 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			const n = 600 // several chunks of new locations
@@ -260,12 +267,14 @@ func TestResumeReadsTheSameInput(t *testing.T) {
 // client's title. The run that died may be the first, or one that
 // continued after a run that yielded.
 func TestCrashBeforeCommitEditedMeanwhile(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		// yielded is the rows a first run commits before it yields.
 		yielded int
 	}{{"FirstRun", 0}, {"AfterAYield", 5}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			const n = 20 // one chunk

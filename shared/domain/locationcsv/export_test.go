@@ -59,6 +59,7 @@ func startExport(h *ts.Harness, body any) map[string]any {
 // TestExportRoundTrip: exporting and re-importing the file with
 // dryRun=false changes no location.
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var ids []string
 	for _, body := range []map[string]any{
@@ -114,6 +115,7 @@ func TestExportRoundTrip(t *testing.T) {
 
 // TestExportFilters: filters and limit select the exported locations.
 func TestExportFilters(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	for _, l := range []map[string]any{
 		{"title": "A", "geo": []float64{0, 0}, "tags": []string{"Red"}, "regions": []string{"north"}},
@@ -153,6 +155,7 @@ func TestExportFilters(t *testing.T) {
 
 // TestExportRequestValidation: bad export bodies are 422 and start nothing.
 func TestExportRequestValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cases := []struct {
 		name string
@@ -187,6 +190,7 @@ func TestExportRequestValidation(t *testing.T) {
 // TestExportRepeatedNonce: a repeated export call answers the same
 // operation and exports once.
 func TestExportRepeatedNonce(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	n := nonce()
 	body := map[string]any{"limit": 5}
@@ -206,6 +210,7 @@ func TestExportRepeatedNonce(t *testing.T) {
 // error columns) can be imported again; those columns are ignored and not
 // repeated.
 func TestReimportResultsFile(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	first := importFile(h, "dryRun=false", header+",tags\nA,1,2,x\nB,3,4,\n,5,6,\n")
 	recs := results(h, first)

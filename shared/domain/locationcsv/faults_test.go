@@ -85,6 +85,7 @@ func outcomeOf(t *testing.T, h *ts.Harness, id, prefix string) outcome {
 // another tenant: the counts, the results file (in row order) and the
 // locations are the same, so no row was applied twice or lost.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	const n = 160
 	const prefix = "Fault"
 	file := mixedFile(prefix, n)
@@ -98,6 +99,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, f := range ts.JobFaults(3) {
 		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			capture := h.CaptureS3("jobs")
 			id, ev := startCaptured(t, h, capture, file)
@@ -127,6 +129,7 @@ func TestFaults(t *testing.T) {
 // earlier row of the same file created or renamed (the run's index of
 // titles learns of each commit), ignoring case and spaces around it.
 func TestImportTitlesOfEarlierRows(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	camden := h.Do("POST", "/locations", map[string]any{"title": "Camden", "geo": []float64{-0.14, 51.54}}, h.Admin()).Expect(t, 201, "").Map(t)
 	file := csvOf(

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/location"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -23,45 +24,32 @@ const MaxExportLimit = 1000000
 // POST /locations/exports starts an export (handleExport).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/locations/imports", Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
-		{Method: "GET", Path: "/locations/imports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameImport)},
-		{Method: "POST", Path: "/locations/exports", Handler: s.handleExport},
-		{Method: "GET", Path: "/locations/exports/{fileId}", Handler: s.Jobs.FileHandler(Namespace, NameExport)},
+		{Method: "POST", Path: "/locations/imports", Access: web.Admin, Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
+		{Method: "GET", Path: "/locations/imports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameImport)},
+		{Method: "POST", Path: "/locations/exports", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleExport)},
+		{Method: "GET", Path: "/locations/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 	}
 }
 
 // handleExport serves POST /locations/exports (admin): it starts an export
 // of the locations matching `filters` (at most `limit`). 202 with the
 // Operation; a repeated nonce answers the same operation.
-func (s *Service) handleExport(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleExport(r *http.Request, a actor.Actor) (operation.Operation, error) {
 	nonce, err := operation.ParseNonce(r.Header.Get(web.HeaderNonce))
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return operation.Operation{}, err
 	}
 	var in ExportRequest
 	if err := web.DecodeOptional(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return operation.Operation{}, err
 	}
 	md, err := in.metadata()
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return operation.Operation{}, err
 	}
-	op, err := s.Jobs.Start(r.Context(), job.StartRequest{
-		TenantID: caller.TenantID, Namespace: Namespace, Name: NameExport, Nonce: nonce, Metadata: md,
+	return s.Jobs.Start(r.Context(), job.StartRequest{
+		TenantID: a.TenantID, Namespace: Namespace, Name: NameExport, Nonce: nonce, Metadata: md,
 	})
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusAccepted, op)
 }
 
 // metadata validates an export request and returns it as the operation's

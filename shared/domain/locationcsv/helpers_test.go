@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -110,10 +111,9 @@ func csvOf(recs ...[]string) string {
 	return buf.String()
 }
 
-var titleSeq int
+var titleSeq atomic.Int64
 
 // title returns a title unique in the test binary.
 func title(base string) string {
-	titleSeq++
-	return fmt.Sprintf("%s %d", base, titleSeq)
+	return fmt.Sprintf("%s %d", base, titleSeq.Add(1))
 }

@@ -2,17 +2,11 @@ package locationcsv
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/location"
-	"github.com/loyalty-platform/platform/shared/domain/operation"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 )
@@ -28,10 +22,9 @@ const (
 // Batch limits of the import: a DynamoDB transaction holds at most 100
 // items and 4 MB; the chunk's marker and fence check take two items.
 const (
-	groupSize      = 100 // rows read and prepared together
-	prepareWorkers = 16  // rows prepared at once (their reads in parallel)
-	maxBatchRows   = 500 // rows per commit (and results part)
-	maxBatchItems  = 96  // transaction items of the rows
+	groupSize     = 100 // rows read and prepared together (their reads batched)
+	maxBatchRows  = 500 // rows per commit (and results part)
+	maxBatchItems = 96  // transaction items of the rows
 	// maxBatchDirect bounds the direct writes of a commit (its new
 	// locations, written with BatchWriteItem before the transaction), so
 	// that several chunks are in flight at once.
@@ -39,64 +32,21 @@ const (
 	maxBatchBytes  = 3 << 20 // estimated bytes of the transaction
 	maxBatchCells  = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose location changed between its
-	// read and the commit is prepared again before it fails.
+	// read and the commit (its update's version condition failed) is
+	// read and prepared again before it fails.
 	maxRetries = 2
 )
-
-// importParams are an import's parameters (the operation's metadata).
-type importParams struct {
-	DryRun         bool
-	SuppressEvents bool
-}
-
-func importParamsOf(md map[string]any) importParams {
-	p := importParams{DryRun: true, SuppressEvents: true}
-	if v, ok := md["dryRun"].(bool); ok {
-		p.DryRun = v
-	}
-	if v, ok := md["suppressEvents"].(bool); ok {
-		p.SuppressEvents = v
-	}
-	return p
-}
 
 // importKind runs location imports.
 type importKind struct{ s *Service }
 
-// entry is one row of a batch.
+// entry is one row of an import.
 type entry struct {
-	rec        []string
-	start, end int64 // input offsets of the row
-	row        row
-	write      *location.ImportWrite
-	action     []types.TransactWriteItem
-	errs       []string
-	// prepared is the number of the importer's commits when the row was
-	// last prepared: a later commit that wrote one of its keys makes the
-	// preparation stale.
-	prepared int
-	retries  int
-}
-
-// batch is the rows read since the last chunk was submitted.
-type batch struct {
-	entries []*entry
-	keys    map[string]bool
-	items   int
-	direct  int
-	bytes   int
-	cells   int
-}
-
-func newBatch() *batch { return &batch{keys: map[string]bool{}} }
-
-func (b *batch) collides(keys []string) bool {
-	for _, k := range keys {
-		if b.keys[k] {
-			return true
-		}
-	}
-	return false
+	job.Entry
+	row    row
+	write  *location.ImportWrite
+	action []types.TransactWriteItem
+	errs   []string
 }
 
 // Run imports the rows of the input file from the checkpoint on.
@@ -110,12 +60,12 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 	if err != nil {
 		return job.BadFile("file: %s", err.Error())
 	}
-	params := importParamsOf(r.Operation().Metadata)
-	imp := &importer{s: k.s, r: r, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID, committed: map[string]int{}, recheck: r.AfterStop()}
-	if !params.DryRun && !params.SuppressEvents && k.s.TenantTitle != nil {
+	params := job.ImportParamsOf(r.Operation().Metadata)
+	imp := &importer{s: k.s, h: h, params: params, tenantID: r.TenantID(), opID: r.Operation().ID}
+	if !params.DryRun && !params.SuppressEvents && k.s.Tenants != nil {
 		// Actions name the tenant; read it once, before rows are
 		// prepared in parallel.
-		if imp.tenant, err = k.s.TenantTitle(ctx, imp.tenantID); err != nil {
+		if imp.tenant, err = k.s.Tenants.Title(ctx, imp.tenantID); err != nil {
 			return fmt.Errorf("tenant of the import: %w", err)
 		}
 	}
@@ -135,286 +85,156 @@ func (k importKind) Run(ctx context.Context, r *job.Run) error {
 		}
 	}()
 	defer func() { close(imp.bumps); <-bumped }()
-	imp.c = r.Chunks(ctx, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.message, Href: "/locations/imports/" + imp.opID})
-	defer imp.c.Abort()
-	b := newBatch()
-	group := make([]*entry, 0, groupSize)
-	for eof := false; !eof; {
-		// Read a group of rows and prepare them at once (their reads in
-		// parallel), then place them in the batch in order.
-		group = group[:0]
-		for len(group) < groupSize {
-			rec, start, end, err := in.ReadRow()
-			if errors.Is(err, io.EOF) {
-				eof = true
-				break
-			}
-			var rowErr *job.RowError
-			switch {
-			case errors.As(err, &rowErr):
-				group = append(group, &entry{rec: rec, start: start, end: end, errs: []string{rowErr.Message}})
-			case err != nil:
-				return err
-			default:
-				e := &entry{rec: rec, start: start, end: end, row: h.parseRow(rec)}
-				e.errs = e.row.errs
-				group = append(group, e)
-			}
-		}
-		// Every row of the group is prepared after all earlier commits:
-		// only commits from here on can make a preparation stale.
-		imp.mu.Lock()
-		clear(imp.committed)
-		imp.mu.Unlock()
-		if err := imp.prepareAll(ctx, group); err != nil {
-			return err
-		}
-		for _, e := range group {
-			if b, err = imp.place(ctx, b, e); err != nil {
-				return err
-			}
-			if b.full() || r.ShouldYield(int64(len(b.entries))) {
-				if err := imp.submit(b); err != nil {
-					return err
-				}
-				b = newBatch()
-				// The rest of the group was read but not committed: a
-				// continued run reads it again from the checkpoint.
-				if r.ShouldYield(0) {
-					if err := imp.c.Close(false); err != nil {
-						return err
-					}
-					return job.ErrYield
-				}
-			}
-		}
-	}
-	if err := imp.submit(b); err != nil {
-		return err
-	}
-	return imp.c.Close(true)
+	return job.RunImport(ctx, r, in, job.ChunkOptions{Columns: h.resultsHeader(), Message: imp.params.Message, Href: "/locations/imports/" + imp.opID}, imp.parts())
 }
 
-func (b *batch) full() bool {
-	return len(b.entries) >= maxBatchRows || b.items >= maxBatchItems-2 || b.direct >= maxBatchDirect || b.bytes >= maxBatchBytes || b.cells >= maxBatchCells
-}
-
-// importer is one run of an import.
+// importer is one run of an import: the format's parts of the job's
+// import skeleton (job.ImportParts).
 type importer struct {
 	s        *Service
-	r        *job.Run
 	h        *header
-	params   importParams
+	params   job.ImportParams
 	tenantID string
 	opID     string
 	tenant   string // the tenant's title, for actions
-	// recheck tells that an earlier run stopped other than by yielding: a
-	// new location's id is read before it is created (see
-	// location.ImportOptions.Recheck).
-	recheck bool
 	// titles tells which titles no location of the tenant has, so that
 	// their rows need no lookup (nil for a tenant with more than
 	// location.TitleIndexLimit locations: every title is looked up).
 	titles *location.TitleIndex
 	// bumps asks for location.Service.ImportCommitted after a commit.
 	bumps chan struct{}
-	// c commits the chunks.
-	c *job.Committer
-	// mu guards commits and committed: chunks commit on goroutines of
-	// their own.
-	mu sync.Mutex
-	// commits counts the transactions that wrote locations; committed
-	// maps the keys (see location.ImportWrite.Keys) they wrote since the
-	// current group was prepared to the number of the last one.
-	commits   int
-	committed map[string]int
 }
 
-// place adds a prepared entry to the batch. A row prepared before a
-// commit that wrote one of its keys (a group's rows are prepared together,
-// and chunks commit while the group is placed) is prepared again first:
-// it may now match the location an earlier row created or renamed. When
-// the row looks up or writes something the batch writes (its reads did
-// not see the batch), the batch is submitted; when a chunk in flight
-// does, the row waits for that chunk's commit and is prepared again. A
-// row that would not fit in the transaction goes into the next one.
-func (imp *importer) place(ctx context.Context, b *batch, e *entry) (*batch, error) {
-	for {
-		if imp.stale(e) {
-			if err := imp.prepare(ctx, e); err != nil {
-				return nil, err
+// parts returns the import's parts for the skeleton. A row's keys are
+// what it looks up (its _id or title) and what its writes touch (see
+// location.ImportWrite.Keys): a row whose keys the batch writes goes into
+// the next transaction, and a row prepared before a commit that wrote one
+// of them is prepared again (it may now match the location an earlier row
+// created or renamed).
+func (imp *importer) parts() job.ImportParts[*entry] {
+	return job.ImportParts[*entry]{
+		Limits: job.ImportLimits{
+			Rows: maxBatchRows, Items: maxBatchItems, Full: maxBatchItems - 2, Direct: maxBatchDirect,
+			Bytes: maxBatchBytes, Cells: maxBatchCells, Group: groupSize,
+			Retries: maxRetries, Changed: "the location changed while the row was imported; import the row again",
+		},
+		New: func(rec []string, start, end int64, bad string) *entry {
+			e := &entry{Entry: job.Entry{Rec: rec, Start: start, End: end}}
+			if bad != "" {
+				e.errs = []string{bad}
+				return e
 			}
-		}
-		if e.write == nil || imp.params.DryRun {
-			return imp.add(b, e), nil
-		}
-		keys := append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...)
-		if b.collides(keys) || b.items+len(e.write.Items)+len(e.action) > maxBatchItems || b.direct+len(e.write.Direct) > maxBatchDirect || b.bytes+e.write.Bytes > maxBatchBytes {
-			if err := imp.submit(b); err != nil {
-				return nil, err
-			}
-			b = newBatch()
-		}
-		if !imp.c.Busy(keys) {
-			return imp.add(b, e), nil
-		}
-		if err := imp.c.Wait(keys); err != nil {
-			return nil, err
-		}
+			e.row = imp.h.parseRow(rec)
+			e.errs = e.row.errs
+			return e
+		},
+		PrepareGroup: imp.prepareAll,
+		Prepare:      imp.prepare,
+		Watch:        imp.watch,
+		Plan:         imp.plan,
+		Row:          imp.row,
+		Fail: func(e *entry, reason string) {
+			e.write, e.action, e.errs = nil, nil, []string{reason}
+		},
+		Committed: imp.noteCommitted,
 	}
 }
 
-// stale reports whether a commit after e was prepared wrote a key that e
-// looks up or writes. Rows that did not parse (a parsed row always has a
-// title) are never prepared.
-func (imp *importer) stale(e *entry) bool {
-	if imp.params.DryRun || len(e.row.errs) > 0 || e.row.loc.Title == "" {
-		return false
-	}
-	imp.mu.Lock()
-	defer imp.mu.Unlock()
-	if len(imp.committed) == 0 {
-		return false
-	}
+// keys are the keys of a row that writes, or whose reads a write may
+// change.
+func (imp *importer) keys(e *entry) []string {
 	keys := location.ImportKeys(e.row.id, e.row.loc.Title)
 	if e.write != nil {
 		keys = append(keys, e.write.Keys...)
 	}
-	for _, k := range keys {
-		if imp.committed[k] > e.prepared {
-			return true
-		}
-	}
-	return false
+	return keys
 }
 
-// prepareAll prepares the rows of a group that parsed cleanly, several at
-// a time.
-func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
-	sem := make(chan struct{}, prepareWorkers)
-	errs := make([]error, len(group))
-	var wg sync.WaitGroup
-	for i, e := range group {
-		if len(e.errs) > 0 {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = imp.prepare(ctx, e)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// prepare decides how a parsed row applies (PrepareImport) and, unless the
-// row fails validation, what it writes. Client errors become the row's
-// errors; anything else is returned.
-func (imp *importer) prepare(ctx context.Context, e *entry) error {
-	e.write, e.action, e.errs = nil, nil, nil
-	imp.mu.Lock()
-	e.prepared = imp.commits
-	imp.mu.Unlock()
-	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles}
-	if !imp.params.DryRun {
-		opt.NewID, opt.Recheck = location.ImportID(imp.tenantID, imp.opID, e.start), imp.recheck
-	}
-	w, err := imp.s.Locations.PrepareImport(ctx, imp.tenantID, e.row.id, e.row.loc, opt)
-	if err != nil {
-		if ae, ok := apierr.As(err); ok && ae.Code.Status() < 500 {
-			e.errs = []string{ae.Message}
-			return nil
-		}
-		return fmt.Errorf("row: %w", err)
-	}
-	e.write = &w
-	if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
+// watch returns the keys of a prepared row (rows that did not parse, and
+// a parsed row always has a title, are never prepared; nor are a dry
+// run's prepared again).
+func (imp *importer) watch(e *entry) []string {
+	if imp.params.DryRun || len(e.row.errs) > 0 || e.row.loc.Title == "" {
 		return nil
 	}
-	a, err := imp.actionItem(w)
-	if err != nil {
-		return err
+	return imp.keys(e)
+}
+
+// plan is how a row goes into a chunk.
+func (imp *importer) plan(e *entry) job.Plan {
+	if e.write == nil || imp.params.DryRun {
+		return job.Plan{}
 	}
-	e.action = []types.TransactWriteItem{a}
+	return job.Plan{
+		Keys: imp.keys(e), Writes: e.write.Writes() && len(e.errs) == 0,
+		Items: len(e.write.Items) + len(e.action), Direct: len(e.write.Direct), Bytes: e.write.Bytes,
+	}
+}
+
+// prepareAll prepares the rows of a group that parsed cleanly, their
+// reads batched (see location.PrepareImports).
+func (imp *importer) prepareAll(ctx context.Context, group []*entry) error {
+	var todo []*entry
+	for _, e := range group {
+		if len(e.errs) == 0 {
+			todo = append(todo, e)
+		}
+	}
+	return imp.prepareRows(ctx, todo)
+}
+
+// prepare prepares one row again.
+func (imp *importer) prepare(ctx context.Context, e *entry) error {
+	return imp.prepareRows(ctx, []*entry{e})
+}
+
+// prepareRows decides how parsed rows apply (PrepareImports) and, unless
+// a row fails validation, what it writes. Client errors become the rows'
+// errors; anything else is returned.
+func (imp *importer) prepareRows(ctx context.Context, entries []*entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	rows := make([]location.ImportRow, len(entries))
+	for i, e := range entries {
+		e.write, e.action, e.errs = nil, nil, nil
+		rows[i] = location.ImportRow{ID: e.row.id, Location: e.row.loc, Token: location.ImportToken(imp.tenantID, imp.opID, e.Start)}
+	}
+	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles, Direct: !imp.params.DryRun}
+	writes, errs, err := imp.s.Locations.PrepareImports(ctx, imp.tenantID, rows, opt)
+	if err != nil {
+		return fmt.Errorf("prepare rows at %d: %w", entries[0].Start, err)
+	}
+	for i, e := range entries {
+		if ae, ok := apierr.As(errs[i]); ok {
+			e.errs = []string{ae.Message}
+			continue
+		}
+		w := writes[i]
+		e.write = &w
+		if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
+			continue
+		}
+		a, err := imp.actionItem(w)
+		if err != nil {
+			return fmt.Errorf("import row at %d: %w", e.Start, err)
+		}
+		e.action = []types.TransactWriteItem{a}
+	}
 	return nil
 }
 
-// add puts an entry into the batch. The keys of a row that writes are
-// noted: a later row touching one of them goes into the next transaction.
-func (imp *importer) add(b *batch, e *entry) *batch {
-	b.entries = append(b.entries, e)
-	for _, c := range e.rec {
-		b.cells += len(c)
-	}
-	if e.write == nil || imp.params.DryRun || !e.write.Writes() {
-		return b
-	}
-	b.items += len(e.write.Items) + len(e.action)
-	b.direct += len(e.write.Direct)
-	b.bytes += e.write.Bytes
-	for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
-		b.keys[k] = true
-	}
-	return b
-}
-
-// submit hands the batch to the committer as a chunk: its rows' writes
-// in one transaction, their results in one part. When a location changed
-// between the row's read and the commit, the row is prepared again
-// (maxRetries times, then it fails); a row DynamoDB does not store fails
-// with the reason the committer gives.
-func (imp *importer) submit(b *batch) error {
-	if len(b.entries) == 0 {
-		return nil
-	}
-	entries := b.entries
-	rows := make([]job.Row, len(entries))
-	for i, e := range entries {
-		rows[i] = imp.row(e)
-	}
-	return imp.c.Submit(&job.Chunk{
-		Rows: rows, Keys: slices.Collect(maps.Keys(b.keys)),
-		Retry: func(ctx context.Context, i int, _ []int) (job.Row, error) {
-			e := entries[i]
-			if e.retries >= maxRetries {
-				e.write, e.action, e.errs = nil, nil, []string{"the location changed while the row was imported; import the row again"}
-				return imp.row(e), nil
-			}
-			e.retries++
-			if err := imp.prepare(ctx, e); err != nil {
-				return job.Row{}, err
-			}
-			return imp.row(e), nil
-		},
-		Refuse: func(i int, reason string) job.Row {
-			e := entries[i]
-			e.write, e.action, e.errs = nil, nil, []string{reason}
-			return imp.row(e)
-		},
-		Committed: func(lo, hi int) { imp.noteCommitted(entries[lo:hi]) },
-	})
-}
-
-// noteCommitted records the keys the committed rows wrote, so that rows
-// of the group prepared before the commit are prepared again, and asks
-// for the lists to learn of the commit.
+// noteCommitted tells the run's index of titles of the committed rows'
+// titles and asks for the lists to learn of the commit.
 func (imp *importer) noteCommitted(entries []*entry) {
-	imp.mu.Lock()
-	defer imp.mu.Unlock()
-	imp.commits++
 	wrote := false
 	for _, e := range entries {
-		if imp.params.DryRun || e.write == nil || len(e.errs) > 0 || !e.write.Writes() {
+		if !imp.plan(e).Writes {
 			continue
 		}
 		wrote = true
 		if imp.titles != nil {
 			imp.titles.Note(*e.write)
-		}
-		for _, k := range append(location.ImportKeys(e.row.id, e.row.loc.Title), e.write.Keys...) {
-			imp.committed[k] = imp.commits
 		}
 	}
 	if wrote {
@@ -428,11 +248,11 @@ func (imp *importer) noteCommitted(entries []*entry) {
 // row is the committer's view of an entry: its writes, results line and
 // outcome.
 func (imp *importer) row(e *entry) job.Row {
-	r := job.Row{Start: e.start, End: e.end}
+	r := job.Row{Start: e.Start, End: e.End}
 	switch {
 	case len(e.errs) > 0 || e.write == nil:
 		r.Outcome = job.RowFailed
-		r.Line = imp.h.resultLine(e.rec, "", "", e.errs)
+		r.Line = imp.h.resultLine(e.Rec, "", "", e.errs)
 	default:
 		act := ActionUpdated
 		id := e.write.Location.ID
@@ -449,22 +269,9 @@ func (imp *importer) row(e *entry) job.Row {
 			r.Items = append(append(make([]types.TransactWriteItem, 0, len(e.write.Items)+len(e.action)), e.write.Items...), e.action...)
 			r.Direct = e.write.Direct
 		}
-		r.Line = imp.h.resultLine(e.rec, id, act, nil)
+		r.Line = imp.h.resultLine(e.Rec, id, act, nil)
 	}
 	return r
-}
-
-func (imp *importer) message(res operation.Result, last bool) string {
-	prefix := "importing"
-	switch {
-	case last && imp.params.DryRun:
-		prefix = "dry run done (nothing written)"
-	case last:
-		prefix = "done"
-	case imp.params.DryRun:
-		prefix = "dry run"
-	}
-	return fmt.Sprintf("%s: %d rows, %d imported, %d skipped, %d with errors", prefix, res.Total, res.Imported, res.Skipped, res.Errors)
 }
 
 // actionItem returns the action that records an imported location.

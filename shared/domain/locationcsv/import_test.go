@@ -16,6 +16,7 @@ import (
 const header = "title,geo_longitude,geo_latitude"
 
 func TestImportCreatesAndUpdates(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	existing := h.Do("POST", "/locations", map[string]any{"title": "Soho", "geo": []float64{-0.13, 51.51}, "tags": []string{"old"}}, h.Admin()).Expect(t, 201, "").Map(t)
 	byID := h.Do("POST", "/locations", map[string]any{"title": "Camden", "geo": []float64{-0.14, 51.54}}, h.Admin()).Expect(t, 201, "").Map(t)
@@ -87,6 +88,7 @@ func TestImportCreatesAndUpdates(t *testing.T) {
 }
 
 func TestImportDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	h.Do("POST", "/locations", map[string]any{"title": "Soho", "geo": []float64{-0.13, 51.51}}, h.Admin()).Expect(t, 201, "")
 	for _, query := range []string{"", "dryRun=true"} {
@@ -117,6 +119,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 // TestImportBadRows: every bad row is reported in the results file's error
 // column and never stops the good rows around it.
 func TestImportBadRows(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cols := []string{"_id", "title", "geo_longitude", "geo_latitude", "state", "services.checkins", "links.ubereats.enabled", "ordering_json", "buttons_json", "extended_json", "beacons_json", "deliveryBoundaries_json", "contacts.email", "timezone", "zones.0.tables"}
 	blank := func(set map[string]string) []string {
@@ -207,6 +210,7 @@ func TestImportBadRows(t *testing.T) {
 // TestImportBadFiles: a file that cannot be read FAILS the operation with
 // error {code, message}.
 func TestImportBadFiles(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cases := []struct {
 		name, file, want string
@@ -257,6 +261,7 @@ func TestImportBadFiles(t *testing.T) {
 // TestImportQuotingAndBOM: quoted fields with commas, quotes and line
 // breaks, a UTF-8 byte order mark, CRLF line ends and non-ASCII text.
 func TestImportQuotingAndBOM(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	file := "\xef\xbb\xbftitle,geo_longitude,geo_latitude,description,tags\r\n" +
 		"\"Café, \"\"Le Nord\"\"\",2.35,48.85,\"Line one,\r\nline two\",\"a|b\\|c\"\r\n" +
@@ -287,6 +292,7 @@ func TestImportQuotingAndBOM(t *testing.T) {
 // TestImportEvents: with suppressEvents=false every written row records an
 // action in its transaction; with the default (true), none.
 func TestImportEvents(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	loud := importFile(h, "dryRun=false&suppressEvents=false", header+"\nLoud,1,2\nLoud two,3,4\nLoud three,5,6\n")
@@ -320,6 +326,7 @@ func TestImportEvents(t *testing.T) {
 
 // TestImportInvalidUTF8Row: a row that is not UTF-8 text is a row error.
 func TestImportInvalidUTF8Row(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	op := importFile(h, "dryRun=false", header+"\nBad \xff\xfe,1,2\nGood,1,2\n")
 	if counts(op) != [4]int{2, 1, 0, 1} {
@@ -333,6 +340,7 @@ func TestImportInvalidUTF8Row(t *testing.T) {
 // TestLargeResultsRedirect: a results file over the inline limit is a 303
 // to a presigned S3 URL that serves it.
 func TestLargeResultsRedirect(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	op := importFile(h, "", header+"\nA,1,2\nB,3,4\n")
 	h.Deps.Jobs.InlineLimit = 10
@@ -375,6 +383,7 @@ func TestLargeResultsRedirect(t *testing.T) {
 // row created or renamed updates that location instead of creating
 // another.
 func TestImportRowsAfterAPartialCommit(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cases := []struct {
 		name string

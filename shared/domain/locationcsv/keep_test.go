@@ -12,6 +12,7 @@ import (
 // the fields its file has columns for; fields of absent columns keep their
 // stored values; an empty cell in a present column clears its field.
 func TestImportKeepsAbsentColumns(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	cases := []struct {
 		name  string

@@ -20,6 +20,7 @@ import (
 //
 //	LOCATIONCSV_ROWS=1000000 go run ./localstack/cmd/testenv -- go test -run TestLargeImport -timeout 3h -v ./shared/locationcsv/
 func TestLargeImport(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LOCATIONCSV_ROWS"))
 	if n <= 0 {
 		t.Skip("set LOCATIONCSV_ROWS to run the large import")

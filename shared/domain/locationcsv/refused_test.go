@@ -16,6 +16,7 @@ import (
 // row is alone, fails it in the results file with a short reason (never
 // DynamoDB's own text), writes every other row, and the operation is DONE.
 func TestRowRefusedByTheDatabase(t *testing.T) {
+	t.Parallel()
 	const n = 60 // rows: several chunks
 	cases := []struct {
 		name string
@@ -34,6 +35,7 @@ func TestRowRefusedByTheDatabase(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			jobs := h.Deps.Jobs
 			if c.refuse {

@@ -19,6 +19,7 @@ const goodFile = header + "\nA,1,2\n"
 // TestImportRequestValidation: bad calls are answered at once with
 // {code, message} and start nothing.
 func TestImportRequestValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	body, ct := multipartBody(t, "file", "l.csv", []byte(goodFile))
 	withNonce := func(extra ...string) ts.Headers {
@@ -75,6 +76,7 @@ func TestImportRequestValidation(t *testing.T) {
 // TestJobAccess: only an admin of the tenant starts jobs, reads their
 // operations and downloads their files; another tenant's are 404.
 func TestJobAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	op := importFile(h, "dryRun=false", goodFile)
 	id := op["_id"].(string)
@@ -132,6 +134,7 @@ func activeUser(t *testing.T, h *ts.Harness) string {
 // nothing, also when the calls arrive together; a nonce of another request
 // is 409.
 func TestNonce(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	n := nonce()
 	first := uploadNonce(h, "dryRun=false", goodFile, n).Expect(t, 202, "").Map(t)
@@ -239,6 +242,7 @@ func postImport(t *testing.T, h *ts.Harness, query, content, n string) string {
 // TestPresignedUpload: with upload=url the operation waits for the file;
 // the client PUTs it to the presigned S3 URL and the upload starts the job.
 func TestPresignedUpload(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	n := nonce()
 	op := h.Do("POST", "/locations/imports?upload=url&dryRun=false", nil, h.Admin(), ts.Headers{"x-platform-req-nonce", n}).Expect(t, 202, "").Map(t)
@@ -286,6 +290,7 @@ func TestPresignedUpload(t *testing.T) {
 // TestPresignedUploadNeverCame: an operation whose upload URL expired
 // without the file turns FAILED.
 func TestPresignedUploadNeverCame(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	op := h.Do("POST", "/locations/imports?upload=url", nil, h.Admin(), ts.Headers{"x-platform-req-nonce", nonce()}).Expect(t, 202, "").Map(t)
 	id := op["_id"].(string)

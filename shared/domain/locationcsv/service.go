@@ -40,14 +40,21 @@ const (
 	NameExport = "export"
 )
 
+// Titles names tenants (the tenants domain, through the function's
+// tenant cache).
+type Titles interface {
+	Title(ctx context.Context, tenantID string) (string, error)
+}
+
 // Service starts and runs location imports and exports.
 type Service struct {
 	Locations *location.Service
 	Jobs      *job.Service
 	Actions   *action.Recorder
 	Clock     clock.Clock
-	// TenantTitle names the tenant in the actions an import records.
-	TenantTitle func(ctx context.Context, tenantID string) (string, error)
+	// Tenants name the tenant in the actions an import records (nil:
+	// the actions name none).
+	Tenants Titles
 }
 
 // Kinds returns the job kinds of this package, for job.Service.Kinds.

@@ -12,6 +12,7 @@ import (
 // rows are imported and the operation ends DONE. The dry run reports the
 // same rows.
 func TestImportValuesDynamoDBCannotHold(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	deep := strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)
 	file := csvOf(
@@ -47,6 +48,7 @@ func TestImportValuesDynamoDBCannotHold(t *testing.T) {
 // numeric columns are not; import removes the apostrophe, so the exported
 // file imported again keeps the values; the API returns text as stored.
 func TestFormulaCells(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	titles := []string{`=HYPERLINK("x")`, `@SUM(1+1)`, `'=already quoted`}
 	ids := map[string]string{}

@@ -18,6 +18,7 @@ import (
 func TestMain(m *testing.M) { ts.Main(m) }
 
 func TestParseNonce(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in, want string
 		ok             bool
@@ -57,6 +58,7 @@ func start(h *ts.Harness, nonce, fp string) (operation.Started, error) {
 // TestStartOnce: of many concurrent starts with one nonce exactly one
 // creates the operation; the others get it back as a repeat.
 func TestStartOnce(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	const calls = 12
 	var wg sync.WaitGroup
@@ -99,6 +101,7 @@ func TestStartOnce(t *testing.T) {
 // TestLease: claims, commits and the end of an operation are fenced by the
 // lease.
 func TestLease(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	ops := h.Deps.Operations
@@ -204,6 +207,7 @@ func TestLease(t *testing.T) {
 
 // TestFail: a failed operation carries error {code, message} and ends.
 func TestFail(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	st, err := start(h, "bbbbbbbb-2222-4333-8444-555555555555", "fp")

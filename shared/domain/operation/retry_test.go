@@ -39,6 +39,7 @@ func (d retriedDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // own write: a run keeps its operation. Another run's commit over it is
 // still refused.
 func TestCommitRetriedAfterLostAnswer(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	real := h.Deps.Operations

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPartRunsStored(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		runs   operation.Runs

@@ -22,6 +22,7 @@ func location(t *testing.T, h *ts.Harness, title string, admin ts.Headers) strin
 // an unknown id is 422 VALIDATION_FAILED naming locationIds[i], and
 // changes nothing.
 func TestPerkLocations(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	own := location(t, h, "Own One", h.Admin())
 	own2 := location(t, h, "Own Two", h.Admin())

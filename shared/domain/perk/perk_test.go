@@ -27,6 +27,7 @@ func with(base map[string]any, key string, v any) map[string]any {
 }
 
 func TestCreatePerk(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	p := h.Do("POST", "/perks", stampCard(), h.Admin()).Expect(t, 201, "").Map(t)
 	for k, want := range map[string]any{"title": "Coffee card", "template": "STAMP_CARD", "enabled": true, "loyaltyProvider": "INTERNAL", "tenantId": h.Tenant.ID, "isGlobal": false} {
@@ -49,6 +50,7 @@ func TestCreatePerk(t *testing.T) {
 }
 
 func TestCreatePerkValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	base := stampCard()
 	disc := func(k string, v any) map[string]any {
@@ -97,6 +99,7 @@ func TestCreatePerkValidation(t *testing.T) {
 		{"UnknownField", with(base, "colour", "red"), "colour"},
 		{"WrongType", with(base, "isGlobal", "yes"), "isGlobal"},
 		{"ForeignProvider", with(base, "loyaltyProvider", "OTHER"), "loyaltyProvider"},
+		{"BadExpiry", with(base, "points", map[string]any{"expiry": map[string]any{"policy": "SOMETIMES"}}), "points.expiry.policy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +116,7 @@ func TestCreatePerkValidation(t *testing.T) {
 }
 
 func TestPerkAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	_, token, _ := h.ActiveUser(t, "Ada", "Reader")
 	user := ts.Token(token)
@@ -159,6 +163,7 @@ func TestPerkAccess(t *testing.T) {
 }
 
 func TestUpdatePerk(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	p := h.Do("POST", "/perks", stampCard(), h.Admin()).Expect(t, 201, "").Map(t)
 	id := p["_id"].(string)
@@ -221,6 +226,7 @@ func TestUpdatePerk(t *testing.T) {
 }
 
 func TestDeleteDisables(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	id := h.Do("POST", "/perks", stampCard(), h.Admin()).Expect(t, 201, "").Map(t)["_id"].(string)
 	h.Do("DELETE", "/pointperks/"+id, nil, h.Admin()).Expect(t, 204, "")
@@ -237,6 +243,7 @@ func TestDeleteDisables(t *testing.T) {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var ids []string
 	for i := 0; i < 5; i++ {

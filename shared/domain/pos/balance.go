@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -22,7 +23,7 @@ type BalanceLedgerPage struct {
 // left. Another user's ledger, or an unknown user's, is 404; a deleted
 // user's stays readable by an admin (their history is kept). A balance
 // that never changed since the ledger began has no entries.
-func (s *Service) BalanceLedger(ctx context.Context, caller web.Caller, userID string, limit int, startKey string) (BalanceLedgerPage, error) {
+func (s *Service) BalanceLedger(ctx context.Context, caller actor.Actor, userID string, limit int, startKey string) (BalanceLedgerPage, error) {
 	if err := caller.RequireUser(userID); err != nil {
 		return BalanceLedgerPage{}, err
 	}
@@ -55,7 +56,7 @@ func (s *Service) BalanceLedger(ctx context.Context, caller web.Caller, userID s
 }
 
 // handleBalanceLedger serves GET /users/{userId}/balance/ledger.
-func (s *Service) handleBalanceLedger(r *http.Request, caller web.Caller) (BalanceLedgerPage, error) {
+func (s *Service) handleBalanceLedger(r *http.Request, caller actor.Actor) (BalanceLedgerPage, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
 		return BalanceLedgerPage{}, err

@@ -8,6 +8,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -48,7 +49,7 @@ type CreditResult struct {
 // balance this credit left; it never goes below zero: 422
 // INSUFFICIENT_BALANCE); POINTS grants amount points of perkId as a grant
 // does (AWARD_GRANTED, source CREDIT, with the reason).
-func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, in CreditInput) (CreditResult, error) {
+func (s *Service) Credit(ctx context.Context, caller actor.Actor, userID string, in CreditInput) (CreditResult, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return CreditResult{}, err
 	}
@@ -103,7 +104,7 @@ func (s *Service) Credit(ctx context.Context, caller web.Caller, userID string, 
 
 func ptr[T any](v T) *T { return &v }
 
-func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, error) {
+func (s *Service) creditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
 			backoff(ctx, attempt)
@@ -121,7 +122,7 @@ func (s *Service) creditBalance(ctx context.Context, caller web.Caller, userID s
 // and its entry count being unchanged (retry true: it changed), so the
 // answer is the balance this credit left. The sum is exact (integers of
 // minor units); a balance over MaxTotal is refused.
-func (s *Service) tryCreditBalance(ctx context.Context, caller web.Caller, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, bool, error) {
+func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return CreditResult{}, false, err

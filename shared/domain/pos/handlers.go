@@ -3,6 +3,7 @@ package pos
 import (
 	"net/http"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -11,21 +12,23 @@ import (
 // the Idempotency-Key header (web.Route.Idempotent).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/users/{userId}/credits", Handler: web.ServeAdmin(http.StatusOK, s.handleCredit), Idempotent: true},
-		{Method: "GET", Path: "/users/{userId}/balance/ledger", Handler: web.Serve(http.StatusOK, s.handleBalanceLedger)},
-		{Method: "POST", Path: "/users/{userId}/orders", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateOrder), Idempotent: true},
-		{Method: "GET", Path: "/orders/{orderId}", Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
-		{Method: "PUT", Path: "/orders/{orderId}", Handler: web.ServeAdmin(http.StatusOK, s.handleUpdateOrder), Idempotent: true},
-		{Method: "POST", Path: "/users/{userId}/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(true)), Idempotent: true},
-		{Method: "POST", Path: "/transactions", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreateTransaction(false)), Idempotent: true},
-		{Method: "GET", Path: "/transactions", Handler: web.ServeAdmin(http.StatusOK, s.handleFindTransaction)},
-		{Method: "PUT", Path: "/transactions/{transactionId}", Handler: web.ServeAdmin(http.StatusOK, s.handleRefund), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/credits", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleCredit), Idempotent: true},
+		// The balance ledger read its paging parameters before it checked
+		// the caller (Before).
+		{Method: "GET", Path: "/users/{userId}/balance/ledger", Access: web.Self, Before: web.CheckPaging, Handler: web.Serve(http.StatusOK, s.handleBalanceLedger)},
+		{Method: "POST", Path: "/users/{userId}/orders", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreateOrder), Idempotent: true},
+		{Method: "GET", Path: "/orders/{orderId}", Access: web.Authenticated, Handler: web.Serve(http.StatusOK, s.handleGetOrder)},
+		{Method: "PUT", Path: "/orders/{orderId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleUpdateOrder), Idempotent: true},
+		{Method: "POST", Path: "/users/{userId}/transactions", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreateTransaction(true)), Idempotent: true},
+		{Method: "POST", Path: "/transactions", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreateTransaction(false)), Idempotent: true},
+		{Method: "GET", Path: "/transactions", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleFindTransaction)},
+		{Method: "PUT", Path: "/transactions/{transactionId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleRefund), Idempotent: true},
 	}
 }
 
 // handleCredit serves POST /users/{userId}/credits (admin): 200 with the
 // new balance or the award.
-func (s *Service) handleCredit(r *http.Request, caller web.Caller) (CreditResult, error) {
+func (s *Service) handleCredit(r *http.Request, caller actor.Actor) (CreditResult, error) {
 	in, err := web.Decoded[CreditInput](r)
 	if err != nil {
 		return CreditResult{}, err
@@ -35,7 +38,7 @@ func (s *Service) handleCredit(r *http.Request, caller web.Caller) (CreditResult
 
 // handleCreateOrder serves POST /users/{userId}/orders (admin): 201 with
 // the OPEN order. The body may be absent.
-func (s *Service) handleCreateOrder(r *http.Request, caller web.Caller) (Order, error) {
+func (s *Service) handleCreateOrder(r *http.Request, caller actor.Actor) (Order, error) {
 	var in OrderInput
 	if err := web.DecodeOptional(r, &in); err != nil {
 		return Order{}, err
@@ -45,13 +48,13 @@ func (s *Service) handleCreateOrder(r *http.Request, caller web.Caller) (Order, 
 
 // handleGetOrder serves GET /orders/{orderId} (an admin, or the order's
 // user).
-func (s *Service) handleGetOrder(r *http.Request, caller web.Caller) (Order, error) {
+func (s *Service) handleGetOrder(r *http.Request, caller actor.Actor) (Order, error) {
 	return s.GetOrder(r.Context(), caller, r.PathValue("orderId"))
 }
 
 // handleUpdateOrder serves PUT /orders/{orderId} (admin): 200 with the
 // order (COMPLETED when the body said so).
-func (s *Service) handleUpdateOrder(r *http.Request, caller web.Caller) (Order, error) {
+func (s *Service) handleUpdateOrder(r *http.Request, caller actor.Actor) (Order, error) {
 	in, err := web.Decoded[OrderInput](r)
 	if err != nil {
 		return Order{}, err
@@ -63,7 +66,7 @@ func (s *Service) handleUpdateOrder(r *http.Request, caller web.Caller) (Order, 
 // and POST /transactions (userId in the body), admin: 201 with the
 // transaction (also for a repeat with the same shortCode and body).
 func (s *Service) handleCreateTransaction(inPath bool) web.Op[Transaction] {
-	return func(r *http.Request, caller web.Caller) (Transaction, error) {
+	return func(r *http.Request, caller actor.Actor) (Transaction, error) {
 		in, err := web.Decoded[TransactionInput](r)
 		if err != nil {
 			return Transaction{}, err
@@ -82,7 +85,7 @@ func (s *Service) handleCreateTransaction(inPath bool) web.Op[Transaction] {
 
 // handleFindTransaction serves GET /transactions?shortCode= (admin): the
 // transaction of a POS short code.
-func (s *Service) handleFindTransaction(r *http.Request, caller web.Caller) (Transaction, error) {
+func (s *Service) handleFindTransaction(r *http.Request, caller actor.Actor) (Transaction, error) {
 	return s.FindTransaction(r.Context(), caller, r.URL.Query().Get("shortCode"))
 }
 
@@ -91,7 +94,7 @@ func (s *Service) handleFindTransaction(r *http.Request, caller web.Caller) (Tra
 // second refund is 409. Without refund=true it is 422: a transaction is
 // not otherwise changed. A body is not needed (one sent is read and
 // ignored, within the size limit).
-func (s *Service) handleRefund(r *http.Request, caller web.Caller) (RefundResult, error) {
+func (s *Service) handleRefund(r *http.Request, caller actor.Actor) (RefundResult, error) {
 	refund, err := web.BoolParam(r, "refund", false)
 	if err != nil {
 		return RefundResult{}, err

@@ -91,6 +91,7 @@ func wholeLedger(t *testing.T, h *ts.Harness, uid string, limit int) []moneyEntr
 // APP payment, its refund) writes exactly one entry with its cause, in the
 // currency's digits; what does not change the balance writes none.
 func TestBalanceLedgerEntries(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, nil)
 	type want struct{ typ, amount, after string }
@@ -169,6 +170,7 @@ func TestBalanceLedgerEntries(t *testing.T) {
 // TestBalanceLedgerReplays: a request replayed with its Idempotency-Key,
 // and a POS shortCode sent again, write no second entry.
 func TestBalanceLedgerReplays(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	keyed := func(key string) ts.Headers { return append(h.Admin(), "Idempotency-Key", key) }
 	tests := []struct {
@@ -214,6 +216,7 @@ func TestBalanceLedgerReplays(t *testing.T) {
 // once all commit (the losers of a race read again), numbered without gaps,
 // summing to the balance.
 func TestBalanceLedgerConcurrent(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Cora", "Concurrent")
 	credit(t, h, uid, "100")
@@ -245,6 +248,7 @@ func TestBalanceLedgerConcurrent(t *testing.T) {
 // any user's of the tenant (a deleted user's too); another user's,
 // another tenant's or an unknown user's is 404; a bad paging key is 422.
 func TestBalanceLedgerAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Olive", "Owner")
 	credit(t, h, uid, "5")
@@ -300,6 +304,7 @@ func TestBalanceLedgerAccess(t *testing.T) {
 // TestBalanceLedgerGuestSignsUp: a guest whose balance changed keeps the
 // balance and its ledger when it signs up, and the ledger goes on.
 func TestBalanceLedgerGuestSignsUp(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	g := h.Do("POST", "/guests", map[string]any{"firstName": "Gus"}, h.Anon()).Expect(t, 201, "").Map(t)
 	gid, token := g["user"].(map[string]any)["id"].(string), g["_id"].(string)

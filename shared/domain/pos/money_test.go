@@ -56,6 +56,7 @@ func refused(t *testing.T, r *ts.Resp, want string) {
 // -0.0000001 lost on a large balance) are each a clean 422 naming the
 // field, and nothing changes.
 func TestHostileAmounts(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Hal", "Hostile")
 	if got := credit(t, h, uid, "100"); got != "100" {
@@ -125,6 +126,7 @@ func TestHostileAmounts(t *testing.T) {
 // TestExactSums: ten payments of 0.10 are 1.00 exactly, on the balance and
 // on an order's totals, and the balance then pays exactly 1.00.
 func TestExactSums(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Penny", "Exact")
 	for range 10 {
@@ -184,6 +186,7 @@ func TestExactSums(t *testing.T) {
 // TestCurrencyDigits: the tenant's currency decides the decimal places an
 // amount may have: JPY none, BHD three.
 func TestCurrencyDigits(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Yuki", "Yen")
 	h.SetSettings(tenant.Settings{Currency: "JPY"})

@@ -18,6 +18,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -128,7 +129,7 @@ func (in *OrderInput) empty() bool {
 
 // CreateOrder creates an OPEN order for a user (POST
 // /users/{userId}/orders, admin).
-func (s *Service) CreateOrder(ctx context.Context, caller web.Caller, userID string, in OrderInput) (Order, error) {
+func (s *Service) CreateOrder(ctx context.Context, caller actor.Actor, userID string, in OrderInput) (Order, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Order{}, err
 	}
@@ -188,7 +189,7 @@ func newOrder(tenantID, userID string, now time.Time) Order {
 
 // GetOrder returns an order (GET /orders/{orderId}): an admin any of the
 // tenant's, a user their own (another user's is 404).
-func (s *Service) GetOrder(ctx context.Context, caller web.Caller, id string) (Order, error) {
+func (s *Service) GetOrder(ctx context.Context, caller actor.Actor, id string) (Order, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return Order{}, err
 	}
@@ -208,7 +209,7 @@ func (s *Service) GetOrder(ctx context.Context, caller web.Caller, id string) (O
 // UpdateOrder changes an OPEN order (PUT /orders/{orderId}, admin): the
 // basket, redemptions, totalPrice and value it names; `state: COMPLETED`
 // completes it (Complete). Any change of a COMPLETED order is 409.
-func (s *Service) UpdateOrder(ctx context.Context, caller web.Caller, id string, in OrderInput) (Order, error) {
+func (s *Service) UpdateOrder(ctx context.Context, caller actor.Actor, id string, in OrderInput) (Order, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Order{}, err
 	}
@@ -306,7 +307,7 @@ func backoff(ctx context.Context, attempt int) {
 // CLUB or LEVEL perks, each held through its own segment, need 101 to 106
 // items even when their awards are stored: that completion is refused
 // (ErrOrderTooLarge, 422, nothing written).
-func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord, paymentType string) (Order, bool, error) {
+func (s *Service) complete(ctx context.Context, caller actor.Actor, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
 	prep, err := s.prepareCompletion(ctx, caller, tx, &r, paymentType, now, nil)
@@ -357,7 +358,7 @@ func (s *Service) complete(ctx context.Context, caller web.Caller, r orderRecord
 // many it stored. The request's Idempotency-Key is not claimed by them
 // (the completion claims it): storing an award with its initial points
 // changes nothing a user or a retry sees.
-func (s *Service) storeVirtual(ctx context.Context, caller web.Caller, r orderRecord, now time.Time) (int, error) {
+func (s *Service) storeVirtual(ctx context.Context, caller actor.Actor, r orderRecord, now time.Time) (int, error) {
 	title, err := s.title(ctx, caller)
 	if err != nil {
 		return 0, err
@@ -417,7 +418,7 @@ type read struct {
 // prepareCompletion adds the completion of order r to tx (see complete)
 // and sets r COMPLETED. pre is what the caller read already (nil: read the
 // user and the location here).
-func (s *Service) prepareCompletion(ctx context.Context, caller web.Caller, tx *ddb.Tx, r *orderRecord, paymentType string, now time.Time, pre *read) (completion, error) {
+func (s *Service) prepareCompletion(ctx context.Context, caller actor.Actor, tx *ddb.Tx, r *orderRecord, paymentType string, now time.Time, pre *read) (completion, error) {
 	var c completion
 	title, err := s.title(ctx, caller)
 	if err != nil {

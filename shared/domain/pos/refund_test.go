@@ -16,6 +16,7 @@ import (
 // one: each takes back the share of the earned points its money is of
 // what was paid, the order's totals follow, and the last takes back all.
 func TestRefundShares(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Sam")
 	loc := shop(t, h, "Share Street")
@@ -84,6 +85,7 @@ func TestRefundShares(t *testing.T) {
 // take back down and that the refunds together take back exactly what
 // was earned.
 func TestRefundRoundsDown(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Ron")
 	loc := shop(t, h, "Round Road")
@@ -115,6 +117,7 @@ func TestRefundRoundsDown(t *testing.T) {
 // TestRefundOnOpenOrder refunds a transaction before its order completes:
 // the order completes on what is left and earns on that.
 func TestRefundOnOpenOrder(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Ola")
 	loc := shop(t, h, "Open Lane")
@@ -139,6 +142,7 @@ func TestRefundOnOpenOrder(t *testing.T) {
 // TestOrderValue checks which value an order completes on: totalPrice,
 // else the value the POS gave, else the sum of its transactions.
 func TestOrderValue(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Val")
 	loc := shop(t, h, "Value Vale")
@@ -178,6 +182,7 @@ func TestOrderValue(t *testing.T) {
 // through the award endpoint first: the APP refund then gives back
 // nothing more.
 func TestRefundAfterRedemptionRefunded(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Dee")
 	perk := newPerk(t, h, nil)
@@ -205,6 +210,7 @@ func TestRefundAfterRedemptionRefunded(t *testing.T) {
 // it back: the refund of the order's transaction takes that lot back, not
 // an older lot that burns would take first.
 func TestReversalTakesOrderLotsGivenBack(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Lot")
 	loc := shop(t, h, "Lot Lane")
@@ -252,6 +258,7 @@ func TestReversalTakesOrderLotsGivenBack(t *testing.T) {
 // commits): the grant reads the order again and takes the refunded share
 // back at once, in the completion's own request, which answers it.
 func TestRefundLandsWhileRuleGrants(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Race")
 	loc := shop(t, h, "Race Road")
@@ -289,6 +296,7 @@ func TestRefundLandsWhileRuleGrants(t *testing.T) {
 // TestBalanceCredits checks that a credit answers the balance it left:
 // decimals add exactly, and parallel credits each see their own.
 func TestBalanceCredits(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Cy")
 	credit := func(amount float64) (float64, int) {

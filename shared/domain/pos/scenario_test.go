@@ -14,6 +14,7 @@ import (
 // redemption burns some; a refund reverses the earn; the actions tell the
 // story.
 func TestPayAtPOS(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Pat")
 	loc := shop(t, h, "Soho Kitchen")
@@ -93,6 +94,7 @@ func indexOf(s, sub string) int {
 }
 
 func TestRuleConditionsAndRounding(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Rita")
 	here, there := shop(t, h, "Here"), shop(t, h, "There")
@@ -114,6 +116,7 @@ func TestRuleConditionsAndRounding(t *testing.T) {
 }
 
 func TestTransactionIdempotency(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Ida")
 	body := map[string]any{"shortCode": "R-1", "totalPrice": 5, "paymentType": "CASH_AT_POS"}
@@ -154,6 +157,7 @@ func TestTransactionIdempotency(t *testing.T) {
 }
 
 func TestAppBalanceNeverNegative(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Abe")
 	credit := h.Do("POST", "/users/"+uid+"/credits", map[string]any{"type": "BALANCE", "amount": 10, "reason": "welcome"}, h.Admin()).Expect(t, 200, "").Map(t)
@@ -193,6 +197,7 @@ func TestAppBalanceNeverNegative(t *testing.T) {
 }
 
 func TestParallelCompletionAndRefund(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Cal")
 	perk := newPerk(t, h, nil)
@@ -243,6 +248,7 @@ func TestParallelCompletionAndRefund(t *testing.T) {
 }
 
 func TestRedemptionsOnCompletion(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Red")
 	perk := newPerk(t, h, map[string]any{"points": map[string]any{"redemption": 5}})
@@ -277,6 +283,7 @@ func TestRedemptionsOnCompletion(t *testing.T) {
 }
 
 func TestPOSValidationAndAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Val")
 	_, token, _ := h.ActiveUser(t, "Una", "User")

@@ -11,10 +11,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Users reads users (profiles, with their app balances).
@@ -57,9 +57,10 @@ type Service struct {
 	Tenants  Tenants
 	Awards   *award.Service
 	Checkins Checkins
-	Actions  *action.Recorder
-	Rules    action.Reactions
-	Log      *slog.Logger
+	// Actions records the POS actions; the reactions registered on it
+	// (the rules) run on them before a request answers.
+	Actions *action.Recorder
+	Log     *slog.Logger
 }
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
@@ -72,7 +73,7 @@ func (s *Service) log() *slog.Logger {
 }
 
 // title returns the caller's tenant's title.
-func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) {
+func (s *Service) title(ctx context.Context, caller actor.Actor) (string, error) {
 	if caller.TenantTitle != "" || s.Tenants == nil {
 		return caller.TenantTitle, nil
 	}
@@ -81,7 +82,7 @@ func (s *Service) title(ctx context.Context, caller web.Caller) (string, error) 
 
 // currency returns the caller's tenant's currency (GBP without a
 // setting, or without Tenants).
-func (s *Service) currency(ctx context.Context, caller web.Caller) (money.Currency, error) {
+func (s *Service) currency(ctx context.Context, caller actor.Actor) (money.Currency, error) {
 	if s.Tenants == nil {
 		return money.GBP, nil
 	}
@@ -126,5 +127,5 @@ func (s *Service) act(tenantID, title string, prof profile.Profile, place *award
 // how many actions their effects recorded. A failure is logged: the rules
 // function, reading the Actions table's stream, applies what is left.
 func (s *Service) react(ctx context.Context, actions ...action.Action) int {
-	return action.React(ctx, s.Rules, s.log(), "a POS change", actions...)
+	return s.Actions.React(ctx, s.log(), "a POS change", actions...)
 }

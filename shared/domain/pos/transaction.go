@@ -19,6 +19,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -129,7 +130,7 @@ func (in TransactionInput) hash(userID string) string {
 // TRANSACTION_CREATED action. A repeat with the same short code and body
 // answers the first transaction and changes nothing (replayed true); the
 // same short code with another body is 409.
-func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput) (Transaction, bool, error) {
+func (s *Service) CreateTransaction(ctx context.Context, caller actor.Actor, userID string, in TransactionInput) (Transaction, bool, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Transaction{}, false, err
 	}
@@ -187,7 +188,7 @@ func (s *Service) CreateTransaction(ctx context.Context, caller web.Caller, user
 	return Transaction{}, false, ErrConcurrent
 }
 
-func (s *Service) createTransaction(ctx context.Context, caller web.Caller, userID string, in TransactionInput, hash string, cur money.Currency) (Transaction, bool, error) {
+func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, userID string, in TransactionInput, hash string, cur money.Currency) (Transaction, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return Transaction{}, false, err
@@ -321,7 +322,7 @@ func (s *Service) createTransaction(ctx context.Context, caller web.Caller, user
 
 // FindTransaction returns the transaction of a POS short code (GET
 // /transactions?shortCode=, admin).
-func (s *Service) FindTransaction(ctx context.Context, caller web.Caller, shortCode string) (Transaction, error) {
+func (s *Service) FindTransaction(ctx context.Context, caller actor.Actor, shortCode string) (Transaction, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Transaction{}, err
 	}
@@ -366,7 +367,7 @@ type RefundResult struct {
 //     redemption already refunded through the award endpoints is not
 //     given back twice);
 //   - the TRANSACTION_REFUNDED action.
-func (s *Service) Refund(ctx context.Context, caller web.Caller, id string) (RefundResult, error) {
+func (s *Service) Refund(ctx context.Context, caller actor.Actor, id string) (RefundResult, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return RefundResult{}, err
 	}
@@ -405,7 +406,7 @@ type refunding struct {
 	returned bool
 }
 
-func (s *Service) refund(ctx context.Context, caller web.Caller, t Transaction) (RefundResult, bool, error) {
+func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction) (RefundResult, bool, error) {
 	st := s.st()
 	o, err := st.order(ctx, t.TenantID, t.OrderID)
 	if err != nil {

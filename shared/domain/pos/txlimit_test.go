@@ -20,6 +20,7 @@ import (
 // 83 items); one that fits completes in one. A second order on the same
 // awards (stored now) completes in one.
 func TestCompleteManyNewVirtualAwards(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, "Many awards")
 	const initial = 3
@@ -82,6 +83,7 @@ func TestCompleteManyNewVirtualAwards(t *testing.T) {
 // more than 100 items (20 redemptions of CLUB awards, each on its own
 // segment) is refused with 422 naming redemptions, and writes nothing.
 func TestOrderTooLargeForOneTransaction(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, "Too many")
 	uid := shopper(t, h, "Club")

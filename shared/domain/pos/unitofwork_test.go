@@ -18,6 +18,7 @@ func creditPoints(t *testing.T, h *ts.Harness, uid, perkID string, points int) {
 // its number of redemptions: each redemption checks the same user, and a
 // transaction names each item once.
 func TestOrderWithManyRedemptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		perks int
@@ -28,6 +29,7 @@ func TestOrderWithManyRedemptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			uid := shopper(t, h, "Max")
 			var perks []string
@@ -60,6 +62,7 @@ func TestOrderWithManyRedemptions(t *testing.T) {
 // (by a rule) gives the burn back and takes the earn back in one write of
 // the award.
 func TestAppRefundOfAnOrderThatEarnedAndBurnedOneAward(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, perk, txn := burnAndEarn(t, h, "Eve", 4, 5, "APP")
 	if got := available(t, h, uid, perk); got != 11 {
@@ -87,6 +90,7 @@ func TestAppRefundOfAnOrderThatEarnedAndBurnedOneAward(t *testing.T) {
 // maxTotalRedemptions counts units: one order line of quantity 50 is 50
 // redemptions.
 func TestMaxTotalRedemptionsCountsUnits(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Una")
 	perk := newPerk(t, h, map[string]any{"points": map[string]any{"maxTotalRedemptions": 3}})
@@ -121,6 +125,7 @@ func TestMaxTotalRedemptionsCountsUnits(t *testing.T) {
 // after the refund, has the refunded share taken back in its own
 // transaction.
 func TestRefundBeforeTheRuleLands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		payments     []float64
@@ -132,6 +137,7 @@ func TestRefundBeforeTheRuleLands(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			uid := shopper(t, h, "Lou")
 			loc := shop(t, h, "Late Rule Bar")
@@ -175,6 +181,7 @@ func TestRefundBeforeTheRuleLands(t *testing.T) {
 // the amount not refunded: its only payment refunded while OPEN, it earns
 // nothing on its totalPrice.
 func TestOrderRefundedWhileOpenEarnsNothing(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Oz")
 	loc := shop(t, h, "Open Refunds")
@@ -197,8 +204,10 @@ func TestOrderRefundedWhileOpenEarnsNothing(t *testing.T) {
 // payment of a user deleted since: the balance and the awards the order
 // burned come back, the earn is reversed, and the history is kept.
 func TestRefundOfADeletedUsersPayment(t *testing.T) {
+	t.Parallel()
 	for _, payment := range []string{"APP", "CARD_AT_POS"} {
 		t.Run(payment, func(t *testing.T) {
+			t.Parallel()
 			h := ts.New(t)
 			uid, _, txn := burnAndEarn(t, h, "Del", 3, 8, payment)
 			h.Do("DELETE", "/users/"+uid, nil, h.Admin()).Expect(t, 204, "")
@@ -220,6 +229,7 @@ func TestRefundOfADeletedUsersPayment(t *testing.T) {
 // completion can store: a basket too large for the order and its
 // ORDER_COMPLETED action is refused up front, one just inside completes.
 func TestBasketThatCanComplete(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Bea")
 	basket := func(title string) []map[string]any {
@@ -242,6 +252,7 @@ func TestBasketThatCanComplete(t *testing.T) {
 // change of its points: available = totalGranted - totalRedeemed +
 // totalRefunded - totalReversed + totalAdjusted after each step.
 func TestAwardTotalsAddUp(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var uid, perk, txn string
 	check := func(step string, wantAvailable int) {

@@ -12,6 +12,7 @@ import (
 // dateTimeRestriction is evaluated in that location's zone; an order
 // without a location uses the tenant's (Europe/London by default).
 func TestOrderRedemptionWindowInLocationZone(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	// 12:00 UTC: Europe/London on day D, Pacific/Kiritimati on D+1.
 	now := h.Clock.Now()

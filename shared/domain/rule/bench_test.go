@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -21,7 +21,7 @@ func BenchmarkPaymentWith1000Rules(b *testing.B) {
 	h := ts.New(b)
 	uid := shopper(b, h, h.Admin(), "Bench")
 	p := newPerk(b, h, h.Admin(), nil)
-	admin := web.Caller{TenantID: h.Tenant.ID, Service: true}
+	admin := actor.Actor{TenantID: h.Tenant.ID, Service: true}
 	for i := range 1000 {
 		c := cond("metadata.value", "GT", 1_000_000)
 		if i < 5 {

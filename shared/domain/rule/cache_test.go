@@ -8,7 +8,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/rule"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/platform/web"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -18,6 +18,7 @@ import (
 // request here (in the request, not later through the stream), and a
 // request after no change queries no rules.
 func TestRulesCache(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if h.Deps.TenantCache == nil {
 		t.Skip("the harness runs without a tenant cache")
@@ -31,7 +32,7 @@ func TestRulesCache(t *testing.T) {
 	// Another container (its own cache) changes the rules.
 	other := *h.Deps.Rules
 	other.Cache = tenant.NewCache()
-	admin := web.Caller{TenantID: h.Tenant.ID, Service: true}
+	admin := actor.Actor{TenantID: h.Tenant.ID, Service: true}
 	// complete completes a new order of uid and returns the DynamoDB
 	// queries the completion made.
 	complete := func(t *testing.T) int {

@@ -27,6 +27,7 @@ func listActions(t *testing.T, h *ts.Harness, uid, typ string) []map[string]any 
 // stream's (an action whose value no request could record, which used to
 // overflow int).
 func TestPointsClamp(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Big")
 	const max = rule.MaxEffectPoints

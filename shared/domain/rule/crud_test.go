@@ -15,6 +15,7 @@ import (
 const stampFormat = "2006-01-02T15:04:05.000Z"
 
 func TestRuleCRUD(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, h.Admin(), nil)
 	other := newPerk(t, h, h.Admin(), nil)
@@ -163,6 +164,7 @@ func TestRuleCRUD(t *testing.T) {
 }
 
 func TestRuleList(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, h.Admin(), nil)
 	triggers := []string{"ORDER_COMPLETED", "CHECKIN_CREATED", "ORDER_COMPLETED", "CHECKIN_CREATED", "ORDER_COMPLETED"}
@@ -273,6 +275,7 @@ func TestRuleList(t *testing.T) {
 // TestRuleConcurrentUpdates: PUTs of different fields racing on one rule
 // are serialised: every change answered 200 is in the stored rule.
 func TestRuleConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, h.Admin(), nil)
 	id := newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(perk, 1)}))

@@ -11,6 +11,7 @@ import (
 // request's path (an order) and on the stream's (a check-in), whatever
 // items they share (the user's, the order's, an award's, a membership).
 func TestSeveralEffects(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Multi")
 	p, q := newPerk(t, h, h.Admin(), map[string]any{"title": "P"}), newPerk(t, h, h.Admin(), map[string]any{"title": "Q"})
@@ -82,6 +83,7 @@ func TestSeveralEffects(t *testing.T) {
 // perk disabled or deleted, its segment deleted) is left out; the rule's
 // other effects still apply.
 func TestEffectsLeftOut(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Lou")
 	loc := shop(t, h, h.Admin(), "Gaps")

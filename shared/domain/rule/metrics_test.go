@@ -31,6 +31,8 @@ func grantsCounted(t *testing.T, out *ts.LogBuffer, tenantID string) int {
 // The action is built here and never written, so that only this run, not
 // the stream, applies the rule.
 func TestRuleGrantsCounted(t *testing.T) {
+	// Not parallel: it captures the default logger (slog.SetDefault),
+	// which every new harness replaces.
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Mia")
 	p1, p2 := newPerk(t, h, h.Admin(), nil), newPerk(t, h, h.Admin(), nil)

@@ -36,6 +36,7 @@ func grantedByPerk(t *testing.T, h *ts.Harness, uid string) map[string]int {
 // stream's (a check-in), however the chain reaches it again; the actions
 // of the chain name their origin.
 func TestOncePerOrigin(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Origin")
 
@@ -155,6 +156,7 @@ func exceeded(t *testing.T, h *ts.Harness, uid, originID, originType string, bud
 // the tenant's rulesBudget, 100 by default; the rest are skipped and one
 // RULES_BUDGET_EXCEEDED tells what.
 func TestRulesBudget(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 
 	t.Run("Default", func(t *testing.T) {
@@ -195,6 +197,7 @@ func TestRulesBudget(t *testing.T) {
 // with the setting: a change applies within the tenant cache's 30
 // seconds in the other functions, the rules function among them.)
 func TestRulesBudgetSetting(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	h.Tenant, h.ServiceKey = h.NewTenant(tenant.Settings{RulesBudget: ptr(5)})
 	loc := shop(t, h, h.Admin(), "Budget")

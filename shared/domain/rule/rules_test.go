@@ -27,6 +27,7 @@ func ruleMeta(t *testing.T, a action.Action, ruleID, triggerID string, depth int
 // delivered; disabled rules and rules whose conditions do not hold do not
 // run.
 func TestStreamRunsRules(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Sam")
 	loc, elsewhere := shop(t, h, h.Admin(), "Here"), shop(t, h, h.Admin(), "Elsewhere")
@@ -95,12 +96,50 @@ func TestStreamRunsRules(t *testing.T) {
 	})
 }
 
-// TestConditionOperators completes one order and checks which of the
-// rules on it (one perk each) granted.
+// completedOrder is the document the rules match an ORDER_COMPLETED
+// action on (the action's JSON, as the engine makes it): an order of 25 at
+// location "here" with shortCode VIP-42 and one latte in its basket.
+func completedOrder(t *testing.T) map[string]any {
+	t.Helper()
+	a := action.Action{
+		ID: "a1", Type: "ORDER_COMPLETED", TenantID: "t-1",
+		Metadata: map[string]any{"orderId": "o1", "value": 25, "totalPrice": 25, "shortCode": "VIP-42",
+			"basket": []any{map[string]any{"id": "latte", "category": "coffee", "quantity": 2}}},
+		Context: action.Context{User: &action.UserRef{ID: "u1"}, Location: &action.LocationRef{ID: "here"}},
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// conditions decodes condition bodies (cond) as a rule stores them.
+func conditions(t *testing.T, bodies ...map[string]any) []rule.Condition {
+	t.Helper()
+	b, err := json.Marshal(bodies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rule.Condition
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestConditionOperators checks which conditions hold on a completed
+// order (rule.Matches on the action's document): no storage, the
+// operators' table alone. TestConditionsOnACompletedOrder checks that a
+// real order's action has the paths the table reads.
 func TestConditionOperators(t *testing.T) {
-	h := ts.New(t)
-	uid := shopper(t, h, h.Admin(), "Opal")
-	loc, elsewhere := shop(t, h, h.Admin(), "Here"), shop(t, h, h.Admin(), "Elsewhere")
+	t.Parallel()
+	doc := completedOrder(t)
+	const loc, elsewhere = "here", "elsewhere"
 	latte := map[string]any{"id": "latte", "category": "coffee", "quantity": 2}
 	tests := []struct {
 		name  string
@@ -154,21 +193,38 @@ func TestConditionOperators(t *testing.T) {
 		{"AllHold", []map[string]any{cond("metadata.value", "GTE", 10), cond("context.location._id", "EQ", loc)}, true},
 		{"OneFails", []map[string]any{cond("metadata.value", "GTE", 10), cond("context.location._id", "EQ", elsewhere)}, false},
 	}
-	perks := make([]string, len(tests))
-	for i, tc := range tests {
-		perks[i] = newPerk(t, h, h.Admin(), map[string]any{"title": tc.name})
-		body := ruleBody("ORDER_COMPLETED", []map[string]any{grant(perks[i], 1)}, tc.conds...)
-		newRule(t, h, body)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := rule.Matches(conditions(t, tc.conds...), doc); got != tc.want {
+				t.Errorf("Matches = %v, want %v", got, tc.want)
+			}
+		})
 	}
+}
+
+// TestConditionsOnACompletedOrder completes one order: a rule whose
+// conditions read every path TestConditionOperators reads grants, one
+// whose location is another does not.
+func TestConditionsOnACompletedOrder(t *testing.T) {
+	t.Parallel()
+	h := ts.New(t)
+	uid := shopper(t, h, h.Admin(), "Opal")
+	loc, elsewhere := shop(t, h, h.Admin(), "Here"), shop(t, h, h.Admin(), "Elsewhere")
+	latte := map[string]any{"id": "latte", "category": "coffee", "quantity": 2}
+	every := []map[string]any{
+		cond("type", "EQ", "ORDER_COMPLETED"), cond("metadata.value", "EQ", 25), cond("metadata.totalPrice", "EQ", 25),
+		cond("metadata.shortCode", "EQ", "VIP-42"), cond("metadata.basket", "CONTAINS", latte), cond("metadata.orderId", "EXISTS", true),
+	}
+	held := newPerk(t, h, h.Admin(), map[string]any{"title": "Held"})
+	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(held, 1)}, append(every, cond("context.location._id", "EQ", loc))...))
+	other := newPerk(t, h, h.Admin(), map[string]any{"title": "Elsewhere"})
+	newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{grant(other, 1)}, append(every, cond("context.location._id", "EQ", elsewhere))...))
 	completeOrder(t, h, uid, map[string]any{"locationId": loc, "totalPrice": 25, "shortCode": "VIP-42", "basket": []any{latte}})
 	h.WaitStreams()
 	got := points(t, h, h.Admin(), uid)
-	for i, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if held := got[perks[i]] == 1; held != tc.want {
-				t.Errorf("granted = %v (%d points), want %v", held, got[perks[i]], tc.want)
-			}
-		})
+	if got[held] != 1 || got[other] != 0 {
+		t.Errorf("points = %v, want 1 of %s (the order's paths hold) and none of %s (another location)", got, held, other)
 	}
 }
 
@@ -176,6 +232,7 @@ func TestConditionOperators(t *testing.T) {
 // pointsPerItem per basket item (by quantity) matching the perk's
 // basketQualification.
 func TestPointsFor(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Pia")
 	loc := shop(t, h, h.Admin(), "Till")
@@ -262,6 +319,7 @@ func TestPointsFor(t *testing.T) {
 // run on actions at depth 3, so D never grants R. The same rules run from
 // a grant made by a request (depth 0) do reach R.
 func TestChainDepth(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	if rule.MaxDepth != 3 {
 		t.Fatalf("MaxDepth = %d; this test walks a chain of 3", rule.MaxDepth)
@@ -333,6 +391,7 @@ func TestChainDepth(t *testing.T) {
 // TestSelfTriggeringRule: a rule on AWARD_GRANTED granting the same perk
 // applies once per grant made by a request, never on its own grants.
 func TestSelfTriggeringRule(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Selma")
 	p := newPerk(t, h, h.Admin(), nil)
@@ -361,6 +420,7 @@ func TestSelfTriggeringRule(t *testing.T) {
 // TestRemoveFromSegment: the rule removes a member (SEGMENT_LEFT, reason
 // RULE) and leaves a non-member as is.
 func TestRemoveFromSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Exit")
 	seg := newSegment(t, h)
@@ -391,6 +451,7 @@ func TestRemoveFromSegment(t *testing.T) {
 // nulls, so the action is delivered by hand: a check-in's stored item
 // with a new id and metadata.note null.
 func TestNullValues(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, h.Admin(), "Nell")
 	loc := shop(t, h, h.Admin(), "Null")

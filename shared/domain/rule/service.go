@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/loyalty-platform/platform/shared/domain/audience"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -22,11 +23,11 @@ import (
 // Routes returns the rule routes of the audiences function.
 func (e *Engine) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/rules", Handler: web.ServeAdmin(http.StatusCreated, e.handleCreate)},
-		{Method: "GET", Path: "/rules", Handler: web.ServeAdmin(http.StatusOK, e.handleList)},
-		{Method: "GET", Path: "/rules/{ruleId}", Handler: web.ServeAdmin(http.StatusOK, e.handleGet)},
-		{Method: "PUT", Path: "/rules/{ruleId}", Handler: web.ServeAdmin(http.StatusOK, e.handleUpdate)},
-		{Method: "DELETE", Path: "/rules/{ruleId}", Handler: web.ServeEmpty(http.StatusNoContent, e.handleDelete)},
+		{Method: "POST", Path: "/rules", Access: web.Admin, Handler: web.Serve(http.StatusCreated, e.handleCreate)},
+		{Method: "GET", Path: "/rules", Access: web.Admin, Handler: web.Serve(http.StatusOK, e.handleList)},
+		{Method: "GET", Path: "/rules/{ruleId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, e.handleGet)},
+		{Method: "PUT", Path: "/rules/{ruleId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, e.handleUpdate)},
+		{Method: "DELETE", Path: "/rules/{ruleId}", Access: web.Admin, Handler: web.ServeEmpty(http.StatusNoContent, e.handleDelete)},
 	}
 }
 
@@ -84,7 +85,7 @@ func refuseNulls(body []byte) error {
 
 // Create stores a new rule (POST /rules, admin); `enabled` defaults to
 // true.
-func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Rule, error) {
+func (e *Engine) Create(ctx context.Context, caller actor.Actor, body []byte) (Rule, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Rule{}, err
 	}
@@ -109,7 +110,7 @@ func (e *Engine) Create(ctx context.Context, caller web.Caller, body []byte) (Ru
 }
 
 // Get returns a rule (GET /rules/{ruleId}, admin).
-func (e *Engine) Get(ctx context.Context, caller web.Caller, id string) (Rule, error) {
+func (e *Engine) Get(ctx context.Context, caller actor.Actor, id string) (Rule, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Rule{}, err
 	}
@@ -123,7 +124,7 @@ func (e *Engine) Get(ctx context.Context, caller web.Caller, id string) (Rule, e
 // Update changes a rule (PUT /rules/{ruleId}, admin): the fields present
 // replace the stored ones (conditions and effects as a whole); read-only
 // fields may be sent back unchanged; the result is validated as on create.
-func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Rule, error) {
+func (e *Engine) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Rule, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Rule{}, err
 	}
@@ -197,7 +198,7 @@ func (e *Engine) Update(ctx context.Context, caller web.Caller, id string, body 
 
 // Delete deletes a rule (DELETE /rules/{ruleId}, admin): it no longer
 // runs; what it did stays.
-func (e *Engine) Delete(ctx context.Context, caller web.Caller, id string) error {
+func (e *Engine) Delete(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func (e *Engine) Delete(ctx context.Context, caller web.Caller, id string) error
 
 // List returns a page of the tenant's rules in creation order (GET
 // /rules, admin); `trigger` keeps one trigger's.
-func (e *Engine) List(ctx context.Context, caller web.Caller, trigger string, limit int, startKey string) ([]Rule, web.Page, error) {
+func (e *Engine) List(ctx context.Context, caller actor.Actor, trigger string, limit int, startKey string) ([]Rule, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -263,7 +264,7 @@ type RuleList struct {
 }
 
 // handleCreate serves POST /rules (admin): 201 with the rule.
-func (e *Engine) handleCreate(r *http.Request, caller web.Caller) (Rule, error) {
+func (e *Engine) handleCreate(r *http.Request, caller actor.Actor) (Rule, error) {
 	b, err := web.RequiredBody(r)
 	if err != nil {
 		return Rule{}, err
@@ -272,7 +273,7 @@ func (e *Engine) handleCreate(r *http.Request, caller web.Caller) (Rule, error) 
 }
 
 // handleList serves GET /rules (admin).
-func (e *Engine) handleList(r *http.Request, caller web.Caller) (RuleList, error) {
+func (e *Engine) handleList(r *http.Request, caller actor.Actor) (RuleList, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
 		return RuleList{}, err
@@ -282,12 +283,12 @@ func (e *Engine) handleList(r *http.Request, caller web.Caller) (RuleList, error
 }
 
 // handleGet serves GET /rules/{ruleId} (admin).
-func (e *Engine) handleGet(r *http.Request, caller web.Caller) (Rule, error) {
+func (e *Engine) handleGet(r *http.Request, caller actor.Actor) (Rule, error) {
 	return e.Get(r.Context(), caller, r.PathValue("ruleId"))
 }
 
 // handleUpdate serves PUT /rules/{ruleId} (admin): 200 with the rule.
-func (e *Engine) handleUpdate(r *http.Request, caller web.Caller) (Rule, error) {
+func (e *Engine) handleUpdate(r *http.Request, caller actor.Actor) (Rule, error) {
 	b, err := web.RequiredBody(r)
 	if err != nil {
 		return Rule{}, err
@@ -296,6 +297,6 @@ func (e *Engine) handleUpdate(r *http.Request, caller web.Caller) (Rule, error) 
 }
 
 // handleDelete serves DELETE /rules/{ruleId} (admin): 204.
-func (e *Engine) handleDelete(r *http.Request, caller web.Caller) error {
+func (e *Engine) handleDelete(r *http.Request, caller actor.Actor) error {
 	return e.Delete(r.Context(), caller, r.PathValue("ruleId"))
 }

@@ -25,6 +25,7 @@ import (
 // types a rule may name (all but RULES_BUDGET_EXCEEDED) and the short
 // names.
 func TestActionTypes(t *testing.T) {
+	t.Parallel()
 	domains := []string{
 		action.CheckinCreated, action.Checkout, user.ActionCreated, user.ActionActivated,
 		award.ActionGranted, award.ActionRedeemed, award.ActionRefunded, award.ActionRevoked, award.ActionReversed,
@@ -65,6 +66,7 @@ func TestActionTypes(t *testing.T) {
 // can still be listed, disabled and renamed; changing its trigger to
 // another unknown name is 422 and changes nothing.
 func TestTriggerAliases(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	p := newPerk(t, h, h.Admin(), nil)
 	short := newRule(t, h, ruleBody("CHECKIN", []map[string]any{grant(p, 1)}))

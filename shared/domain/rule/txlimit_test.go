@@ -13,6 +13,7 @@ import (
 // completes within DynamoDB's 100 items, which ddb.Tx would otherwise
 // refuse with a 500.
 func TestLargestTransactions(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	loc := shop(t, h, h.Admin(), "Limits")
 

@@ -11,6 +11,7 @@ import (
 // checked when its effects change), while new effects naming the deleted
 // segment are refused.
 func TestUpdateRuleOfDeletedSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	seg := newSegment(t, h)
 	id := newRule(t, h, ruleBody("ORDER_COMPLETED", []map[string]any{{"type": "ADD_TO_SEGMENT", "segmentId": seg}}))

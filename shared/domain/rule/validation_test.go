@@ -8,6 +8,7 @@ import (
 )
 
 func TestRuleValidation(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := newPerk(t, h, h.Admin(), nil)
 	seg := newSegment(t, h)
@@ -147,6 +148,7 @@ func TestRuleValidation(t *testing.T) {
 }
 
 func TestRuleAccess(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid, token, _ := h.ActiveUser(t, "Ursula", "User")
 	user := ts.Token(token)

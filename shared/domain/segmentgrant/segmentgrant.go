@@ -29,6 +29,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -56,7 +57,7 @@ type Service struct {
 // Routes returns the route this package adds to the loyalty function:
 // POST /perks/{perkId}/grant (admin; takes Idempotency-Key).
 func (s *Service) Routes() []web.Route {
-	return []web.Route{{Method: "POST", Path: "/perks/{perkId}/grant", Handler: s.handleGrant, Idempotent: true}}
+	return []web.Route{{Method: "POST", Path: "/perks/{perkId}/grant", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleGrant), Idempotent: true}}
 }
 
 // Kinds returns the job kind of this package, for job.Service.Kinds.
@@ -68,45 +69,33 @@ func (s *Service) Kinds() map[string]job.Kind {
 // with userId, 200 with the user's award as a LegacyAward; with segmentId,
 // 202 with the Operation that grants every live member of the segment (at
 // most award.MaxSegmentGrant).
-func (s *Service) handleGrant(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleGrant(r *http.Request, a actor.Actor) (any, error) {
 	var in award.LegacyGrantInput
 	if err := web.Decode(r, &in); err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	perkID := r.PathValue("perkId")
 	switch {
 	case in.UserID != "" && in.SegmentID != "":
-		web.Error(w, r, apierr.Invalid("segmentId", "send userId or segmentId, not both"))
-		return
+		return nil, apierr.Invalid("segmentId", "send userId or segmentId, not both")
 	case in.UserID == "" && in.SegmentID == "":
-		web.Error(w, r, apierr.Invalid("userId", "is required (or segmentId, to grant every member of a segment)"))
-		return
+		return nil, apierr.Invalid("userId", "is required (or segmentId, to grant every member of a segment)")
 	case in.UserID != "":
-		a, err := s.Awards.Grant(r.Context(), caller, perkID, award.GrantInput{UserID: in.UserID, Points: in.Points, LocationID: in.LocationID}, award.GrantOptions{Source: award.SourceAPI})
+		aw, err := s.Awards.Grant(r.Context(), a, perkID, award.GrantInput{UserID: in.UserID, Points: in.Points, LocationID: in.LocationID}, award.GrantOptions{Source: award.SourceAPI})
 		if err != nil {
-			web.Error(w, r, err)
-			return
+			return nil, err
 		}
-		web.JSON(w, http.StatusOK, a.Legacy())
-		return
+		return aw.Legacy(), nil
 	}
-	nonce, err := requestNonce(r, caller, perkID)
+	nonce, err := requestNonce(r, a, perkID)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	op, err := s.Start(r.Context(), caller, perkID, in, nonce)
+	op, err := s.Start(r.Context(), a, perkID, in, nonce)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	web.JSON(w, http.StatusAccepted, op)
+	return web.Response{Status: http.StatusAccepted, Value: op}, nil
 }
 
 // Start accepts a grant of perkID to the segment of in (see
@@ -114,7 +103,7 @@ func (s *Service) handleGrant(w http.ResponseWriter, r *http.Request) {
 // returns the operation an earlier request with the nonce started (the
 // same request: perk, segment, points and location; another is 409
 // CONFLICT).
-func (s *Service) Start(ctx context.Context, caller web.Caller, perkID string, in award.LegacyGrantInput, nonce string) (operation.Operation, error) {
+func (s *Service) Start(ctx context.Context, caller actor.Actor, perkID string, in award.LegacyGrantInput, nonce string) (operation.Operation, error) {
 	req, err := s.Awards.AcceptSegmentGrant(ctx, caller, perkID, in)
 	if err != nil {
 		return operation.Operation{}, err
@@ -144,7 +133,7 @@ func (s *Service) Start(ctx context.Context, caller web.Caller, perkID string, i
 // x-platform-req-nonce header when sent (a malformed one is 422), else
 // one derived from the Idempotency-Key, the caller and the perk, else a
 // new one.
-func requestNonce(r *http.Request, caller web.Caller, perkID string) (string, error) {
+func requestNonce(r *http.Request, caller actor.Actor, perkID string) (string, error) {
 	if v := r.Header.Get(web.HeaderNonce); v != "" {
 		return operation.ParseNonce(v)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/job"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -90,6 +90,7 @@ func counts(t *testing.T, op map[string]any) [4]int {
 // a retry with the same Idempotency-Key, or nonce, answers the same
 // operation and grants nothing more.
 func TestGrantToSegment(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	f := newFixture(t, h, 300)
 	key := ts.Headers{"Idempotency-Key", "grant-300"}
@@ -141,6 +142,7 @@ func TestGrantToSegment(t *testing.T) {
 // times at once, ends with every member granted once and the counts equal
 // to the grants.
 func TestGrantToSegmentInterrupted(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	f := newFixture(t, h, 120)
@@ -208,6 +210,7 @@ func ptr(n int) *int { return &n }
 // accepted: a perk disabled meanwhile is still granted as accepted; a
 // deleted user is skipped; every member is counted once.
 func TestGrantToSegmentAfterChanges(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	f := newFixture(t, h, 6)
@@ -243,6 +246,7 @@ func TestGrantToSegmentAfterChanges(t *testing.T) {
 // TestGrantRefused: requests refused when they are accepted, before any
 // operation exists.
 func TestGrantRefused(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	f := newFixture(t, h, 1)
 	other := ts.New(t)
@@ -281,6 +285,6 @@ func TestGrantRefused(t *testing.T) {
 }
 
 // adminCaller is the tenant's service key as a caller.
-func adminCaller(h *ts.Harness) web.Caller {
-	return web.Caller{TenantID: h.Tenant.ID, TenantTitle: h.Tenant.Title, Service: true}
+func adminCaller(h *ts.Harness) actor.Actor {
+	return actor.Actor{TenantID: h.Tenant.ID, TenantTitle: h.Tenant.Title, Service: true}
 }

@@ -23,6 +23,7 @@ func admin(key string) ts.Headers {
 // TestCacheWarmRequests: a warm container reads neither the service key's
 // item nor the tenant's again; a cold one (its cache cleared) reads both.
 func TestCacheWarmRequests(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tests := []struct {
 		name  string
@@ -53,6 +54,7 @@ func TestCacheWarmRequests(t *testing.T) {
 // here for at most tenant.CacheTTL, and stops at once in the container
 // that rotated it; the new key works everywhere at once.
 func TestCacheRotatedKey(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tn, old := h.NewTenant(tenant.Settings{})
 	h.Do("GET", "/users", nil, admin(old)).Expect(t, 200, "") // cached here
@@ -92,6 +94,7 @@ func TestCacheRotatedKey(t *testing.T) {
 // never saw the new one) answers it from its cache until the window ends,
 // and never longer.
 func TestCacheRotatedKeyStale(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	tn, old := h.NewTenant(tenant.Settings{})
 	h.Do("GET", "/users", nil, admin(old)).Expect(t, 200, "")
@@ -118,6 +121,7 @@ func TestCacheRotatedKeyStale(t *testing.T) {
 // tenant.NegativeCacheTTL, so a key made in another container right after
 // is refused here for at most that long.
 func TestCacheUnknownKey(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	key := tenant.NewServiceKey()
 	h.Do("GET", "/users", nil, admin(key)).Expect(t, 401, "UNAUTHORIZED")
@@ -136,6 +140,7 @@ func TestCacheUnknownKey(t *testing.T) {
 
 // TestCacheBounded: made-up keys cannot grow the cache beyond its bound.
 func TestCacheBounded(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	h.Deps.TenantCache.Clear()
 	for i := 0; i < tenant.CacheSize+50; i++ {
@@ -152,6 +157,7 @@ func TestCacheBounded(t *testing.T) {
 // TestCacheSettings: a settings change applies at once in the container
 // that made it and within tenant.CacheTTL in the others.
 func TestCacheSettings(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	other := otherContainer(h)

@@ -14,6 +14,7 @@ import (
 // TestSMSCountryCodes sets settings.smsCountryCodes at creation and
 // changes it with updateSettings; malformed codes are refused.
 func TestSMSCountryCodes(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Fish Bar", Settings: &tenant.Settings{SMSCountryCodes: []string{" +44", "+1"}}})
@@ -70,6 +71,7 @@ func TestSMSCountryCodes(t *testing.T) {
 }
 
 func TestAllowsSMSTo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		codes  []string
@@ -96,6 +98,7 @@ func TestAllowsSMSTo(t *testing.T) {
 // updateSettings (absent reads as the default); values outside 1..1000
 // are refused naming the field, and change nothing.
 func TestRulesBudgetSetting(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	n := func(v int) *int { return &v }
@@ -148,6 +151,7 @@ func TestRulesBudgetSetting(t *testing.T) {
 // TestCurrency sets settings.currency at creation and changes it with
 // updateSettings; an unknown code is refused, and no setting is GBP.
 func TestCurrency(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Sushi Bar", Settings: &tenant.Settings{Currency: "JPY"}})
@@ -187,6 +191,7 @@ func TestCurrency(t *testing.T) {
 // updateSettings; no setting is Europe/London, and a name that is not an
 // IANA time zone is refused naming settings.timezone, changing nothing.
 func TestTimezone(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Deli", Settings: &tenant.Settings{Timezone: " America/New_York "}})

@@ -12,6 +12,7 @@ import (
 func TestMain(m *testing.M) { ts.Main(m) }
 
 func TestDirectInvoke(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	ctx := context.Background()
 	created, err := h.Deps.Tenants.Handle(ctx, tenant.Request{Action: "create", Title: "Burger Bar", Settings: &tenant.Settings{InitialPoints: 50}})

@@ -1,20 +1,14 @@
 // Events the users domain emits: recorded actions (USER_CREATED and
-// USER_ACTIVATED, below), each in the transaction of the change it tells
-// of; the Actions table's stream runs the rules on them. Hooks:
-// Service.OnDeleted (hook.After) runs, with a Deleted, once a user's items
-// are gone and before DELETE /users/{userId} answers: the other domains
-// remove what they keep about the user (the check-in, the user's name in
-// the actions log), so that the 204 means the user is gone everywhere.
+// USER_ACTIVATED, below; the accounts part records them, see
+// shared/domain/account's events.go), each in the transaction of the
+// change it tells of; the Actions table's stream runs the rules on them.
+// Hooks: the avatars part's avatar.Service.OnDeleted (hook.After) runs,
+// with a Deleted, once a user's items are gone and before DELETE
+// /users/{userId} answers: the other domains remove what they keep about
+// the user (the check-in, the user's name in the actions log), so that
+// the 204 means the user is gone everywhere.
 
 package user
-
-import (
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/loyalty-platform/platform/shared/domain/action"
-	"github.com/loyalty-platform/platform/shared/domain/tenant"
-)
 
 // Deleted is a user's deletion, as the OnDeleted hooks see it.
 type Deleted struct {
@@ -41,49 +35,3 @@ const (
 	ActivatedBySocial = "SOCIAL"
 	ActivatedBySSO    = "SSO"
 )
-
-// userAction is an action about a user to record.
-type userAction struct {
-	typ  string
-	meta map[string]any
-}
-
-// actionItems returns the Puts, for the transaction of a change of user r,
-// of the actions acts (none when the service records no actions).
-func (s *Service) actionItems(t tenant.Tenant, r record, now time.Time, acts ...userAction) ([]types.TransactWriteItem, error) {
-	if s.Actions == nil {
-		return nil, nil
-	}
-	var items []types.TransactWriteItem
-	for _, ua := range acts {
-		a := action.Action{
-			ID: action.NewID(), Type: ua.typ, TenantID: r.TenantID, When: action.WhenAt(now, time.UTC), Metadata: ua.meta,
-			Context: action.Context{
-				Tenant: action.TenantRef{ID: t.ID, Title: t.Title},
-				User:   &action.UserRef{ID: r.ID, Name: r.FullName, PrimaryPlatform: r.PrimaryPlatform},
-			},
-		}
-		it, err := s.Actions.TransactItem(a)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, it)
-	}
-	return items, nil
-}
-
-// creationActions are the actions of registering r: USER_CREATED and,
-// for a user ACTIVE at once, USER_ACTIVATED by method.
-func creationActions(r record, first credRecord, byAdmin, convertedGuest bool, method string) []userAction {
-	by := "SELF"
-	if byAdmin {
-		by = "ADMIN"
-	}
-	acts := []userAction{{ActionCreated, map[string]any{
-		"state": r.State, "provider": first.Provider, "createdBy": by, "convertedGuest": convertedGuest,
-	}}}
-	if r.State == StateActive {
-		acts = append(acts, userAction{ActionActivated, map[string]any{"method": method}})
-	}
-	return acts
-}

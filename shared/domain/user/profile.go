@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -14,7 +15,7 @@ type Profile = profile.Profile
 // Profile returns the profile of a user; a missing, expired or deleted user
 // is ErrNotFound.
 func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile, error) {
-	r, err := s.st().getUser(ctx, tenantID, userID, s.Clock.Now())
+	r, err := s.st().GetUser(ctx, tenantID, userID, s.clock.Now())
 	if err != nil {
 		return Profile{}, err
 	}
@@ -23,7 +24,7 @@ func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile
 	}
 	return Profile{
 		ID: r.ID, TenantID: r.TenantID, FullName: r.FullName, State: r.State, IsGuest: r.IsGuest,
-		Deleted: r.Deleted, HasProfilePhoto: r.HasProfilePhoto, PrimaryPlatform: platformOrUnknown(r.PrimaryPlatform),
+		Deleted: r.Deleted, HasProfilePhoto: r.HasProfilePhoto, PrimaryPlatform: PlatformOrUnknown(r.PrimaryPlatform),
 		FavouriteLocations: nonNil(r.FavouriteLocations),
 	}, nil
 }
@@ -31,7 +32,7 @@ func (s *Service) Profile(ctx context.Context, tenantID, userID string) (Profile
 // Profiles returns the profiles of the live (not deleted, not expired)
 // users among ids, by id; unknown ids are left out.
 func (s *Service) Profiles(ctx context.Context, tenantID string, ids []string) (map[string]Profile, error) {
-	recs, err := s.st().batchGetUsers(ctx, tenantID, ids, s.Clock.Now())
+	recs, err := s.st().BatchGetUsers(ctx, tenantID, ids, s.clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (s *Service) Profiles(ctx context.Context, tenantID string, ids []string) (
 		}
 		out[r.ID] = Profile{
 			ID: r.ID, TenantID: r.TenantID, FullName: r.FullName, State: r.State, IsGuest: r.IsGuest,
-			HasProfilePhoto: r.HasProfilePhoto, PrimaryPlatform: platformOrUnknown(r.PrimaryPlatform),
+			HasProfilePhoto: r.HasProfilePhoto, PrimaryPlatform: PlatformOrUnknown(r.PrimaryPlatform),
 			FavouriteLocations: nonNil(r.FavouriteLocations),
 		}
 	}
@@ -70,5 +71,5 @@ type Includes interface {
 // user exists and is not deleted: what it writes about the user commits
 // only while the user is live.
 func (s *Service) LiveCheck(tenantID, userID string) types.TransactWriteItem {
-	return s.st().userIsLive(tenantID, userID)
+	return s.st().UserIsLive(tenantID, userID)
 }

@@ -1,20 +1,25 @@
-// Package user is the identity domain: users, their credentials, sessions and
-// guests. It holds the types, their validation, the DynamoDB store (the only
-// place that builds this domain's keys), the service and the HTTP handlers of
-// the accounts, users and avatars functions.
+// Package user is the core of the users domain, which three functions
+// serve, each through a part of the domain built on this core: the
+// accounts function (shared/domain/account: signing up and in), the users
+// function (shared/domain/directory: the user directory, the record and
+// its addresses) and the avatars function (shared/domain/avatar: the
+// profile photo, deleting a user). The core holds what all three need:
+// the user's API types and their checks, the stored user record and its
+// DynamoDB store (the keys of the user's items), the user's API view with
+// its include options, the changes every part makes to the record, and
+// the domain's events. Other domains read users through the small
+// shared/domain/profile instead.
 package user
 
 import (
-	"errors"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/domain/profile"
-	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/loyalty-platform/platform/shared/domain/money"
+	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 )
 
@@ -37,23 +42,10 @@ const (
 	PlatformAndroid = "ANDROID"
 )
 
-// Sentinel errors of the identity domain.
+// Sentinel errors every part of the users domain answers.
 var (
-	ErrNotFound          = apierr.New(apierr.NotFound, "user not found")
-	ErrCredentialExists  = apierr.New(apierr.CredentialExists, "a user with this credential already exists")
-	ErrAlreadyActive     = apierr.New(apierr.AlreadyActive, "the user is already active")
-	ErrInvalidToken      = apierr.New(apierr.InvalidToken, "the token is invalid")
-	ErrTokenVoided       = apierr.New(apierr.InvalidToken, "too many wrong codes: request a new code")
-	ErrUserPending       = apierr.New(apierr.UserPending, "the user has not been activated")
-	ErrPointsNotEditable = apierr.New(apierr.PointsNotEditable, "loyalty points cannot be changed through the user")
-	ErrBadLogin          = apierr.New(apierr.Unauthorized, "wrong credential or password")
-	ErrPendingLogin      = apierr.New(apierr.Unauthorized, "the user has not been activated")
-	ErrBadSession        = auth.ErrBadSession
-	ErrBadServiceKey     = auth.ErrBadServiceKey
-	ErrUnknownTenant     = auth.ErrUnknownTenant
-	ErrDeviceTaken       = apierr.New(apierr.DeviceTaken, "this device already has an account")
-	ErrSocialUnsupported = apierr.New(apierr.ValidationFailed, "credentials.provider: FACEBOOK and TWITTER sign-in are not supported; use GOOGLE, APPLE, EMAIL or MOBILE")
-	ErrConcurrentUpdate  = apierr.New(apierr.Conflict, "the user was changed by another request; retry")
+	ErrNotFound         = apierr.New(apierr.NotFound, "user not found")
+	ErrConcurrentUpdate = apierr.New(apierr.Conflict, "the user was changed by another request; retry")
 )
 
 // User is a customer (or admin) of a tenant, as the API returns it.
@@ -101,15 +93,6 @@ type User struct {
 	Segments           *[]SegmentRef   `json:"segments,omitempty"`
 }
 
-// LegacyUser is the older (x-api-version < 4) shape of a user in GET /users:
-// the current fields plus `_id` (the older name of `id`) and `name` (the
-// full name).
-type LegacyUser struct {
-	LegacyID string `json:"_id"`
-	Name     string `json:"name"`
-	User
-}
-
 // Tokens are a user's pending codes; only admins see them.
 type Tokens struct {
 	Activation string `json:"activation,omitempty"`
@@ -147,41 +130,6 @@ type Credential struct {
 	UpdatedAt  string `json:"updatedAt,omitempty"`
 }
 
-// CredentialInput is a credential-create object inside a user or guest create
-// body.
-type CredentialInput struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
-	Token    string `json:"token,omitempty"`
-}
-
-// CreateInput is the body of POST /users and POST /guests.
-type CreateInput struct {
-	FirstName                   string            `json:"firstName"`
-	LastName                    string            `json:"lastName"`
-	FullName                    string            `json:"fullName"`
-	Credentials                 []CredentialInput `json:"credentials"`
-	Password                    string            `json:"password"`
-	HasAgreedToShareData        bool              `json:"hasAgreedToShareData"`
-	HasAgreedToReceiveMarketing bool              `json:"hasAgreedToReceiveMarketing"`
-	Birthdate                   string            `json:"birthdate"`
-	Gender                      string            `json:"gender"`
-	// Roles may be set only by an admin; anonymous callers get USER.
-	Roles []string `json:"roles"`
-}
-
-var (
-	roleNames = map[string]bool{"USER": true, "ADMIN": true}
-)
-
-// socialProviders are the social-login credential providers the API names.
-// GOOGLE and APPLE are verified as OpenID Connect ID tokens (oidcProviders);
-// the others have no token verification and are refused.
-var socialProviders = map[string]bool{"FACEBOOK": true, "GOOGLE": true, "APPLE": true, "TWITTER": true}
-
-// oidcProviders maps a social credential provider to its SSO provider.
-var oidcProviders = map[string]string{"GOOGLE": "google", "APPLE": "apple"}
-
 // NormalizeCredential returns the canonical form of a credential identifier:
 // e-mail addresses lower-cased, mobile numbers without spaces, dashes, dots
 // or brackets.
@@ -189,111 +137,13 @@ func NormalizeCredential(provider, id string) (string, error) {
 	return profile.NormalizeCredential(provider, id)
 }
 
-// credField names field of the i-th credential of a create body.
-func credField(i int, field string) string { return fmt.Sprintf("credentials[%d].%s", i, field) }
+// roleNames are the roles a user may hold.
+var roleNames = map[string]bool{"USER": true, "ADMIN": true}
 
-// atCredential re-points a "credentials.<field>" validation error at the
-// i-th credential of a create body.
-func atCredential(i int, err error) error {
-	var e *apierr.Error
-	if errors.As(err, &e) {
-		if f, ok := strings.CutPrefix(e.Field, "credentials."); ok {
-			return apierr.Invalid(credField(i, f), "%s", strings.TrimPrefix(e.Message, e.Field+": "))
-		}
-	}
-	return err
-}
-
-// ProviderFor guesses the provider of a bare identifier (activation and
-// reset bodies carry only the id): an e-mail address has an @.
-func ProviderFor(id string) string {
-	if strings.Contains(id, "@") {
-		return ProviderEmail
-	}
-	return ProviderMobile
-}
-
-// Validate checks a create body. guest relaxes the required fields: a guest
-// may have no names and no credentials.
-func (in *CreateInput) Validate(guest bool) error {
-	in.FirstName = strings.TrimSpace(in.FirstName)
-	in.LastName = strings.TrimSpace(in.LastName)
-	in.FullName = strings.TrimSpace(in.FullName)
-	if !guest {
-		if in.FirstName == "" {
-			return apierr.Invalid("firstName", "is required")
-		}
-		if in.LastName == "" {
-			return apierr.Invalid("lastName", "is required")
-		}
-		if len(in.Credentials) == 0 {
-			return apierr.Invalid("credentials", "at least one credential is required")
-		}
-	}
-	if err := checkName("firstName", in.FirstName); err != nil {
-		return err
-	}
-	if err := checkName("lastName", in.LastName); err != nil {
-		return err
-	}
-	if err := checkName("fullName", in.FullName); err != nil {
-		return err
-	}
-	if len(in.Credentials) > 5 {
-		return apierr.Invalid("credentials", "at most 5 credentials")
-	}
-	seen := map[string]bool{}
-	for i := range in.Credentials {
-		c := &in.Credentials[i]
-		c.Provider = strings.ToUpper(strings.TrimSpace(c.Provider))
-		if c.Provider == "" {
-			c.Provider = ProviderMobile
-		}
-		if socialProviders[c.Provider] {
-			if oidcProviders[c.Provider] == "" {
-				return ErrSocialUnsupported
-			}
-			c.ID = strings.TrimSpace(c.ID)
-			if c.ID == "" || len(c.ID) > 255 {
-				return apierr.Invalid(credField(i, "id"), "the provider's user id is required (at most 255 characters)")
-			}
-			if strings.TrimSpace(c.Token) == "" {
-				return apierr.Invalid(credField(i, "token"), "the provider's ID token is required for a %s credential", c.Provider)
-			}
-			if seen[c.Provider+c.ID] {
-				return apierr.Invalid("credentials", "the same credential is listed twice")
-			}
-			seen[c.Provider+c.ID] = true
-			continue
-		}
-		id, err := NormalizeCredential(c.Provider, c.ID)
-		if err != nil {
-			return atCredential(i, err)
-		}
-		c.ID = id
-		if seen[c.Provider+id] {
-			return apierr.Invalid("credentials", "the same credential is listed twice")
-		}
-		seen[c.Provider+id] = true
-	}
-	if in.Password != "" {
-		if err := checkPassword(in.Password); err != nil {
-			return err
-		}
-	}
-	if err := checkBirthdate(in.Birthdate); err != nil {
-		return err
-	}
-	if in.Gender != "" && in.Gender != "FEMALE" && in.Gender != "MALE" {
-		return apierr.Invalid("gender", "must be FEMALE or MALE")
-	}
-	return checkRoles(in.Roles)
-}
-
-// checkRoles refuses a role list the document does not allow: a role other
+// CheckRoles refuses a role list the document does not allow: a role other
 // than USER or ADMIN, a role named twice, or more than the two roles there
 // are.
-func checkRoles(roles []string) error {
+func CheckRoles(roles []string) error {
 	if len(roles) > len(roleNames) {
 		return apierr.Invalid("roles", "must hold at most 2 roles (USER, ADMIN)")
 	}
@@ -308,7 +158,9 @@ func checkRoles(roles []string) error {
 	return nil
 }
 
-func checkName(field, v string) error {
+// CheckName checks a name field: at most 100 characters, no control
+// characters.
+func CheckName(field, v string) error {
 	if len(v) > 100 {
 		return apierr.Invalid(field, "must be at most 100 characters")
 	}
@@ -320,24 +172,9 @@ func checkName(field, v string) error {
 	return nil
 }
 
-// ErrPasswordTooCommon refuses a new password found in the list of common
-// and breached passwords (422). The message never repeats the password.
-var ErrPasswordTooCommon = &apierr.Error{Code: apierr.PasswordTooCommon, Field: "password",
-	Message: "password: matches the list of the most common passwords (drawn from lists of leaked passwords), so it may be easy to guess; choose another"}
-
-// checkPassword checks a new password (sign-up and reset; a password is
-// changed only by a reset): 8 to 128 characters and not a common password.
-func checkPassword(p string) error {
-	if len(p) < 8 || len(p) > 128 {
-		return apierr.Invalid("password", "must be 8 to 128 characters")
-	}
-	if isCommonPassword(p) {
-		return ErrPasswordTooCommon
-	}
-	return nil
-}
-
-func checkBirthdate(b string) error {
+// CheckBirthdate checks a birthdate: empty, or a YYYY-MM-DD date from
+// 1900 to today.
+func CheckBirthdate(b string) error {
 	if b == "" {
 		return nil
 	}
@@ -351,17 +188,17 @@ func checkBirthdate(b string) error {
 	return nil
 }
 
-// fullName returns the given full name, or first and last joined.
-func fullName(full, first, last string) string {
+// FullName returns the given full name, or first and last joined.
+func FullName(full, first, last string) string {
 	if full != "" {
 		return full
 	}
 	return strings.TrimSpace(first + " " + last)
 }
 
-// nameWords returns the distinct lower-cased words of a full name; name
+// NameWords returns the distinct lower-cased words of a full name; name
 // search matches a prefix of any of them.
-func nameWords(full string) []string {
+func NameWords(full string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(full), func(r rune) bool {

@@ -18,6 +18,7 @@ func TestMain(m *testing.M) { ts.Main(m) }
 // exactly 30 pass, each refusal says how long until the window ends, a
 // use given back frees a slot, and the next window starts afresh.
 func TestTakeUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	clk := &clock.Manual{}
 	now := clk.Now()
@@ -86,6 +87,7 @@ func TestTakeUnderConcurrency(t *testing.T) {
 }
 
 func TestClientKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ addr, want string }{
 		{"203.0.113.7", "203.0.113.7"},
 		{"::ffff:203.0.113.7", "203.0.113.7"},
@@ -96,6 +98,7 @@ func TestClientKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.addr, func(t *testing.T) {
+			t.Parallel()
 			if got := allowance.ClientKey(tc.addr); got != tc.want {
 				t.Errorf("ClientKey(%q) = %q, want %q", tc.addr, got, tc.want)
 			}

@@ -1,7 +1,7 @@
 // Package auth is who calls: it resolves the credentials a request
 // presents (web.Authenticator) from the Sessions table and the tenants'
 // service keys, and owns the session items' key layout, which the users
-// domain (shared/domain/user) uses to write sessions. Every HTTP function links
+// domain (shared/domain/account) uses to write sessions. Every HTTP function links
 // this small package; only the accounts function links sign-up, login, SSO
 // and messaging. Sessions are read on every request (a logout or a role
 // change applies at once); tenants and service keys come from the
@@ -21,10 +21,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
-	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Item layout of the Sessions table for sessions (the token itself is
@@ -113,44 +113,44 @@ func (a *Authenticator) Get(ctx context.Context, tenantID, hash string) (Session
 }
 
 // Session resolves a session token (<tenantId>.<random>).
-func (a *Authenticator) Session(ctx context.Context, token string) (web.Caller, error) {
+func (a *Authenticator) Session(ctx context.Context, token string) (actor.Actor, error) {
 	tenantID, _, ok := strings.Cut(token, ".")
 	if !ok || !tenant.ValidID(tenantID) || len(token) > 200 {
-		return web.Caller{}, ErrBadSession
+		return actor.Actor{}, ErrBadSession
 	}
 	hash := TokenHash(token)
 	rec, err := a.Get(ctx, tenantID, hash)
 	if err != nil {
-		return web.Caller{}, err
+		return actor.Actor{}, err
 	}
-	return web.Caller{TenantID: rec.TenantID, UserID: rec.UserID, SessionKey: hash, Roles: rec.Roles, Guest: rec.IsGuest, Service: rec.Service}, nil
+	return actor.Actor{TenantID: rec.TenantID, UserID: rec.UserID, SessionKey: hash, Roles: rec.Roles, Guest: rec.IsGuest, Service: rec.Service}, nil
 }
 
 // ServiceKey resolves a tenant service key; the caller acts as an ADMIN.
-func (a *Authenticator) ServiceKey(ctx context.Context, key string) (web.Caller, error) {
+func (a *Authenticator) ServiceKey(ctx context.Context, key string) (actor.Actor, error) {
 	if len(key) > 200 {
-		return web.Caller{}, ErrBadServiceKey
+		return actor.Actor{}, ErrBadServiceKey
 	}
 	t, err := a.Tenants.ByServiceKey(ctx, key)
 	if errors.Is(err, tenant.ErrNotFound) {
-		return web.Caller{}, ErrBadServiceKey
+		return actor.Actor{}, ErrBadServiceKey
 	}
 	if err != nil {
-		return web.Caller{}, err
+		return actor.Actor{}, err
 	}
-	return web.Caller{TenantID: t.ID, TenantTitle: t.Title, Service: true, Roles: []string{web.RoleAdmin}}, nil
+	return actor.Actor{TenantID: t.ID, TenantTitle: t.Title, Service: true, Roles: []string{actor.RoleAdmin}}, nil
 }
 
 // Tenant resolves the x-application-id of an anonymous caller.
-func (a *Authenticator) Tenant(ctx context.Context, id string) (web.Caller, error) {
+func (a *Authenticator) Tenant(ctx context.Context, id string) (actor.Actor, error) {
 	t, err := a.Tenants.Get(ctx, id)
 	if errors.Is(err, tenant.ErrNotFound) {
-		return web.Caller{}, ErrUnknownTenant
+		return actor.Actor{}, ErrUnknownTenant
 	}
 	if err != nil {
-		return web.Caller{}, err
+		return actor.Actor{}, err
 	}
-	return web.Caller{TenantID: t.ID, TenantTitle: t.Title}, nil
+	return actor.Actor{TenantID: t.ID, TenantTitle: t.Title}, nil
 }
 
 // EndSessions deletes every session of a user (ServiceUserID: every admin

@@ -137,6 +137,7 @@ func grantBody(uid string) string { return fmt.Sprintf(`{"userId":%q,"points":1}
 // request whose grant committed is 409
 // IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE, never a second grant.
 func TestFenceResponseLostGrantsOnce(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := pointsPerk(t, h)
 	users := []string{h.AdminUser(t, "Fence", "One"), h.AdminUser(t, "Fence", "Two")}
@@ -196,6 +197,7 @@ func TestFenceResponseLostGrantsOnce(t *testing.T) {
 // it answers 409 IDEMPOTENCY_IN_PROGRESS. A repeat then replays the
 // retry's answer.
 func TestFenceTakenOverCommitsNothing(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := pointsPerk(t, h)
 	uid := h.AdminUser(t, "Taken", "Over")
@@ -235,6 +237,7 @@ func TestFenceTakenOverCommitsNothing(t *testing.T) {
 // held (409 IDEMPOTENCY_IN_PROGRESS) and, after InFlightTimeout, is 409
 // IDEMPOTENCY_COMMITTED_WITHOUT_RESPONSE; the grant is applied once.
 func TestFenceTransactionAnswerLost(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := pointsPerk(t, h)
 	uid := h.AdminUser(t, "Answer", "Lost")

@@ -3,10 +3,11 @@
 // header runs once, and a repeat of it within Lifetime is answered with the
 // first response, byte for byte, with `Idempotent-Replayed: true`.
 //
-// A route opts in with web.Route.Idempotent; Decorate wraps those routes'
-// handlers (app.Base.Lambda does it for every API function). The wrapper
-// runs inside web.Handler's chain, so after authentication: it needs the
-// caller. Without the header a route behaves exactly as without the
+// A route opts in with web.Route.Idempotent; Decorate wraps those routes
+// (web.Route.Around; app.Base.Lambda does it for every API function). The
+// wrapper runs inside web.Handler's chain, so after authentication: it
+// needs the caller. It runs before the route's access check, so a request
+// with a malformed key is 422 whoever sends it. Without the header a route behaves exactly as without the
 // wrapper, and nothing is stored.
 //
 // With the header:
@@ -91,6 +92,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -154,14 +156,22 @@ type Store struct {
 	Clock clock.Clock
 }
 
-// Decorate returns routes with the handlers of the Idempotent ones wrapped
-// (see Wrap); the others are unchanged.
+// Decorate returns routes with the Idempotent ones wrapped (see Wrap)
+// around their checked handlers (web.Route.Around: the key is claimed
+// before the route's access is checked); the others are unchanged.
 func (s *Store) Decorate(routes []web.Route) []web.Route {
 	out := make([]web.Route, len(routes))
 	for i, rt := range routes {
 		out[i] = rt
-		if rt.Idempotent {
-			out[i].Handler = s.Wrap(rt.Pattern(), rt.Handler)
+		if !rt.Idempotent {
+			continue
+		}
+		pattern, inner := rt.Pattern(), rt.Around
+		out[i].Around = func(h http.HandlerFunc) http.HandlerFunc {
+			if inner != nil {
+				h = inner(h)
+			}
+			return s.Wrap(pattern, h)
 		}
 	}
 	return out
@@ -276,7 +286,7 @@ func Stored(status int) bool {
 // principal names the caller within the tenant: a user by id (every
 // session of the user is the same caller; an admin session made from the
 // service key is the user "service"), or the tenant's service key.
-func principal(c web.Caller) string {
+func principal(c actor.Actor) string {
 	if c.UserID != "" {
 		return "USER:" + c.UserID
 	}

@@ -62,6 +62,9 @@ func (c *client) send(h *ts.Harness) *ts.Resp {
 // the same answer), no balance or points go negative, and the actions
 // log reconciles with every user's points and app balance.
 func TestConcurrentRetriesReconcile(t *testing.T) {
+	// Not parallel: its 100 clients fill DynamoDB Local's queue of
+	// transactions (one at a time); with other tests' alongside, some wait
+	// past its lock timeout and fail with a 500.
 	h := ts.New(t)
 	perk := pointsPerk(t, h)
 	loc := shop(t, h, "Reconcile Rd")

@@ -29,6 +29,7 @@ type call struct {
 // status and body with Idempotent-Replayed and changes nothing; the reuse
 // is 422 IDEMPOTENCY_KEY_REUSED and changes nothing.
 func TestReplayThroughRoutes(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Rey")
 	loc := shop(t, h, "Replay Road")
@@ -93,6 +94,7 @@ func TestReplayThroughRoutes(t *testing.T) {
 // TestReplayImport: a repeated import POST with the key answers the same
 // operation and imports once; the key with another nonce is 422.
 func TestReplayImport(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Imogen", "Import")
 	perk := pointsPerk(t, h)
@@ -121,6 +123,7 @@ func TestReplayImport(t *testing.T) {
 // user's, another tenant's or the service key's request with the same key
 // runs on its own; the same user's other session shares it.
 func TestKeyScope(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	perk := pointsPerk(t, h)
 	ann, annToken, annEmail := h.ActiveUser(t, "Ann", "Scope")
@@ -166,6 +169,7 @@ func TestKeyScope(t *testing.T) {
 // TestReleasedAnswers: an answer of 401 or 409 is not kept, so a retry
 // with the key runs again (and succeeds once the cause is gone).
 func TestReleasedAnswers(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := shopper(t, h, "Rhea")
 	loc := shop(t, h, "Released Row")
@@ -198,6 +202,7 @@ func TestReleasedAnswers(t *testing.T) {
 // moved; the record is still in the table) the key runs its request
 // again.
 func TestKeyExpires(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Eve", "Expiry")
 	credit := map[string]any{"type": "BALANCE", "amount": 3}
@@ -218,6 +223,7 @@ func TestKeyExpires(t *testing.T) {
 // TestBadKeys: a malformed key is 422 naming the header, and nothing
 // runs; without the header a repeat runs again, as before.
 func TestBadKeys(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Kay", "Keys")
 	path := "/users/" + uid + "/credits"
@@ -258,6 +264,7 @@ func TestBadKeys(t *testing.T) {
 // its commas): the first request runs, a repeat replays it. A header sent
 // twice reaches the function joined by a comma, as one key.
 func TestKeyWithComma(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Cam", "Comma")
 	path := "/users/" + uid + "/credits"
@@ -327,6 +334,7 @@ func TestKeyWithComma(t *testing.T) {
 // a repeat is one PutItem (the failed claim returns the stored answer)
 // beyond authentication, and runs nothing else.
 func TestKeyCost(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	uid := h.AdminUser(t, "Cora", "Cost")
 	path := "/users/" + uid + "/credits"

@@ -157,6 +157,7 @@ func (g *rig) send(t *testing.T, path, key, body string, extra ...string) answer
 // the key is 422 IDEMPOTENCY_KEY_REUSED, and once the first answered a
 // repeat replays it.
 func TestWrapInProgress(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	first := make(chan answer, 1)
 	go func() { first <- g.send(t, "/t/block", "k-1", `{"a":1}`) }()
@@ -195,6 +196,7 @@ func TestWrapInProgress(t *testing.T) {
 // (its function crashed or timed out) is claimed again by the same
 // request; the overtaken first run cannot overwrite the new record.
 func TestWrapAbandoned(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	first := make(chan answer, 1)
 	go func() { first <- g.send(t, "/t/block", "k-2", `{}`) }()
@@ -229,6 +231,7 @@ func TestWrapAbandoned(t *testing.T) {
 // replayed; a server error, 401, 409 and 429 (and a panic) release the key
 // so a retry runs again.
 func TestWrapStoredStatuses(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	for _, tc := range []struct {
 		status int
@@ -271,6 +274,7 @@ func TestWrapStoredStatuses(t *testing.T) {
 // replayed byte for byte; one that does not is not stored, and a repeat
 // answers 409 CONFLICT (marked replayed) rather than run again.
 func TestWrapLargeResponses(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	a := g.send(t, "/t/big?kind=zeros", "big-1", ``)
 	b := g.send(t, "/t/big?kind=zeros", "big-1", ``)
@@ -292,6 +296,7 @@ func TestWrapLargeResponses(t *testing.T) {
 
 // TestWrapRequestIdentity: what makes "the same request" for a key.
 func TestWrapRequestIdentity(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	form := func(boundary string) (string, string) {
 		var b bytes.Buffer
@@ -347,6 +352,7 @@ func TestWrapRequestIdentity(t *testing.T) {
 // TestWrapExpiry: a key is remembered Lifetime; after that (the record
 // still in the table, as TTL deletes late) the request runs again.
 func TestWrapExpiry(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	g.send(t, "/t/echo", "exp-1", `{}`)
 	g.h.Clock.Advance(idempotency.Lifetime - time.Minute)
@@ -369,6 +375,7 @@ func TestWrapExpiry(t *testing.T) {
 // TestWrapWithoutKey: without the header nothing changes: every request
 // runs.
 func TestWrapWithoutKey(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	for i := 0; i < 3; i++ {
 		if a := g.send(t, "/t/echo", "", `{}`); a.status != 201 || a.replayed() {
@@ -383,6 +390,7 @@ func TestWrapWithoutKey(t *testing.T) {
 // TestWrapKeyWithComma: outside API Gateway (a plain net/http server) the
 // whole value is the key as well, commas included.
 func TestWrapKeyWithComma(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	first := g.send(t, "/t/echo", "order-42,retry", `{}`)
 	again := g.send(t, "/t/echo", "order-42,retry", `{}`)
@@ -396,6 +404,7 @@ func TestWrapKeyWithComma(t *testing.T) {
 }
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		value string
@@ -437,6 +446,7 @@ func TestParseKey(t *testing.T) {
 // never a second run; one that committed and answered 201 replays as
 // before.
 func TestWrapCommittedThenUnkept(t *testing.T) {
+	t.Parallel()
 	g := newRig(t)
 	for _, code := range []int{500, 409} {
 		k := "commit-" + strconv.Itoa(code)

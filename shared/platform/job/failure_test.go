@@ -141,6 +141,7 @@ func waitByClock(h *ts.Harness, also func()) {
 // FAILED by the destination record of its S3 event; a duplicate record, and
 // an S3 redelivery after it, change nothing.
 func TestCrashedJobFails(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	id, ev := startImport(t, h, c, rowsFile("Crash", 150))
@@ -211,6 +212,7 @@ func TestCrashedJobFails(t *testing.T) {
 // TestFailureRecordCases: what a destination record does to operations in
 // other states.
 func TestFailureRecordCases(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
@@ -345,6 +347,7 @@ func TestFailureRecordCases(t *testing.T) {
 // delivery), and does not keep the valid messages of its batch from being
 // processed.
 func TestMalformedFailureRecords(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
@@ -407,6 +410,7 @@ func (failingDB) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(
 // updated is reported as a batch item failure; the other messages of the
 // batch are not.
 func TestTransientFailureIsRetried(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	id, ev := startImport(t, h, c, rowsFile("Transient", 3))
@@ -431,6 +435,7 @@ func TestTransientFailureIsRetried(t *testing.T) {
 // TestHandleEventDispatch: the jobs function's handler takes S3 and SQS
 // events and refuses anything else.
 func TestHandleEventDispatch(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	jobs := h.Deps.Jobs
 	ctx := context.Background()
@@ -464,6 +469,7 @@ func TestHandleEventDispatch(t *testing.T) {
 // TestParseDestinationRecord: the record's fields, and the S3 event it
 // carries.
 func TestParseDestinationRecord(t *testing.T) {
+	t.Parallel()
 	ev := events.S3Event{Records: []events.S3EventRecord{{EventSource: "aws:s3", EventName: "ObjectCreated:Put",
 		S3: events.S3Entity{Object: events.S3Object{Key: "jobs/t-1/0123456789abcdef01234567/input.csv"}}}}}
 	rec, got, err := job.ParseDestinationRecord([]byte(destinationRecord(t, ev, "RetriesExhausted")))

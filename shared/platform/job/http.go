@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -60,44 +61,27 @@ func ImportRequest(r *http.Request, tenantID, namespace, name string) (StartRequ
 	return req, nil
 }
 
-// StartHandler returns the handler of an import endpoint (admin): it
-// reads the request (ImportRequest) and starts the job; 202 with the
-// Operation, and a repeated nonce answers the same operation.
+// StartHandler returns the handler of an import endpoint (its route
+// declares Access web.Admin): it reads the request (ImportRequest) and
+// starts the job; 202 with the Operation, and a repeated nonce answers the
+// same operation.
 func (s *Service) StartHandler(namespace, name string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller := web.CallerOf(r)
-		if err := caller.RequireAdmin(); err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		req, err := ImportRequest(r, caller.TenantID, namespace, name)
+	return web.Serve(http.StatusAccepted, func(r *http.Request, a actor.Actor) (operation.Operation, error) {
+		req, err := ImportRequest(r, a.TenantID, namespace, name)
 		if err != nil {
-			web.Error(w, r, err)
-			return
+			return operation.Operation{}, err
 		}
-		op, err := s.Start(r.Context(), req)
-		if err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		web.JSON(w, http.StatusAccepted, op)
-	}
+		return s.Start(r.Context(), req)
+	})
 }
 
 // FileHandler returns the handler of a results or export file endpoint
-// (GET .../{fileId}, admin): the file of a finished operation of namespace
-// and name (see Download).
+// (GET .../{fileId}; its route declares Access web.Admin): the file of a
+// finished operation of namespace and name (see File).
 func (s *Service) FileHandler(namespace, name string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller := web.CallerOf(r)
-		if err := caller.RequireAdmin(); err != nil {
-			web.Error(w, r, err)
-			return
-		}
-		if err := s.Download(w, r, caller.TenantID, r.PathValue("fileId"), namespace, name); err != nil {
-			web.Error(w, r, err)
-		}
-	}
+	return web.Serve(http.StatusOK, func(r *http.Request, a actor.Actor) (web.Response, error) {
+		return s.File(r.Context(), a.TenantID, r.PathValue("fileId"), namespace, name)
+	})
 }
 
 func readFile(r *http.Request) ([]byte, string, error) {

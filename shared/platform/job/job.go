@@ -3,7 +3,7 @@
 // job (Start: the operation, duplicate protection by nonce, the input in the
 // files bucket or a presigned upload URL for it); the jobs function runs it
 // when S3 reports the new object (HandleS3); the API serves the results file
-// (Download).
+// (File).
 //
 // Objects in the files bucket, per operation:
 //

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	const op = "0123456789abcdef01234567"
 	cases := []struct {
 		key        string

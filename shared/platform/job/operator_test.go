@@ -67,6 +67,7 @@ func crashMidFile(t *testing.T, jobs *job.Service, h *ts.Harness, ev any) int64 
 // checkpoint by the continue object the command writes, and ends DONE with
 // every row applied once.
 func TestOperatorResume(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
@@ -145,6 +146,7 @@ func TestOperatorResume(t *testing.T) {
 // the command as the failure queue would fail it, once the dead run's
 // lease ran out: the rows applied counted, not retryable.
 func TestOperatorFail(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	c := h.CaptureS3("jobs")
 	jobs := h.Deps.Jobs
@@ -175,6 +177,7 @@ func TestOperatorFail(t *testing.T) {
 
 // TestOperatorRequests: what a malformed or unknown command answers.
 func TestOperatorRequests(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	jobs := h.Deps.Jobs
 	tests := []struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/csvcell"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
+	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // heartbeatEvery is how many part objects the assembly copies between two
@@ -186,38 +187,37 @@ func (s *Service) copyParts(ctx context.Context, l *operation.Lease, head []byte
 	return nil
 }
 
-// DefaultInlineLimit is the largest results file Download returns in the
+// DefaultInlineLimit is the largest results file File returns in the
 // response body (Service.InlineLimit overrides it). A Lambda response is at
 // most 6 MB, and the CSV travels as a JSON string in it (quotes and line
 // breaks escaped), so larger files are answered 303 See Other with a
 // presigned URL of the file.
 const DefaultInlineLimit = 2 << 20
 
-// Download serves the results file of a DONE operation of the tenant whose
+// File answers the results file of a DONE operation of the tenant whose
 // namespace and name match, or of a FAILED one whose results file lists
 // the rows it applied (result.href set): inline as text/csv up to the
-// inline limit, otherwise a redirect to a presigned S3 URL. Anything else
-// (unknown id, another tenant's or kind's operation, not finished yet) is
-// NOT_FOUND.
-func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id, namespace, name string) error {
-	ctx := r.Context()
+// inline limit, otherwise a redirect (303) to a presigned S3 URL. Anything
+// else (unknown id, another tenant's or kind's operation, not finished
+// yet) is NOT_FOUND.
+func (s *Service) File(ctx context.Context, tenantID, id, namespace, name string) (web.Response, error) {
 	op, err := s.Ops.Get(ctx, tenantID, id)
 	if err != nil {
-		return err
+		return web.Response{}, err
 	}
 	if op.Namespace != namespace || op.Name != name {
-		return operation.ErrNotFound
+		return web.Response{}, operation.ErrNotFound
 	}
 	if op.Status != operation.Done && (op.Status != operation.Failed || op.Result == nil || op.Result.Href == "") {
-		return apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
+		return web.Response{}, apierr.Errorf(apierr.NotFound, "the file is not ready: operation %s is %s", id, op.Status)
 	}
 	key := ResultsKey(tenantID, id)
 	head, err := s.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)})
 	if err != nil {
 		if isNoSuchKey(err) {
-			return apierr.New(apierr.NotFound, "the file has expired")
+			return web.Response{}, apierr.New(apierr.NotFound, "the file has expired")
 		}
-		return fmt.Errorf("download %s: %w", key, err)
+		return web.Response{}, fmt.Errorf("download %s: %w", key, err)
 	}
 	filename := fmt.Sprintf("%s-%s-%s.csv", namespace, name, id)
 	limit := s.InlineLimit
@@ -230,25 +230,23 @@ func (s *Service) Download(w http.ResponseWriter, r *http.Request, tenantID, id,
 			ResponseContentDisposition: aws.String(`attachment; filename="` + filename + `"`),
 		}, s3.WithPresignExpires(s.presignExpiry()))
 		if err != nil {
-			return fmt.Errorf("presign %s: %w", key, err)
+			return web.Response{}, fmt.Errorf("presign %s: %w", key, err)
 		}
-		w.Header().Set("Location", req.URL)
-		w.WriteHeader(http.StatusSeeOther)
-		return nil
+		return web.Response{Status: http.StatusSeeOther, Header: http.Header{"Location": {req.URL}}}, nil
 	}
 	out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket), Key: aws.String(key)}, noResponseChecksum)
 	if err != nil {
-		return fmt.Errorf("download %s: %w", key, err)
+		return web.Response{}, fmt.Errorf("download %s: %w", key, err)
 	}
-	defer out.Body.Close()
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	header := http.Header{
+		"Content-Type":        {"text/csv; charset=utf-8"},
+		"Content-Disposition": {`attachment; filename="` + filename + `"`},
+	}
 	if out.ContentLength != nil {
-		w.Header().Set("Content-Length", strconv.FormatInt(*out.ContentLength, 10))
+		header.Set("Content-Length", strconv.FormatInt(*out.ContentLength, 10))
 	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, out.Body)
-	return nil
+	// Serve writes the body and closes it.
+	return web.Response{Status: http.StatusOK, Header: header, Body: out.Body}, nil
 }
 
 // ResultsHref is the API path of the results file of op's kind (GET

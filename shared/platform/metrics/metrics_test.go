@@ -9,6 +9,7 @@ import (
 )
 
 func TestEmit(t *testing.T) {
+	// Not parallel: it sets the package's clock (now).
 	now = func() time.Time { return time.UnixMilli(1700000000000) }
 	t.Cleanup(func() { now = time.Now })
 	tests := []struct {

@@ -20,6 +20,7 @@ func TestMain(m *testing.M) { ts.Main(m) }
 // platform's namespace with the tenant as dimension, and the request's
 // id, route and function.
 func TestRequestEmitsMetric(t *testing.T) {
+	t.Parallel()
 	h := ts.New(t)
 	var out ts.LogBuffer
 	b := *h.Deps.Base

@@ -24,6 +24,8 @@ func TestMain(m *testing.M) { ts.Main(m) }
 // records MessagesRefused for the tenant; the channels and tenants count
 // apart, and a cancelled reservation frees its slot.
 func TestCaps(t *testing.T) {
+	// Not parallel: it captures the default logger (slog.SetDefault),
+	// which every new harness replaces.
 	h := ts.New(t)
 	var logs bytes.Buffer
 	prev := slog.Default()

@@ -1,8 +1,8 @@
 // Package web holds the HTTP plumbing every API function shares: strict JSON
 // decoding, the {code, message} error writer, middleware (request ids, logs,
-// recovery, authentication), handlers from Ops (Serve), the PUT of a partial
-// change (DecodePatch, MergePatch), text fields (CheckText), paging
-// parameters and API versions.
+// recovery, authentication), each route's declared access (Route.Access,
+// checked before its handler runs), the adapter that answers what a
+// handler returns (Serve), paging parameters and API versions.
 package web
 
 import (

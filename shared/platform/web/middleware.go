@@ -31,17 +31,32 @@ const (
 )
 
 // Route is one HTTP route of a function: a Go 1.22 ServeMux pattern split
-// into method and path, and its handler.
+// into method and path, who may call it, and its handler.
 type Route struct {
-	Method  string
-	Path    string
+	Method string
+	Path   string
+	// Access says who may call the route; Handler checks it before the
+	// route's handler runs (see Access).
+	Access Access
+	// Before, when set, is checked before Access: a route that validated
+	// part of its request (a header, a query parameter) before it looked
+	// at its caller keeps that order, so a request's first error stays
+	// what it was.
+	Before func(r *http.Request) error
+	// Handler serves the request once Before and Access passed: usually
+	// Serve or ServeEmpty over a function that returns the answer.
 	Handler http.HandlerFunc
 	// Idempotent marks a route that moves points or money (or starts an
 	// import): it takes the Idempotency-Key header. The route only declares
-	// it; shared/platform/idempotency wraps such handlers (app.Base.Lambda), after
-	// authentication, and the OpenAPI test checks that exactly these
-	// operations document the header.
+	// it; shared/platform/idempotency wraps such routes (Around, set by
+	// app.Base.Lambda), after authentication, and the OpenAPI test checks
+	// that exactly these operations document the header.
 	Idempotent bool
+	// Around, when set, wraps the route's checked handler (Before, Access,
+	// Handler): shared/platform/idempotency claims a request's
+	// Idempotency-Key there, before its access is checked, as it did when
+	// each handler checked its caller itself.
+	Around func(http.HandlerFunc) http.HandlerFunc
 }
 
 // Pattern returns the ServeMux pattern of the route.
@@ -77,16 +92,17 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// Handler builds a function's http.Handler: a ServeMux with routes, JSON
-// 404 answers (also for a known path with another method), and the middleware chain (request id and logging,
-// recovery, authentication). Every line logged during a request with its
+// Handler builds a function's http.Handler: a ServeMux with routes (each
+// checks its Before and its Access before its handler runs), JSON 404
+// answers (also for a known path with another method), and the middleware
+// chain (request id and logging, recovery, authentication). Every line logged during a request with its
 // logger (Logger) or its context carries the request id ("requestId"), the
 // route's pattern ("route", such as "GET /users/{userId}"), the tenant once
 // known ("tenantId") and the function ("function", from log).
 func Handler(routes []Route, auth Authenticator, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
-		mux.HandleFunc(rt.Pattern(), rt.Handler)
+		mux.HandleFunc(rt.Pattern(), rt.serve())
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, apierr.Errorf(apierr.NotFound, "no route for %s %s", r.Method, r.URL.Path))

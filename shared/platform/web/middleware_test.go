@@ -8,20 +8,21 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // anyTenant accepts every x-application-id and refuses tokens.
 type anyTenant struct{}
 
-func (anyTenant) Session(context.Context, string) (web.Caller, error) {
-	return web.Caller{}, errors.New("no sessions")
+func (anyTenant) Session(context.Context, string) (actor.Actor, error) {
+	return actor.Actor{}, errors.New("no sessions")
 }
-func (anyTenant) ServiceKey(context.Context, string) (web.Caller, error) {
-	return web.Caller{}, errors.New("no keys")
+func (anyTenant) ServiceKey(context.Context, string) (actor.Actor, error) {
+	return actor.Actor{}, errors.New("no keys")
 }
-func (anyTenant) Tenant(_ context.Context, id string) (web.Caller, error) {
-	return web.Caller{TenantID: id}, nil
+func (anyTenant) Tenant(_ context.Context, id string) (actor.Actor, error) {
+	return actor.Actor{TenantID: id}, nil
 }
 
 func TestHandlerAnswersJSON(t *testing.T) {

@@ -44,6 +44,14 @@ func Paging(r *http.Request) (limit int, startKey string, err error) {
 	return limit, startKey, nil
 }
 
+// CheckPaging returns the error of malformed paging parameters (see
+// Paging), or nil: a Route.Before for a route that read them before it
+// looked at its caller.
+func CheckPaging(r *http.Request) error {
+	_, _, err := Paging(r)
+	return err
+}
+
 // APIVersion returns the x-api-version header as an integer; 0 means absent
 // (the legacy behaviour). A value that is not a positive integer is 422.
 func APIVersion(r *http.Request) (int, error) {
@@ -56,6 +64,14 @@ func APIVersion(r *http.Request) (int, error) {
 		return 0, apierr.Invalid(HeaderAPIVersion, "must be a positive integer")
 	}
 	return n, nil
+}
+
+// CheckAPIVersion returns the error of a malformed x-api-version header
+// (see APIVersion), or nil: a Route.Before for a route that read the
+// version before it looked at its caller.
+func CheckAPIVersion(r *http.Request) error {
+	_, err := APIVersion(r)
+	return err
 }
 
 // BoolParam reads an optional boolean query parameter ("true"/"false").

@@ -7,17 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 )
 
 func TestServe(t *testing.T) {
-	admin := Caller{TenantID: "t", Service: true}
-	user := Caller{TenantID: "t", UserID: "u", Roles: []string{RoleUser}}
+	admin := actor.Actor{TenantID: "t", Service: true}
+	user := actor.Actor{TenantID: "t", UserID: "u", Roles: []string{RoleUser}}
 	type out struct {
 		N int `json:"n"`
 	}
 	ran := false
-	op := func(r *http.Request, c Caller) (out, error) {
+	op := func(r *http.Request, c actor.Actor) (out, error) {
 		ran = true
 		if r.URL.Query().Get("fail") == "client" {
 			return out{}, apierr.Invalid("x", "bad")
@@ -30,7 +31,7 @@ func TestServe(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		handler    http.HandlerFunc
-		caller     Caller
+		caller     actor.Actor
 		query      string
 		wantStatus int
 		wantBody   string
@@ -41,7 +42,7 @@ func TestServe(t *testing.T) {
 		{"InternalErrorHidesItsText", Serve(http.StatusOK, op), user, "?fail=internal", 500, `"internal error"`, true},
 		{"AdminServesTheAdmin", ServeAdmin(http.StatusOK, op), admin, "", 200, `{"n":7}`, true},
 		{"AdminRefusesAUserBeforeTheOpRuns", ServeAdmin(http.StatusOK, op), user, "", 401, `"UNAUTHORIZED"`, false},
-		{"EmptyAnswersNoBody", ServeEmpty(http.StatusNoContent, func(r *http.Request, c Caller) error { ran = true; return nil }), user, "", 204, "", true},
+		{"EmptyAnswersNoBody", ServeEmpty(http.StatusNoContent, func(r *http.Request, c actor.Actor) error { ran = true; return nil }), user, "", 204, "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ran = false
@@ -62,5 +63,45 @@ func TestServe(t *testing.T) {
 				t.Errorf("op ran = %v, want %v", ran, c.wantRan)
 			}
 		})
+	}
+}
+
+// closer is a body that records that it was closed.
+type closer struct {
+	*strings.Reader
+	closed bool
+}
+
+func (c *closer) Close() error { c.closed = true; return nil }
+
+func TestServeResponse(t *testing.T) {
+	body := &closer{Reader: strings.NewReader("a,b\n1,2\n")}
+	for _, c := range []struct {
+		name       string
+		res        Response
+		wantStatus int
+		wantBody   string
+		wantHeader map[string]string
+	}{
+		{"ValueWithTheRouteStatus", Response{Value: map[string]int{"n": 1}}, 201, `{"n":1}`, map[string]string{"Content-Type": "application/json"}},
+		{"AnotherStatusAndHeaders", Response{Status: 303, Header: http.Header{"Location": {"https://x.test/f"}}}, 303, "", map[string]string{"Location": "https://x.test/f"}},
+		{"RawBody", Response{Header: http.Header{"Content-Type": {"text/csv"}}, Body: body}, 201, "a,b\n1,2\n", map[string]string{"Content-Type": "text/csv"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := Serve(http.StatusCreated, func(r *http.Request, a actor.Actor) (any, error) { return c.res, nil })
+			w := httptest.NewRecorder()
+			h(w, httptest.NewRequest("GET", "/x", nil))
+			if w.Code != c.wantStatus || w.Body.String() != c.wantBody {
+				t.Errorf("answer %d %q, want %d %q", w.Code, w.Body, c.wantStatus, c.wantBody)
+			}
+			for k, v := range c.wantHeader {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+	if !body.closed {
+		t.Error("the raw body was not closed")
 	}
 }

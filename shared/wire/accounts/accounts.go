@@ -1,11 +1,13 @@
 // Package accounts wires the accounts function: sign-up, activation, login
 // and logout, password reset, guests, sessions, SSO and secondary
-// credentials (user.AccountRoutes), with the codes it sends by SMS (SNS)
-// and e-mail (SES), the tenants' hourly message caps and the SSO verifier.
+// credentials (shared/domain/account), with the codes it sends by SMS
+// (SNS) and e-mail (SES), the tenants' hourly message caps and the SSO
+// verifier.
 package accounts
 
 import (
-	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/account"
+	"github.com/loyalty-platform/platform/shared/platform/allowance"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/sso"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -15,23 +17,28 @@ import (
 
 // Function is what the accounts function runs.
 type Function struct {
-	Users *user.Service
+	Accounts *account.Service
 }
 
 // New builds the accounts function on b: the users domain's core, the
-// notifier and push registrar the configuration names (or b's), the caps
-// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR) and the SSO verifier.
+// notifier the configuration names (or b's), the per-address allowance of
+// anonymous calls (ANONYMOUS_CALLS_PER_MINUTE) and the tenants' caps
+// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR), both counted in the
+// sessions table, and the SSO verifier.
 func New(b *wire.Base) (*Function, error) {
-	n, p, err := identity.Messaging(b)
+	n, _, err := identity.Messaging(b)
 	if err != nil {
 		return nil, err
 	}
-	u := identity.Users(b)
-	u.Notifier, u.Pusher = n, p
-	u.Caps = notify.CapsFromEnv(u.Allowance)
-	u.SSO = sso.NewVerifier(sso.FromEnv(), b.Clock)
-	return &Function{Users: u}, nil
+	counter := &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
+	a := account.New(identity.Users(b, nil), account.Config{
+		Tenants: b.Tenants(), Actions: b.Actions(), Notifier: n,
+		Caps: notify.CapsFromEnv(counter), SSO: sso.NewVerifier(sso.FromEnv(), b.Clock),
+		Allowance: counter, AnonymousPerMinute: account.AnonymousPerMinuteFromEnv(),
+		Cursor: b.Cursor,
+	})
+	return &Function{Accounts: a}, nil
 }
 
 // Routes are the function's routes.
-func (f *Function) Routes() []web.Route { return f.Users.AccountRoutes() }
+func (f *Function) Routes() []web.Route { return f.Accounts.Routes() }

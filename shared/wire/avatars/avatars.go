@@ -1,13 +1,14 @@
 // Package avatars wires the avatars function: the profile photo in the
 // media bucket (upload, removal) and deleting a user, which removes the
 // photo, the user's push endpoints, check-in and name in the actions log
-// with the rest of the user's data (user.AvatarRoutes).
+// with the rest of the user's data (shared/domain/avatar).
 package avatars
 
 import (
 	"context"
 
 	"github.com/loyalty-platform/platform/shared/aws/blob"
+	"github.com/loyalty-platform/platform/shared/domain/avatar"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 	"github.com/loyalty-platform/platform/shared/wire"
@@ -17,7 +18,7 @@ import (
 
 // Function is what the avatars function runs.
 type Function struct {
-	Users *user.Service
+	Avatars *avatar.Service
 }
 
 // New builds the avatars function on b, storing photos in the media
@@ -27,16 +28,14 @@ func New(b *wire.Base, s3 blob.API) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := identity.Users(b)
-	u.Pusher = p
-	u.Photos = blob.Photos{S3: s3, Bucket: b.Config.Buckets.Media}
-	removeCheckin, redact := places.CheckinRemover(b), u.Actions
-	u.OnDeleted.Add(
+	a := avatar.New(identity.Users(b, nil), blob.Photos{S3: s3, Bucket: b.Config.Buckets.Media}, p)
+	removeCheckin, redact := places.CheckinRemover(b), b.Actions()
+	a.OnDeleted.Add(
 		func(ctx context.Context, d user.Deleted) error { return removeCheckin(ctx, d.TenantID, d.UserID) },
 		func(ctx context.Context, d user.Deleted) error { return redact.RedactUser(ctx, d.TenantID, d.UserID) },
 	)
-	return &Function{Users: u}, nil
+	return &Function{Avatars: a}, nil
 }
 
 // Routes are the function's routes.
-func (f *Function) Routes() []web.Route { return f.Users.AvatarRoutes() }
+func (f *Function) Routes() []web.Route { return f.Avatars.Routes() }

@@ -1,12 +1,13 @@
 // Package users wires the users function: the user record (list, search
 // and lookup, read and update, with push registration) and its addresses
-// (with geocoding), and the parts of a user other domains own that its
-// include options read: points and segments (the loyalty domains) and the
-// current check-in.
+// (with geocoding) (shared/domain/directory), and the parts of a user
+// other domains own that its include options read: points and segments
+// (the loyalty domains) and the current check-in.
 package users
 
 import (
 	"github.com/loyalty-platform/platform/shared/aws/amazonlocation"
+	"github.com/loyalty-platform/platform/shared/domain/directory"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 	"github.com/loyalty-platform/platform/shared/wire"
@@ -17,7 +18,9 @@ import (
 
 // Function is what the users function runs.
 type Function struct {
-	Users *user.Service
+	// Users is the users domain's core the directory is built on.
+	Users     *user.Service
+	Directory *directory.Service
 }
 
 // New builds the users function on b; the geocoder is the one the
@@ -30,10 +33,9 @@ func New(b *wire.Base) (*Function, error) {
 		return nil, err
 	}
 	actions := b.Actions()
-	u := identity.Users(b)
-	identity.Profiles(u, p, amazonlocation.FromEnv(b.AWS), rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions))
-	return &Function{Users: u}, nil
+	u := identity.Users(b, identity.Includes(rewards.New(b, actions), places.Checkins(b, places.Locations(b), actions)))
+	return &Function{Users: u, Directory: directory.New(u, p, amazonlocation.FromEnv(b.AWS), b.Cursor)}, nil
 }
 
 // Routes are the function's routes.
-func (f *Function) Routes() []web.Route { return f.Users.ProfileRoutes() }
+func (f *Function) Routes() []web.Route { return f.Directory.Routes() }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/aws/blob"
 	"github.com/loyalty-platform/platform/shared/contract/apidoc"
+	"github.com/loyalty-platform/platform/shared/domain/account"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/actionlog"
 	"github.com/loyalty-platform/platform/shared/domain/audience"
@@ -92,7 +93,8 @@ type Deps struct {
 	Fn   Functions
 
 	Tenants      *tenant.Service      // the tenants function's
-	Users        *user.Service        // the accounts function's
+	Accounts     *account.Service     // the accounts function's
+	Users        *user.Service        // the users function's core
 	Actions      *action.Recorder     // a recorder on the Actions table
 	Checkins     *checkin.Service     // the checkins function's
 	Locations    *location.Service    // the locations function's
@@ -164,7 +166,8 @@ func (d *Deps) Wire() error {
 	f.Tenants = tenants.New(b)
 
 	d.Tenants = f.Tenants.Tenants
-	d.Users = f.Accounts.Users
+	d.Accounts = f.Accounts.Accounts
+	d.Users = f.Users.Users
 	d.Actions = b.Actions()
 	d.Checkins = f.Checkins.Checkins
 	d.Locations = f.Locations.Locations

@@ -1,6 +1,6 @@
 // Package identity builds the users domain's core and messaging for the
 // three functions that serve it (shared/wire/accounts, users and avatars),
-// each of which adds what its routes need.
+// each of which builds its part of the domain on the core.
 package identity
 
 import (
@@ -14,8 +14,6 @@ import (
 	"github.com/loyalty-platform/platform/shared/aws/snsapi"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/user"
-	"github.com/loyalty-platform/platform/shared/platform/allowance"
-	"github.com/loyalty-platform/platform/shared/platform/geo"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/wire"
 	"github.com/loyalty-platform/platform/shared/wire/parts/rewards"
@@ -71,34 +69,20 @@ func errNotifier(b *wire.Base) error {
 	return fmt.Errorf("NOTIFIER=%q: want aws, or log (messages only logged)", b.Config.Notifier)
 }
 
-// Users builds the core of the users domain that every one of its
-// functions needs: the store, the tenants, paging, the media URL and the
-// per-address allowance of anonymous calls (ANONYMOUS_CALLS_PER_MINUTE),
-// counted in the sessions table. The builders below add what each group
-// of routes needs.
-func Users(b *wire.Base) *user.Service {
-	return &user.Service{
-		DB: b.DB, Tables: b.Config.Tables, Tenants: b.Tenants(), Clock: b.Clock, Cursor: b.Cursor,
-		MediaURL:  b.Config.MediaURL,
-		Allowance: newAllowance(b), AnonymousPerMinute: user.AnonymousPerMinuteFromEnv(),
-		Actions: b.Actions(),
-	}
+// Users builds the core of the users domain that each of its functions
+// builds its part on (shared/domain/user): the store, the clock and the
+// media URL; includes supply the include options other domains own (the
+// users function's; nil for the others, which never read them).
+func Users(b *wire.Base, includes user.Includes) *user.Service {
+	return user.New(b.DB, b.Config.Tables, b.Clock, b.Config.MediaURL, includes)
 }
 
-func newAllowance(b *wire.Base) *allowance.Counter {
-	return &allowance.Counter{DB: b.DB, Table: b.Config.Tables.Sessions, Clock: b.Clock}
-}
-
-// Profiles gives u what the user record and its addresses need
-// (user.ProfileRoutes): the push registrar, the geocoder
-// (amazonlocation.FromEnv: GEOCODER, PLACE_INDEX_NAME; built by the users
-// function alone, so that the others link no Amazon Location client) and
-// the parts of a user other domains own: include=points and
+// Includes are the parts of a user other domains own, which the users
+// function's include options read: include=points and
 // include=segmentIds,segments (the loyalty domains) and include=checkin
 // (check-ins).
-func Profiles(u *user.Service, p notify.Pusher, g geo.Geocoder, r *rewards.Rewards, checkins *checkin.Service) {
-	u.Pusher, u.Geocoder = p, g
-	u.Includes = includes{r: r, checkins: checkins}
+func Includes(r *rewards.Rewards, checkins *checkin.Service) user.Includes {
+	return includes{r: r, checkins: checkins}
 }
 
 // includes are the parts of a user the loyalty domains and check-ins own.

@@ -24,7 +24,7 @@ func New(b *wire.Base, r *rewards.Rewards, checkins *checkin.Service, actions *a
 	s := &pos.Service{
 		DB: b.DB, Table: tables.Pos, UsersTable: tables.Users, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
 		Users: b.Profiles(), Places: r.Awards.Places, Tenants: rewards.TitlesOf(b), Awards: r.Awards,
-		Checkins: checkins, Actions: actions, Rules: r.Rules,
+		Checkins: checkins, Actions: actions,
 	}
 	r.Rules.OnGrant.Add(func(ctx context.Context, tx *ddb.Tx, g rule.Granted) error {
 		return s.AddEarned(ctx, tx, g.TenantID, g.UserID, g.OrderID, g.AwardID, g.Points)

@@ -37,7 +37,7 @@ func Checkins(b *wire.Base, locations *location.Service, actions *action.Recorde
 // function starts them and serves their files, the jobs function runs
 // them (files.Register of the service's Kinds).
 func LocationFiles(b *wire.Base, locations *location.Service, jobs *job.Service, actions *action.Recorder) *locationcsv.Service {
-	return &locationcsv.Service{Locations: locations, Jobs: jobs, Actions: actions, Clock: b.Clock, TenantTitle: b.TenantTitle}
+	return &locationcsv.Service{Locations: locations, Jobs: jobs, Actions: actions, Clock: b.Clock, Tenants: b.Titles()}
 }
 
 // CheckinRemover builds the check-in domain's part of deleting a user

@@ -41,8 +41,9 @@ type Rewards struct {
 }
 
 // New builds the loyalty domains on b, recording actions with actions,
-// with the rules engine, which runs the rules on the actions a request
-// records before the request answers.
+// with the rules engine, registered on actions (OnRecorded) so that it
+// runs the rules on the actions a request records before the request
+// answers.
 func New(b *wire.Base, actions *action.Recorder) *Rewards {
 	r := Domains(b, actions)
 	r.Rules = &rule.Engine{
@@ -50,7 +51,7 @@ func New(b *wire.Base, actions *action.Recorder) *Rewards {
 		Perks: r.Perks, Awards: r.Awards, Audiences: r.Audiences, Cache: b.TenantCache,
 		Tenants: b.Tenants(), Actions: actions,
 	}
-	r.Awards.Rules, r.Audiences.Rules = r.Rules, r.Rules
+	actions.OnRecorded(r.Rules)
 	return r
 }
 
@@ -63,7 +64,8 @@ func Domains(b *wire.Base, actions *action.Recorder) *Rewards {
 	titles := TenantTitles{b}
 	r := &Rewards{}
 	locations := &location.Service{DB: b.DB, Tables: tables, Clock: b.Clock, Cursor: b.Cursor}
-	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Locations: locations}
+	r.Perks = &perk.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Locations: locations,
+		Segments: audience.Segments{DB: b.DB, Table: tables.Audiences}}
 	r.Enrichments = &enrichment.Service{DB: b.DB, Table: tables.Loyalty, Clock: b.Clock, Cursor: b.Cursor, Perks: r.Perks, Cache: b.TenantCache}
 	r.Audiences = &audience.Service{
 		DB: b.DB, Table: tables.Audiences, Clock: b.Clock, Cursor: b.Cursor, Log: b.Log,
@@ -78,7 +80,6 @@ func Domains(b *wire.Base, actions *action.Recorder) *Rewards {
 		// check-in domain's read alone.
 		Checkins: &checkin.Service{DB: b.DB, Table: tables.Checkins, Clock: b.Clock},
 	}
-	r.Perks.Segments = r.Audiences
 	react := func(joined bool) func(context.Context, *ddb.Tx, audience.Change) error {
 		return func(ctx context.Context, tx *ddb.Tx, c audience.Change) error {
 			meta := map[string]any{}
@@ -104,7 +105,7 @@ func Domains(b *wire.Base, actions *action.Recorder) *Rewards {
 func AwardImports(b *wire.Base, r *Rewards, jobs *job.Service) *awardcsv.Service {
 	return &awardcsv.Service{
 		Awards: r.Awards, Perks: r.Perks, Users: PersonsOf(b.Profiles()), Jobs: jobs, Clock: b.Clock,
-		TenantTitle: b.TenantTitle,
+		Tenants: b.Titles(),
 	}
 }
 
