@@ -8,6 +8,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -65,7 +66,7 @@ func decodeInput(body []byte) (Input, error) {
 // loyaltyProvider and loyaltyRewardId are required; an INTERNAL
 // enrichment's loyaltyRewardId must name a perk of the tenant (any state).
 // A null field is absent; the read-only fields are ignored.
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Enrichment, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -114,7 +115,7 @@ func (s *Service) perkExists(ctx context.Context, tenantID, id string) error {
 
 // Get returns one enrichment (GET /awardenrichments/{enrichmentId},
 // admin). Another tenant's enrichment is ErrNotFound.
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Enrichment, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -136,7 +137,7 @@ const listScope = "awardenrichments"
 
 // List returns a page of the tenant's enrichments in creation order (GET
 // /awardenrichments, admin).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Enrichment, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Enrichment, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -163,7 +164,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]E
 // fields (loyaltyRewardId and loyaltyProvider among them) may be sent back
 // unchanged; a changed one is 422. The result is validated as on create.
 // A lost race with another change is retried, then ErrConcurrent.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Enrichment, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -220,7 +221,7 @@ func readOnlyUnchanged(in Input, cur Enrichment) error {
 
 // Delete removes an enrichment (DELETE /awardenrichments/{enrichmentId},
 // admin); an absent one, or another tenant's, is ErrNotFound.
-func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Delete(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}

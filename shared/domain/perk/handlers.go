@@ -3,32 +3,34 @@ package perk
 import (
 	"net/http"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Routes returns the perk routes of the loyalty function. Every perk path
 // is also served under /pointperks (the API's newer name), by the same
-// handler. The handlers return their answers as any, not as Perk or
-// PerkList, so that these routes and the enrichments' share one copy of
-// web.Serve's code (see web.Op).
+// handler. Any caller who signed in (a user, an admin, the service key)
+// reads perks; only admins write them. The handlers return their answers
+// as any, not as Perk or PerkList, so that these routes and the
+// enrichments' share one copy of web.Serve's code (see web.Op).
 func (s *Service) Routes() []web.Route {
 	get := web.Serve(http.StatusOK, s.handleGet)
-	update := web.ServeAdmin(http.StatusOK, s.handleUpdate)
+	update := web.Serve(http.StatusOK, s.handleUpdate)
 	disable := web.ServeEmpty(http.StatusNoContent, s.handleDelete)
 	return []web.Route{
-		{Method: "POST", Path: "/perks", Handler: web.ServeAdmin(http.StatusCreated, s.handleCreate)},
-		{Method: "GET", Path: "/perks", Handler: web.Serve(http.StatusOK, s.handleList)},
-		{Method: "GET", Path: "/perks/{perkId}", Handler: get},
-		{Method: "PUT", Path: "/perks/{perkId}", Handler: update},
-		{Method: "DELETE", Path: "/perks/{perkId}", Handler: disable},
-		{Method: "GET", Path: "/pointperks/{perkId}", Handler: get},
-		{Method: "PUT", Path: "/pointperks/{perkId}", Handler: update},
-		{Method: "DELETE", Path: "/pointperks/{perkId}", Handler: disable},
+		{Method: "POST", Path: "/perks", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreate)},
+		{Method: "GET", Path: "/perks", Access: web.Authenticated, Handler: web.Serve(http.StatusOK, s.handleList)},
+		{Method: "GET", Path: "/perks/{perkId}", Access: web.Authenticated, Handler: get},
+		{Method: "PUT", Path: "/perks/{perkId}", Access: web.Admin, Handler: update},
+		{Method: "DELETE", Path: "/perks/{perkId}", Access: web.Admin, Handler: disable},
+		{Method: "GET", Path: "/pointperks/{perkId}", Access: web.Authenticated, Handler: get},
+		{Method: "PUT", Path: "/pointperks/{perkId}", Access: web.Admin, Handler: update},
+		{Method: "DELETE", Path: "/pointperks/{perkId}", Access: web.Admin, Handler: disable},
 	}
 }
 
 // handleCreate serves POST /perks (admin): 201 with the new perk.
-func (s *Service) handleCreate(r *http.Request, caller web.Caller) (any, error) {
+func (s *Service) handleCreate(r *http.Request, caller actor.Actor) (any, error) {
 	b, err := web.RequiredBody(r)
 	if err != nil {
 		return nil, err
@@ -44,10 +46,7 @@ type PerkList struct {
 
 // handleList serves GET /perks: admins list every perk (or those of
 // `enabled`), users the enabled ones; `template` filters; paged.
-func (s *Service) handleList(r *http.Request, caller web.Caller) (any, error) {
-	if err := caller.RequireAuth(); err != nil {
-		return nil, err
-	}
+func (s *Service) handleList(r *http.Request, caller actor.Actor) (any, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
 		return nil, err
@@ -68,13 +67,13 @@ func (s *Service) handleList(r *http.Request, caller web.Caller) (any, error) {
 }
 
 // handleGet serves GET /perks/{perkId} and GET /pointperks/{perkId}.
-func (s *Service) handleGet(r *http.Request, caller web.Caller) (any, error) {
+func (s *Service) handleGet(r *http.Request, caller actor.Actor) (any, error) {
 	return s.Get(r.Context(), caller, r.PathValue("perkId"))
 }
 
 // handleUpdate serves PUT /perks/{perkId} and PUT /pointperks/{perkId}
 // (admin): 200 with the perk as stored.
-func (s *Service) handleUpdate(r *http.Request, caller web.Caller) (any, error) {
+func (s *Service) handleUpdate(r *http.Request, caller actor.Actor) (any, error) {
 	b, err := web.RequiredBody(r)
 	if err != nil {
 		return nil, err
@@ -84,6 +83,6 @@ func (s *Service) handleUpdate(r *http.Request, caller web.Caller) (any, error) 
 
 // handleDelete serves DELETE /perks/{perkId} and DELETE
 // /pointperks/{perkId} (admin): the perk is disabled (204).
-func (s *Service) handleDelete(r *http.Request, caller web.Caller) error {
+func (s *Service) handleDelete(r *http.Request, caller actor.Actor) error {
 	return s.Disable(r.Context(), caller, r.PathValue("perkId"))
 }

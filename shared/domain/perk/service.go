@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -51,7 +52,7 @@ var nullable = []string{
 
 // Create stores a new perk (POST /perks, admin). Read-only fields in the
 // body are ignored; `enabled` defaults to true.
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Perk, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Perk, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
@@ -124,7 +125,7 @@ func (s *Service) checkLocations(ctx context.Context, tenantID string, ids []str
 
 // Get returns one perk (GET /perks/{perkId}): admins see any, users only
 // enabled ones (a disabled perk is 404 to them).
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Perk, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Perk, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return Perk{}, err
 	}
@@ -169,7 +170,7 @@ type ListQuery struct {
 
 // List returns a page of the tenant's perks in creation order (GET
 // /perks).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Perk, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Perk, web.Page, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -221,7 +222,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 // and arrays as a whole), null removes an optional field, an absent field
 // is unchanged. The read-only fields may be sent back as GET returned
 // them. The whole result is validated as on create.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Perk, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Perk, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
@@ -290,7 +291,7 @@ var readOnly = []string{"_id", "tenantId", "loyaltyProvider", "created", "update
 // Disable disables a perk (DELETE /perks/{perkId}, admin): its awards stay
 // as history, hidden from the award lists unless includeDisabled. Disabling
 // a disabled perk changes nothing.
-func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Disable(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}
