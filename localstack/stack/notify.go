@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // S3Handler handles an S3 event as a function with S3 triggers does.
@@ -227,7 +228,7 @@ func (n *notifier) failed(function string, ev events.S3Event, cause error, attem
 	requestID := randomID()
 	record := map[string]any{
 		"version":   "1.0",
-		"timestamp": now.Format("2006-01-02T15:04:05.000Z"),
+		"timestamp": clock.Stamp(now),
 		"requestContext": map[string]any{
 			"requestId":              requestID,
 			"functionArn":            fmt.Sprintf("arn:aws:lambda:%s:000000000000:function:%s:$LATEST", region(), function),

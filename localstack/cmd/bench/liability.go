@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // The points liability (shared/domain/award liability.go): every write of an
@@ -35,7 +37,7 @@ func (r *raw) withLiability(points int64, items ...types.TransactWriteItem) []ty
 		TableName:                 aws.String(r.e.tables.Loyalty),
 		Key:                       key(t+"#LIABILITY#"+r.fx.perk, fmt.Sprintf("SHARD#%02d", rand.IntN(liabilityShards))),
 		UpdateExpression:          aws.String("SET tenantId = :t, perkId = :p, updatedAt = :now ADD outstanding :o"),
-		ExpressionAttributeValues: item{":t": s(t), ":p": s(r.fx.perk), ":now": s(stamp()), ":o": n(points)},
+		ExpressionAttributeValues: item{":t": s(t), ":p": s(r.fx.perk), ":now": s(clock.Stamp(time.Now())), ":o": n(points)},
 	}})
 }
 

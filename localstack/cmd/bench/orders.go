@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // The operations of the order and refund phases. An order with three
@@ -225,7 +226,7 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 	}
 	empty := &types.AttributeValueMemberL{}
 	order := func(id, state string, redemptions int, generated bool) item {
-		now := stamp()
+		now := clock.Stamp(time.Now())
 		reds := &types.AttributeValueMemberL{}
 		for _, p := range r.fx.redeemPerks[:redemptions] {
 			reds.Value = append(reds.Value, m(item{"awardId": s(rawUser(u) + "-" + p), "value": n(1)}))
@@ -243,8 +244,8 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 	txn := func(id, orderID, code, price, payment string) item {
 		return item{"pk": s(t + "#TXN#" + id), "sk": s("TXN"), "id": s(id), "tenantId": s(t), "userId": s(rawUser(u)),
 			"orderId": s(orderID), "shortCode": s(code), "totalPrice": decimal(price), "paymentType": s(payment),
-			"orderGenerated": b(payment == "APP"), "refunded": b(false), "created": s(stamp()),
-			"gsi1pk": s(t + "#USER#" + rawUser(u)), "gsi1sk": s(stamp() + "#" + id)}
+			"orderGenerated": b(payment == "APP"), "refunded": b(false), "created": s(clock.Stamp(time.Now())),
+			"gsi1pk": s(t + "#USER#" + rawUser(u)), "gsi1sk": s(clock.Stamp(time.Now()) + "#" + id)}
 	}
 	code := func() (string, types.TransactWriteItem, string) {
 		c, id := fmt.Sprintf("R-%s-%d", randomHex(3), r.fx.seq.Add(1)), newID()
@@ -268,13 +269,13 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 			return err
 		}
 		items := []types.TransactWriteItem{update(tb.Pos, txnKey(txnID), "SET refunded = :t, refundedAt = :now", "refunded = :f",
-			item{":t": b(true), ":f": b(false), ":now": s(stamp())})}
+			item{":t": b(true), ":f": b(false), ":now": s(clock.Stamp(time.Now()))})}
 		if app {
 			items = append(items, balance("1.5", "attribute_exists(pk)"))
 		}
 		items = append(items,
 			update(tb.Pos, orderKey(orderID), "SET pointsReversed = :rev, redemptionsReturned = :ret, updatedAt = :now ADD transactionsTotal :neg, refundedTotal :p, version :one, refundedAfter :p",
-				"attribute_exists(pk)", item{":rev": m(item{}), ":ret": b(true), ":now": s(stamp()), ":neg": decimal("-1.5"), ":p": decimal("1.5"), ":one": n(1)}),
+				"attribute_exists(pk)", item{":rev": m(item{}), ":ret": b(true), ":now": s(clock.Stamp(time.Now())), ":neg": decimal("-1.5"), ":p": decimal("1.5"), ":one": n(1)}),
 			r.action(u, "TRANSACTION_REFUNDED", false, item{"transactionId": s(txnID), "orderId": s(orderID), "totalPrice": decimal("1.5"),
 				"paymentType": s("APP"), "pointsReversed": n(0), "balanceRestored": decimal("1.5")}))
 		if err := r.tx(ctx, items...); err != nil {
@@ -300,7 +301,7 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 		c, codeItem, id := code()
 		if err := r.tx(ctx, codeItem,
 			update(tb.Pos, orderKey(orderID), "ADD transactionsTotal :p, transactionCount :one, version :one SET updatedAt = :now", "#st = :open",
-				item{":p": decimal("3.5"), ":one": n(1), ":now": s(stamp()), ":open": s("OPEN")}),
+				item{":p": decimal("3.5"), ":one": n(1), ":now": s(clock.Stamp(time.Now())), ":open": s("OPEN")}),
 			put(tb.Pos, txn(id, orderID, c, "3.5", "CARD_AT_POS")),
 			r.action(u, "TRANSACTION_CREATED", true, item{"transactionId": s(id), "orderId": s(orderID), "shortCode": s(c), "totalPrice": decimal("3.5"),
 				"paymentType": s("CARD_AT_POS")})); err != nil {
@@ -330,7 +331,7 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 		}
 		done := order(orderID, "COMPLETED", redemptionsPerOrder, false)
 		// Created at version 1, paid (version 2), completed at 3.
-		done["completedAt"], done["version"] = s(stamp()), n(3)
+		done["completedAt"], done["version"] = s(clock.Stamp(time.Now())), n(3)
 		items := []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(tb.Pos), Item: done,
 			ConditionExpression: aws.String("version = :v"), ExpressionAttributeValues: item{":v": n(2)}}}}
 		for k, p := range r.fx.redeemPerks {
@@ -364,7 +365,7 @@ func (r *raw) rawOrder(ctx context.Context, op string, i int) (ok bool, err erro
 		c, codeItem, id := code()
 		orderID := newID()
 		o := order(orderID, "COMPLETED", 0, true)
-		o["transactionsTotal"], o["earnedBase"], o["transactionCount"], o["completedAt"] = decimal(price), decimal(price), n(1), s(stamp())
+		o["transactionsTotal"], o["earnedBase"], o["transactionCount"], o["completedAt"] = decimal(price), decimal(price), n(1), s(clock.Stamp(time.Now()))
 		items := []types.TransactWriteItem{codeItem}
 		if op == opAppPay {
 			items = append(items, balance("-1.5", "attribute_exists(pk) AND deleted = :false AND balance >= :need"))

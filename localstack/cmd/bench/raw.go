@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -109,7 +110,7 @@ func (r *raw) prepare(ctx context.Context) error {
 // putAward gives user u's raw twin an award of perk p with plenty of
 // points.
 func (r *raw) putAward(ctx context.Context, u benchUser, p string) error {
-	t, now := r.e.tenant, stamp()
+	t, now := r.e.tenant, clock.Stamp(time.Now())
 	id := rawUser(u) + "-" + p
 	_, err := r.e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(r.e.tables.Loyalty), Item: item{
 		"pk": s(t + "#USER#" + rawUser(u)), "sk": s("AWARD#" + p), "id": s(id), "tenantId": s(t),
@@ -122,8 +123,6 @@ func (r *raw) putAward(ctx context.Context, u benchUser, p string) error {
 	}
 	return nil
 }
-
-func stamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func (r *raw) get(ctx context.Context, table string, k item, consistent bool, projection ...string) (item, error) {
 	in := &dynamodb.GetItemInput{TableName: aws.String(table), Key: k, ConsistentRead: aws.Bool(consistent)}
@@ -198,7 +197,7 @@ func (r *raw) userAlive(u benchUser) types.TransactWriteItem {
 // of a check-in and a checkout have a place (its context and the location
 // index's keys); a grant's, a redemption's and a payment's have none.
 func (r *raw) action(u benchUser, typ string, atLocation bool, metadata item) types.TransactWriteItem {
-	t, now, id := r.e.tenant, stamp(), newID()
+	t, now, id := r.e.tenant, clock.Stamp(time.Now()), newID()
 	ctx := item{
 		"tenant": m(item{"id": s(t), "title": s("Local tenant")}),
 		"user":   m(item{"id": s(rawUser(u)), "name": s("Bench User"), "primaryPlatform": s("UNKNOWN")}),
@@ -253,7 +252,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 		if err := each(ctx, session, profile, location); err != nil {
 			return err
 		}
-		now, id := stamp(), newID()
+		now, id := clock.Stamp(time.Now()), newID()
 		checkin := item{
 			"pk": s(t + "#USER#" + rawUser(u)), "sk": s("CHECKIN"), "id": s(id), "tenantId": s(t), "userId": s(rawUser(u)),
 			"locationId": s(r.fx.location), "locationTitle": s("Bench Cafe"), "userFullName": s("Bench User"),
@@ -283,7 +282,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(tb.Checkins), Key: key(t+"#USER#"+rawUser(u), "CHECKIN"),
 				ConditionExpression: aws.String("id = :id"), ExpressionAttributeValues: item{":id": s(id)}}},
 			r.action(u, "CHECKOUT", true, item{"type": s("MANUAL"), "trigger": s("CODE"), "checkinId": s(id), "reason": s("REQUESTED"),
-				"checkedInAt": s(stamp()), "durationSeconds": n(0)}),
+				"checkedInAt": s(clock.Stamp(time.Now())), "durationSeconds": n(0)}),
 		)
 
 	case opGrant:
@@ -352,7 +351,7 @@ func (r *raw) do(ctx context.Context, op string, i int) error {
 			return err
 		}
 		code := fmt.Sprintf("R-%s-%d", randomHex(3), r.fx.seq.Add(1))
-		now, orderID, txnID := stamp(), newID(), newID()
+		now, orderID, txnID := clock.Stamp(time.Now()), newID(), newID()
 		notExists := aws.String("attribute_not_exists(pk)")
 		put := func(table string, it item) types.TransactWriteItem {
 			return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: it, ConditionExpression: notExists}}
@@ -417,7 +416,7 @@ func each(ctx context.Context, fs ...func(context.Context) error) error {
 // awardUpdate is the conditional update of a user's raw award, with the
 // expression the loyalty store uses.
 func (r *raw) awardUpdate(u benchUser, p, cond, expr string, values item) types.TransactWriteItem {
-	t, now, id := r.e.tenant, stamp(), rawUser(u)+"-"+p
+	t, now, id := r.e.tenant, clock.Stamp(time.Now()), rawUser(u)+"-"+p
 	v := item{":id": s(id), ":t": s(t), ":u": s(rawUser(u)), ":p": s(p), ":now": s(now), ":gpk": s(t + "#AWARDS"),
 		":gsk": s(now + "#" + id), ":zero": n(0)}
 	for k, x := range values {
@@ -485,7 +484,7 @@ func (r *raw) entryOf(u benchUser, p string, seq int64, typ string, points, afte
 		TableName: aws.String(r.e.tables.Loyalty),
 		Item: item{"pk": s(t + "#USER#" + uid), "sk": s(fmt.Sprintf("LEDGER#%s#%010d", p, seq)),
 			"id": s(fmt.Sprintf("%s-%s.%d", uid, p, seq)), "seq": n(seq), "type": s(typ), "points": n(points), "balanceAfter": n(after),
-			"cause": m(item{"actionId": s(actionID), "source": s("API")}), "created": s(stamp()), "tenantId": s(t), "userId": s(uid), "perkId": s(p)},
+			"cause": m(item{"actionId": s(actionID), "source": s("API")}), "created": s(clock.Stamp(time.Now())), "tenantId": s(t), "userId": s(uid), "perkId": s(p)},
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}

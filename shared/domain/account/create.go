@@ -14,6 +14,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -357,8 +358,8 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 		HasAgreedToShareData:        in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing,
 		Points:                      t.Settings.InitialPoints,
-		Created:                     user.Stamp(now),
-		UpdatedAt:                   user.Stamp(now),
+		Created:                     clock.Stamp(now),
+		UpdatedAt:                   clock.Stamp(now),
 		Version:                     1,
 	}
 	if len(in.Roles) > 0 {
@@ -374,7 +375,7 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 		creds[i] = user.CredRecord{
 			PK: r.PK, SK: user.CredSK(c.Provider, c.ID), CredID: user.NewID(), UserID: r.ID,
 			Identifier: c.ID, Provider: c.Provider, IsPrimary: true,
-			Created: user.Stamp(now), UpdatedAt: user.Stamp(now),
+			Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 		}.Indexed(tenantID)
 	}
 	return r, creds
@@ -525,7 +526,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller actor.Actor, in Create
 		Roles: []string{web.RoleUser}, Birthdate: in.Birthdate, Gender: in.Gender,
 		PrimaryPlatform: user.PlatformOrUnknown(platform), HasAgreedToShareData: in.HasAgreedToShareData,
 		HasAgreedToReceiveMarketing: in.HasAgreedToReceiveMarketing, Points: t.Settings.InitialPoints,
-		Created: user.Stamp(now), UpdatedAt: user.Stamp(now), Version: 1, ExpiresAt: exp,
+		Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), Version: 1, ExpiresAt: exp,
 	}
 	r.NameWords = user.NameWords(r.FullName)
 	r.SetKeys()
@@ -537,7 +538,7 @@ func (s *Service) CreateGuest(ctx context.Context, caller actor.Actor, in Create
 	}
 	items = append(items, it)
 	for _, c := range in.Credentials {
-		cr := user.CredRecord{PK: r.PK, SK: user.CredSK(c.Provider, c.ID), CredID: user.NewID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: user.Stamp(now), UpdatedAt: user.Stamp(now), ExpiresAt: exp}.Indexed(r.TenantID)
+		cr := user.CredRecord{PK: r.PK, SK: user.CredSK(c.Provider, c.ID), CredID: user.NewID(), UserID: r.ID, Identifier: c.ID, Provider: c.Provider, IsPrimary: true, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), ExpiresAt: exp}.Indexed(r.TenantID)
 		it1, err1 := st.Put(st.Users, cr, nil)
 		it2, err2 := st.PutIfFree(user.CredIndex{PK: user.CredIndexPK(r.TenantID, c.Provider, c.ID), SK: user.SKCredID, UserID: r.ID, Provider: c.Provider, Identifier: c.ID, ExpiresAt: exp}, r.ID, now)
 		if err := errors.Join(err1, err2); err != nil {

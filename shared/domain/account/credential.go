@@ -17,6 +17,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -111,7 +112,7 @@ func (s *Service) addCredential(ctx context.Context, caller actor.Actor, userID 
 	}
 	c := user.CredRecord{
 		PK: r.PK, SK: user.CredSK(provider, id), CredID: user.NewID(), UserID: userID, Identifier: id, Provider: provider,
-		IsVerified: in.SkipVerification, Created: user.Stamp(now), UpdatedAt: user.Stamp(now), ExpiresAt: r.ExpiresAt,
+		IsVerified: in.SkipVerification, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now), ExpiresAt: r.ExpiresAt,
 	}.Indexed(caller.TenantID)
 	if !in.SkipVerification {
 		c.VerifyCode = newCode(4)
@@ -264,7 +265,7 @@ func (s *Service) VerifyCredential(ctx context.Context, caller actor.Actor, user
 		}
 		return user.Credential{}, ErrInvalidToken
 	}
-	now := user.Stamp(s.users.Now())
+	now := clock.Stamp(s.users.Now())
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+c.CredID)).

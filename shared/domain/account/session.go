@@ -11,6 +11,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/auth"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -62,7 +63,7 @@ func (s *Service) newSession(ctx context.Context, r user.Record, t tenant.Tenant
 	hash := tokenHash(token)
 	rec := sessionRecord{
 		PK: sessionPK(r.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(r.TenantID, r.ID), GSI1SK: auth.UserIndexSK(hash),
-		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: user.Stamp(s.users.Now()),
+		TenantID: r.TenantID, UserID: r.ID, Roles: r.Roles, IsGuest: r.IsGuest, Permanent: permanent, Created: clock.Stamp(s.users.Now()),
 	}
 	if !permanent {
 		rec.ExpiresAt = expires.Unix()
@@ -81,7 +82,7 @@ func (s *Service) newSession(ctx context.Context, r user.Record, t tenant.Tenant
 		IsGuest: r.IsGuest, IsPrimary: true, Roles: r.Roles, User: &u,
 	}
 	if !permanent {
-		out.ExpiresAt = user.Stamp(expires)
+		out.ExpiresAt = clock.Stamp(expires)
 	}
 	return out, nil
 }
@@ -135,7 +136,7 @@ func (s *Service) AdminSession(ctx context.Context, caller actor.Actor) (Session
 	rec := sessionRecord{
 		PK: sessionPK(caller.TenantID, hash), SK: skSession, GSI1PK: auth.UserIndexPK(caller.TenantID, userID), GSI1SK: auth.UserIndexSK(hash),
 		TenantID: caller.TenantID, UserID: userID, Roles: []string{web.RoleAdmin}, Service: caller.Service,
-		Created: user.Stamp(now), ExpiresAt: exp.Unix(),
+		Created: clock.Stamp(now), ExpiresAt: exp.Unix(),
 	}
 	if epoch >= 0 {
 		err = s.st().putSessionAtEpoch(ctx, rec, epoch)
@@ -145,7 +146,7 @@ func (s *Service) AdminSession(ctx context.Context, caller actor.Actor) (Session
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: user.Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
+	return Session{ID: token, UserID: userID, TenantID: caller.TenantID, TenantTitle: t.Title, ExpiresAt: clock.Stamp(exp), Roles: []string{web.RoleAdmin}}, nil
 }
 
 // DeleteSessions ends every session of a user (DELETE /sessions/{userId}).
@@ -497,7 +498,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 	// changed nothing else).
 	r = activated
 	r.ActivationCode, r.ActivationAttempts = "", 0
-	r.UpdatedAt, r.Version = user.Stamp(now), r.Version+1
+	r.UpdatedAt, r.Version = clock.Stamp(now), r.Version+1
 	r.SetKeys()
 	if credGone {
 		r.Creds = nil // read them again for the view
@@ -505,7 +506,7 @@ func (s *Service) Activate(ctx context.Context, tenantID, credential, code strin
 		r.Creds = make([]user.CredRecord, 0, len(creds))
 		for _, c := range creds {
 			if c.SK == cred.SK {
-				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", user.Stamp(now)
+				c.IsVerified, c.VerifyCode, c.UpdatedAt = true, "", clock.Stamp(now)
 			}
 			r.Creds = append(r.Creds, c)
 		}
@@ -532,7 +533,7 @@ func primaryAmong(creds []user.CredRecord, provider, id string) (user.CredRecord
 // it) verified at now, as VerifyCredential does: updatedAt and its list key
 // move with it. It is conditional on the credential still existing.
 func verifiedItem(table string, c user.CredRecord, now time.Time) (types.TransactWriteItem, error) {
-	at := user.Stamp(now)
+	at := clock.Stamp(now)
 	upd := expression.Set(expression.Name("isVerified"), expression.Value(true)).
 		Set(expression.Name("updatedAt"), expression.Value(at)).
 		Set(expression.Name("gsi3sk"), expression.Value(at+"#"+c.CredID)).

@@ -19,6 +19,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // EnvironmentProduction is the environment of every action the platform
@@ -122,9 +123,6 @@ type LocationRef struct {
 	Tags    []string  `json:"tags" dynamodbav:"tags"`
 }
 
-// timeFormat is the platform's fixed-width UTC timestamp form.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
 // typePattern is an action type (UPPER_SNAKE_CASE), compiled on first use
 // so that a cold start does not pay for it.
 var typePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
@@ -172,7 +170,7 @@ func WhenAt(t time.Time, loc *time.Location) When {
 		dow = 7
 	}
 	return When{
-		Timestamp:   t.UTC().Format(timeFormat),
+		Timestamp:   clock.Stamp(t),
 		MonthOfYear: int(local.Month()),
 		WeekOfYear:  week,
 		DayOfMonth:  local.Day(),
@@ -214,7 +212,7 @@ func (a *Action) normalize() error {
 	if a.Context.Tenant.ID != a.TenantID {
 		return apierr.Invalid("context.tenant._id", "must be the action's tenantId")
 	}
-	if _, err := time.Parse(timeFormat, a.When.Timestamp); err != nil {
+	if _, err := time.Parse(clock.Format, a.When.Timestamp); err != nil {
 		return apierr.Invalid("when.timestamp", "must be a UTC timestamp such as 2024-05-01T12:30:00.000Z")
 	}
 	if a.Environment == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/operation"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/csvcell"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
@@ -56,7 +57,7 @@ func (in ExportRequest) metadata() (map[string]any, error) {
 			return nil, apierr.Invalid(f.name, "must be an RFC 3339 date-time such as 2024-05-01T00:00:00Z")
 		}
 		*f.t = t
-		md[f.name] = t.UTC().Format(timefilter.Format)
+		md[f.name] = clock.Stamp(t)
 	}
 	if to.Before(from) {
 		return nil, apierr.Invalid("to", "must not be before from")
@@ -139,8 +140,8 @@ func exportParamsOf(md map[string]any) exportParams {
 	from, _ := md["from"].(string)
 	to, _ := md["to"].(string)
 	// from is inclusive: after the millisecond before it.
-	if t, err := time.Parse(timefilter.Format, from); err == nil {
-		from = t.Add(-time.Millisecond).Format(timefilter.Format)
+	if t, err := time.Parse(clock.Format, from); err == nil {
+		from = clock.Stamp(t.Add(-time.Millisecond))
 	}
 	p.filter.Time = []timefilter.Cond{{Op: "gt", Value: from}, {Op: "lte", Value: to}}
 	p.filter.Types = anyStrings(md["types"])

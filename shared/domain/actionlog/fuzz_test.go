@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
-	"github.com/loyalty-platform/platform/shared/platform/timefilter"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // FuzzFilter: the filters of the action lists (when.timestamp.<op>,
@@ -37,7 +37,7 @@ func FuzzFilter(f *testing.F) {
 			}
 		}
 		for _, c := range flt.Time {
-			if len(c.Value) != len(timefilter.Format) {
+			if len(c.Value) != len(clock.Format) {
 				t.Fatalf("filterOf(%q): time %q", raw, c.Value)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 	"github.com/loyalty-platform/platform/shared/wire"
 	"github.com/loyalty-platform/platform/shared/wire/whole"
@@ -60,7 +61,7 @@ func loadAction(h *ts.Harness, i int, at time.Time) action.Action {
 	} else {
 		a.Type = action.Checkout
 		a.Metadata = map[string]any{"checkinId": checkin, "type": "LOCATION", "trigger": triggers[i/2%len(triggers)],
-			"checkedInAt": at.Add(-10 * time.Minute).UTC().Format("2006-01-02T15:04:05.000Z"), "durationSeconds": 600, "reason": "REQUESTED"}
+			"checkedInAt": clock.Stamp(at.Add(-10 * time.Minute)), "durationSeconds": 600, "reason": "REQUESTED"}
 	}
 	return a
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -99,7 +100,7 @@ func (s *Service) ExpireTenant(ctx context.Context, tenantID string) (ExpiryRepo
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(expiresPK(tenantID)),
 			// Keys are <endsAt>#<segmentId>#<userId>; '$' sorts after '#'.
-			":bound": str(stamp(now) + "$"),
+			":bound": str(clock.Stamp(now) + "$"),
 		},
 	}
 	for {

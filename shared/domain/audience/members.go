@@ -12,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -48,7 +49,7 @@ type Member struct {
 func (m membership) view() Member {
 	v := Member{UserID: m.UserID, SegmentID: m.SegmentID, JoinedAt: m.JoinedAt, RenewedAt: m.RenewedAt}
 	if m.EndsAt != 0 {
-		v.EndsAt = stamp(time.Unix(m.EndsAt, 0))
+		v.EndsAt = clock.Stamp(time.Unix(m.EndsAt, 0))
 	}
 	return v
 }
@@ -297,7 +298,7 @@ func changeAction(typ, tenantTitle string, seg Segment, p Person, reason string,
 		meta["reason"] = reason
 	}
 	if typ == ActionJoined && !end.IsZero() {
-		meta["endsAt"] = stamp(end)
+		meta["endsAt"] = clock.Stamp(end)
 	}
 	return action.Action{
 		ID: action.NewID(), Type: typ, TenantID: seg.TenantID, Metadata: meta, When: action.WhenAt(now, time.UTC),

@@ -174,8 +174,4 @@ func EndOf(t time.Time, h Horizon) time.Time {
 	return run
 }
 
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 func (s Segment) String() string { return fmt.Sprintf("segment %s", s.ID) }

@@ -91,7 +91,7 @@ func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (
 		return Segment{}, err
 	}
 	now := s.Clock.Now()
-	seg := Segment{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Created: stamp(now), UpdatedAt: stamp(now)}
+	seg := Segment{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now)}
 	if err := s.write(ctx, seg, 1); err != nil {
 		return Segment{}, fmt.Errorf("create segment: %w", err)
 	}
@@ -263,7 +263,7 @@ func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, bod
 		if err := next.Validate(); err != nil {
 			return Segment{}, err
 		}
-		next.UpdatedAt = stamp(s.Clock.Now())
+		next.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.write(ctx, next, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue

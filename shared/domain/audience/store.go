@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -96,7 +97,7 @@ type membership struct {
 func newMembership(t, sid, uid string, joined time.Time, end time.Time) membership {
 	m := membership{
 		PK: membersPK(t, sid), SK: memberSK(uid), GSI1PK: userPK(t, uid), GSI1SK: segmentSK(sid),
-		TenantID: t, SegmentID: sid, UserID: uid, JoinedAt: stamp(joined),
+		TenantID: t, SegmentID: sid, UserID: uid, JoinedAt: clock.Stamp(joined),
 	}
 	m.setEnd(end)
 	return m
@@ -109,7 +110,7 @@ func (m *membership) setEnd(end time.Time) {
 		return
 	}
 	m.EndsAt, m.PurgeAt = end.Unix(), end.Add(purgeAfter).Unix()
-	m.GSI2PK, m.GSI2SK = expiresPK(m.TenantID), expiresSK(stamp(end), m.SegmentID, m.UserID)
+	m.GSI2PK, m.GSI2SK = expiresPK(m.TenantID), expiresSK(clock.Stamp(end), m.SegmentID, m.UserID)
 }
 
 // live reports whether the membership has not ended at now.
@@ -269,7 +270,7 @@ func (s *store) memberRenew(m membership, old int64, now time.Time) types.Transa
 		ConditionExpression: aws.String("endsAt = :old AND endsAt > :nowEpoch"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":end": num(m.EndsAt), ":purge": num(m.PurgeAt), ":g2pk": str(m.GSI2PK), ":g2sk": str(m.GSI2SK),
-			":now": str(stamp(now)), ":old": num(old), ":nowEpoch": num(now.Unix()),
+			":now": str(clock.Stamp(now)), ":old": num(old), ":nowEpoch": num(now.Unix()),
 		},
 	}}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -21,7 +22,7 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 		return rec, true, nil
 	}
 	if rec.Seq == 0 {
-		changed, err := time.Parse(timeFormat, rec.UpdatedAt)
+		changed, err := time.Parse(clock.Format, rec.UpdatedAt)
 		return rec, err == nil && !changed.After(t), nil
 	}
 	out := record{ID: rec.ID, TenantID: rec.TenantID, UserID: rec.UserID, PerkID: rec.PerkID, Created: rec.Created}
@@ -30,7 +31,7 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 	// without an EXPIRY entry yet do not count (as reads at t did not).
 	lots := replay{}
 	done := func() (record, bool, error) {
-		at := t.UTC().Format(timeFormat)
+		at := clock.Stamp(t)
 		n := lots.expiredBy(at)
 		out.Available -= n
 		out.Expired += n
@@ -42,7 +43,7 @@ func (s *Service) asOf(ctx context.Context, tenantID string, rec record, stored 
 		return out, found, nil
 	}
 	in := ledger.Oldest(s.Table, tenantID, rec.UserID, rec.PerkID)
-	stamp := t.UTC().Format(timeFormat)
+	stamp := clock.Stamp(t)
 	var start ddb.Item
 	for {
 		items, next, err := ddb.QueryPage(ctx, s.DB, in, start, 1000, nil)

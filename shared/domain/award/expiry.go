@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -98,7 +99,7 @@ func (s *Service) ExpireTenantLots(ctx context.Context, tenantID string) (LotsRe
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk": str(fmt.Sprintf("%s#LOTDUE#%d", tenantID, shard)),
 				// Keys are <dueAt>#<userId>#<perkId>; '$' sorts after '#'.
-				":bound": str(stamp(now) + "$"),
+				":bound": str(clock.Stamp(now) + "$"),
 			},
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < stopBefore {
@@ -205,7 +206,7 @@ func (s *Service) expireAward(ctx context.Context, sub Subject) (LotsReport, err
 // remind marks the lots that expire within before of now and were not yet
 // reminded of, and returns their points by expiry.
 func (r *record) remind(now time.Time, before time.Duration) []Expiring {
-	bound := stamp(now.Add(before))
+	bound := clock.Stamp(now.Add(before))
 	by := map[string]int{}
 	var order []string
 	for i := range r.Lots {

@@ -9,6 +9,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -97,7 +98,7 @@ func TestExpiryPolicies(t *testing.T) {
 			now := h.Clock.Now()
 			a := grantAt(t, h, perk, uid, 40, "")
 			last := tc.lastDay(now)
-			want := time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, london).UTC().Format("2006-01-02T15:04:05.000Z")
+			want := clock.Stamp(time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, london))
 			exp := pts(a)["expiring"].([]any)
 			if len(exp) != 1 || exp[0].(map[string]any)["expiresAt"] != want || exp[0].(map[string]any)["points"] != 40.0 {
 				t.Fatalf("expiring = %v, want 40 points at %s", exp, want)

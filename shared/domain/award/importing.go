@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // ImportGrant is one grant of a bulk award import: Points of Perk to User
@@ -73,7 +74,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		p, uid := g.Perk, g.User.ID
 		rec, found := current[awardKeyString(uid, p.ID)]
 		if !found {
-			rec = record{ID: ID(uid, p.ID), TenantID: tenantID, UserID: uid, PerkID: p.ID, Created: stamp(now)}
+			rec = record{ID: ID(uid, p.ID), TenantID: tenantID, UserID: uid, PerkID: p.ID, Created: clock.Stamp(now)}
 		}
 		rec.reconcile()
 		pend := &pending{found: found, exists: found, as: rec, cur: rec.clone(), tenant: tenantID, uid: uid, perk: p.ID}
@@ -144,7 +145,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 			}
 		}
 		for _, e := range entries {
-			e.Created = stamp(now)
+			e.Created = clock.Stamp(now)
 			it, err := ledger.Item(s.Table, tenantID, uid, p.ID, e)
 			if err != nil {
 				return nil, err

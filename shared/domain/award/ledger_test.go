@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -158,7 +159,7 @@ func TestAwardsAsOf(t *testing.T) {
 	perk := newPerk(t, h, nil)
 	later := newPerk(t, h, map[string]any{"title": "Later"})
 	award := uid + "-" + perk
-	at := func() string { return h.Clock.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+	at := func() string { return clock.Stamp(h.Clock.Now()) }
 	before := at()
 	h.Clock.Advance(time.Hour)
 	grant(t, h, perk, uid, 10)

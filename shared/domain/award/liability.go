@@ -19,6 +19,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -160,7 +161,7 @@ func (s *Service) writeLiability(tx *ddb.Tx, p *pending, now time.Time) error {
 		for _, k := range slices.Sorted(maps.Keys(st.byAward)) {
 			sum = sum.Plus(st.byAward[k])
 		}
-		return s.st().liabilityItem(p.tenant, p.perk, shard, sum, stamp(now)), st, nil
+		return s.st().liabilityItem(p.tenant, p.perk, shard, sum, clock.Stamp(now)), st, nil
 	})
 	if err != nil {
 		return fmt.Errorf("liability of perk %s: %w", p.perk, err)
@@ -173,7 +174,7 @@ func (s *Service) writeLiability(tx *ddb.Tx, p *pending, now time.Time) error {
 // import, the sum of its rows' ImportWrite.Liability of the perk.
 func (s *Service) LiabilityWrite(tenantID, perkID string, shard int, d LiabilityDelta) types.TransactWriteItem {
 	shard = ((shard % LiabilityShards) + LiabilityShards) % LiabilityShards
-	return s.st().liabilityItem(tenantID, perkID, shard, d, stamp(s.Clock.Now()))
+	return s.st().liabilityItem(tenantID, perkID, shard, d, clock.Stamp(s.Clock.Now()))
 }
 
 // RandomShard returns a liability shard chosen at random.
@@ -342,7 +343,7 @@ func (s *Service) LiabilityAt(ctx context.Context, t, perkID string, asOf time.T
 	out := Liability{AsOf: asOf.UTC().Format(time.RFC3339), Perks: make([]PerkLiability, 0, len(perks))}
 	months := liabilityMonths(asOf, zone)
 	out.Months = months
-	at := stamp(asOf)
+	at := clock.Stamp(asOf)
 	// The perks' shards are read 8 perks at a time.
 	sums := make([]LiabilityDelta, len(perks))
 	errs := make([]error, len(perks))
@@ -396,7 +397,7 @@ func liabilityMonths(asOf time.Time, zone *time.Location) []string {
 // lastValidMonth is the month ("2006-01") of the last day a lot that
 // expires at stamp exp (a midnight in zone) is valid.
 func lastValidMonth(exp string, zone *time.Location) string {
-	t, err := time.Parse(timeFormat, exp)
+	t, err := time.Parse(clock.Format, exp)
 	if err != nil {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/award"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -59,7 +60,7 @@ func readLiability(t *testing.T, h *ts.Harness, query string) liability {
 func expectedLiability(t *testing.T, h *ts.Harness, perkID string, users []string, asOf time.Time, months []string) (int, map[string]int) {
 	t.Helper()
 	london, _ := time.LoadLocation("Europe/London")
-	at := asOf.UTC().Format("2006-01-02T15:04:05.000Z")
+	at := clock.Stamp(asOf)
 	outstanding, expiring := 0, map[string]int{}
 	for _, uid := range users {
 		page := h.Do("GET", "/users/"+uid+"/pointawards/"+uid+"-"+perkID+"/ledger", nil, h.Admin()).Expect(t, 200, "").Map(t)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // Points live in lots. Every earn (a grant, a rule's grant, an import
@@ -282,7 +283,7 @@ func (r record) at(now time.Time) record {
 		return r
 	}
 	r = r.clone()
-	r.expire(stamp(now))
+	r.expire(clock.Stamp(now))
 	return r
 }
 
@@ -325,8 +326,8 @@ func (r record) dueAt(reminder time.Duration) string {
 		}
 		at := l.ExpiresAt
 		if !l.Reminded {
-			if t, err := time.Parse(timeFormat, l.ExpiresAt); err == nil {
-				at = stamp(t.Add(-reminder))
+			if t, err := time.Parse(clock.Format, l.ExpiresAt); err == nil {
+				at = clock.Stamp(t.Add(-reminder))
 			}
 		}
 		if due == "" || at < due {
@@ -339,23 +340,23 @@ func (r record) dueAt(reminder time.Duration) string {
 // lotFor returns a new lot of points earned at earned by change seq of
 // award r, expiring as policy says (in zone).
 func lotFor(r *record, seq, points int, earned time.Time, policy *perk.Expiry, zone *time.Location, orderID string) lot {
-	l := lot{ID: fmt.Sprintf("%s.%d", r.ID, seq), Points: points, Remaining: points, EarnedAt: stamp(earned), OrderID: orderID}
+	l := lot{ID: fmt.Sprintf("%s.%d", r.ID, seq), Points: points, Remaining: points, EarnedAt: clock.Stamp(earned), OrderID: orderID}
 	if zone == nil {
 		zone = time.UTC
 	}
 	if _, ok := policy.Activity(); ok {
 		l.Activity = true
 		at := earned
-		if last, err := time.Parse(timeFormat, r.ActivityAt); err == nil && last.After(at) {
+		if last, err := time.Parse(clock.Format, r.ActivityAt); err == nil && last.After(at) {
 			at = last
 		}
 		if exp, ok := policy.ActivityExpiry(at, zone); ok {
-			l.ExpiresAt = stamp(exp)
+			l.ExpiresAt = clock.Stamp(exp)
 		}
 		return l
 	}
 	if exp, ok := policy.LotExpiry(earned, zone); ok {
-		l.ExpiresAt = stamp(exp)
+		l.ExpiresAt = clock.Stamp(exp)
 	}
 	return l
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -94,7 +95,7 @@ func (s *Service) AddGrant(ctx context.Context, tx *ddb.Tx, sub Subject, points 
 		return GrantWrite{}, err
 	}
 	w := GrantWrite{AwardAt: at, AwardID: ID(uid, p.ID), MemberAt: -1, Granted: out.granted, Available: out.available, rec: pend.cur}
-	w.rec.UpdatedAt = stamp(now)
+	w.rec.UpdatedAt = clock.Stamp(now)
 	w.UserAt = tx.Add("user", s.Users.LiveCheck(sub.TenantID, uid))
 	if p.HeldThroughSegment() {
 		w.MemberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.TenantID, p.SegmentID, uid, now))
@@ -188,7 +189,7 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 		return RedeemWrite{}, err
 	}
 	w := RedeemWrite{AwardAt: at, MemberAt: -1, rec: pend.cur}
-	w.rec.UpdatedAt = stamp(now)
+	w.rec.UpdatedAt = clock.Stamp(now)
 	w.UserAt = tx.Add("user", s.Users.LiveCheck(sub.TenantID, uid))
 	if p.HeldThroughSegment() {
 		w.MemberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.TenantID, p.SegmentID, uid, now))
@@ -255,7 +256,7 @@ func (s *Service) AddRefund(ctx context.Context, tx *ddb.Tx, sub Subject, v int,
 		return RefundWrite{}, err
 	}
 	w := RefundWrite{AwardAt: at, rec: pend.cur}
-	w.rec.UpdatedAt = stamp(now)
+	w.rec.UpdatedAt = clock.Stamp(now)
 	m := map[string]any{"awardId": ID(uid, perkID), "perkId": perkID, "points": v, "pointsAvailable": out.available}
 	if sub.Place != nil {
 		m["locationId"] = sub.Place.Ref.ID

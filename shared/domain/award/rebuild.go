@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -65,7 +66,7 @@ func (s *Service) RebuildLiability(ctx context.Context, t, opID string, until ti
 	// Every award id sorts before "~": the awards changed in until's
 	// millisecond are read.
 	in.KeyConditionExpression = aws.String("gsi1pk = :pk AND gsi1sk <= :until")
-	in.ExpressionAttributeValues[":until"] = str(stamp(until) + "#~")
+	in.ExpressionAttributeValues[":until"] = str(clock.Stamp(until) + "#~")
 	items, next, err := ddb.QueryPage(ctx, s.DB, in, start, limit, nil)
 	if err != nil {
 		return RebuildPage{}, nil, fmt.Errorf("rebuild liability %s: %w", t, err)
@@ -120,7 +121,7 @@ func (s *Service) countAward(ctx context.Context, t, opID string, rec record) (b
 		tx := &ddb.Tx{}
 		awardAt := tx.Add("award", s.st().countItem(t, rec, opID))
 		if d := liabilityChange(record{}, as); !d.Zero() {
-			tx.Add("liability", s.st().liabilityItem(t, rec.PerkID, RandomShard(), d, stamp(s.Clock.Now())))
+			tx.Add("liability", s.st().liabilityItem(t, rec.PerkID, RandomShard(), d, clock.Stamp(s.Clock.Now())))
 		}
 		err := tx.Run(ctx, s.DB)
 		switch {

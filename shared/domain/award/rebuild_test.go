@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/loyalty-platform/platform/shared/domain/award"
 	"math/rand/v2"
 	"mime/multipart"
 	"reflect"
@@ -19,7 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -40,8 +41,6 @@ type storedLot struct {
 	EarnedAt  string `dynamodbav:"earnedAt"`
 	ExpiresAt string `dynamodbav:"expiresAt,omitempty"`
 }
-
-func stampOf(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func avN(v int) types.AttributeValue    { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
@@ -64,9 +63,9 @@ func putOldAward(t *testing.T, h *ts.Harness, uid, perkID string, lots []oldLot)
 	balance := 0
 	for i, l := range lots {
 		seq := i + 1
-		sl := storedLot{ID: fmt.Sprintf("%s.%d", id, seq), Points: l.points, Remaining: l.points, EarnedAt: stampOf(l.earned)}
+		sl := storedLot{ID: fmt.Sprintf("%s.%d", id, seq), Points: l.points, Remaining: l.points, EarnedAt: clock.Stamp(l.earned)}
 		if !l.expires.IsZero() {
-			sl.ExpiresAt = stampOf(l.expires)
+			sl.ExpiresAt = clock.Stamp(l.expires)
 		}
 		stored = append(stored, sl)
 		balance += l.points
@@ -107,7 +106,7 @@ func putPointsOnlyAward(t *testing.T, h *ts.Harness, uid, perkID string, points 
 // identity, timestamps (now) and counters of grants and redemptions.
 func oldAwardItem(h *ts.Harness, uid, perkID string, available int) (item map[string]types.AttributeValue, id, now string) {
 	tn := h.Tenant.ID
-	id, now = uid+"-"+perkID, stampOf(h.Clock.Now())
+	id, now = uid+"-"+perkID, clock.Stamp(h.Clock.Now())
 	return map[string]types.AttributeValue{
 		"pk": avS(tn + "#USER#" + uid), "sk": avS("AWARD#" + perkID), "gsi1pk": avS(tn + "#AWARDS"), "gsi1sk": avS(now + "#" + id),
 		"id": avS(id), "tenantId": avS(tn), "userId": avS(uid), "perkId": avS(perkID), "created": avS(now), "updatedAt": avS(now),

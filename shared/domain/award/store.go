@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -188,7 +189,7 @@ func (s *store) segmentMarker(t, key, perkID, segmentID, uid string, now time.Ti
 		TableName: aws.String(s.table),
 		Item: map[string]types.AttributeValue{
 			"pk": str(t + "#SEGGRANT#" + hex.EncodeToString(sum[:]) + "#" + perkID + "#" + segmentID), "sk": str(uid),
-			"created": str(stamp(now)),
+			"created": str(clock.Stamp(now)),
 		},
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	}}
@@ -277,7 +278,3 @@ func oldItem(err error, i int) (record, bool) {
 	}
 	return rec, true
 }
-
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }

@@ -13,6 +13,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -143,7 +144,7 @@ func (p *pending) apply(o op) (outcome, error) {
 	exists := p.exists
 	entries := p.entries
 	reserve := func() int { entries++; return p.as.Seq + entries }
-	now := stamp(o.now)
+	now := clock.Stamp(o.now)
 	var out outcome
 	if exists {
 		if n, from := r.expire(now); n > 0 {
@@ -168,8 +169,8 @@ func (p *pending) apply(o op) (outcome, error) {
 	}
 	activity := func(at time.Time) {
 		if exp, ok := o.policy.ActivityExpiry(at, zoneOr(o.zone)); ok {
-			r.renew(stamp(at), stamp(exp))
-			out.renews = stamp(exp)
+			r.renew(clock.Stamp(at), clock.Stamp(exp))
+			out.renews = clock.Stamp(exp)
 		}
 	}
 	switch o.kind {
@@ -220,7 +221,7 @@ func (p *pending) apply(o op) (outcome, error) {
 		}
 		renewal := ""
 		if exp, ok := o.policy.ActivityExpiry(timeOr(r.ActivityAt, o.now), zoneOr(o.zone)); ok {
-			renewal = stamp(exp)
+			renewal = clock.Stamp(exp)
 		}
 		out.lots = r.giveBack(o.points, renewal)
 		r.Available = avail + o.points
@@ -288,7 +289,7 @@ func zoneOr(z *time.Location) *time.Location {
 
 // timeOr parses stamp s, or returns t when s is empty or not a stamp.
 func timeOr(s string, t time.Time) time.Time {
-	if v, err := time.Parse(timeFormat, s); err == nil {
+	if v, err := time.Parse(clock.Format, s); err == nil {
 		return v
 	}
 	return t
@@ -330,7 +331,7 @@ func (s *Service) change(ctx context.Context, tx *ddb.Tx, sub Subject, o op, now
 			return -1, outcome{}, nil, err
 		}
 		if !found {
-			rec = record{ID: ID(uid, perkID), TenantID: t, UserID: uid, PerkID: perkID, Created: stamp(now)}
+			rec = record{ID: ID(uid, perkID), TenantID: t, UserID: uid, PerkID: perkID, Created: clock.Stamp(now)}
 		}
 		rec.reconcile()
 		p = &pending{found: found, exists: found, as: rec, cur: rec.clone(), tenant: t, uid: uid, perk: perkID}
@@ -428,7 +429,7 @@ func lotsMeta(lots []ledger.LotPoints) []any {
 
 // entry adds ledger entry e (numbered by apply) of award p to tx.
 func (s *Service) entry(tx *ddb.Tx, p *pending, e ledger.Entry, now time.Time) error {
-	e.Created = stamp(now)
+	e.Created = clock.Stamp(now)
 	it, err := ledger.Item(s.Table, p.tenant, p.uid, p.perk, e)
 	if err != nil {
 		return err
@@ -531,7 +532,7 @@ func (s *Service) awardWrite(p *pending, now time.Time) (types.TransactWriteItem
 		// liability, unless a rebuild counted it meanwhile (read again).
 		c.condition += " AND attribute_not_exists(liabilityCounted)"
 	}
-	return s.st().item(p.tenant, p.uid, p.perk, stamp(now), c), nil
+	return s.st().item(p.tenant, p.uid, p.perk, clock.Stamp(now), c), nil
 }
 
 // isChanged reports whether err is ErrChanged.

@@ -109,7 +109,7 @@ func (s *Service) Create(ctx context.Context, caller actor.Actor, userID string,
 		c := Checkin{
 			ID: newID(), TenantID: t.ID, UserID: userID, LocationID: place.ID, LocationTitle: place.Title,
 			UserFullName: prof.FullName, Type: in.Type, Trigger: in.Trigger,
-			Created: stamp(now), Updated: stamp(now), ExpiresAt: now.Add(Lifetime).Unix(),
+			Created: clock.Stamp(now), Updated: clock.Stamp(now), ExpiresAt: now.Add(Lifetime).Unix(),
 		}
 		prevID := ""
 		if held {
@@ -120,7 +120,7 @@ func (s *Service) Create(ctx context.Context, caller actor.Actor, userID string,
 			return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 		}
 		meta := map[string]any{"checkinId": c.ID, "type": c.Type, "trigger": c.Trigger}
-		opts := NotifyOptions{ExpiresAt: stamp(time.Unix(c.ExpiresAt, 0))}
+		opts := NotifyOptions{ExpiresAt: clock.Stamp(time.Unix(c.ExpiresAt, 0))}
 		var prevPlace Place
 		if replaced {
 			meta["replacedCheckinId"] = prev.ID
@@ -334,7 +334,7 @@ func (s *Service) action(typ string, t tenant.Tenant, prof profile.Profile, p Pl
 // checkoutMeta is the metadata of a CHECKOUT action ending c at now.
 func checkoutMeta(c Checkin, now time.Time, reason string) map[string]any {
 	dur := int64(0)
-	if t, err := time.Parse(timeFormat, c.Created); err == nil {
+	if t, err := time.Parse(clock.Format, c.Created); err == nil {
 		dur = int64(now.Sub(t) / time.Second)
 	}
 	return map[string]any{

@@ -33,12 +33,6 @@ import (
 
 const skCheckin = "CHECKIN"
 
-// timeFormat is the platform's fixed-width UTC timestamp form; it sorts as
-// text.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 func userPK(t, uid string) string     { return t + "#USER#" + uid }
 func locationPK(t, lid string) string { return t + "#LOCATION#" + lid }
 

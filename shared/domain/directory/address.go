@@ -15,6 +15,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -162,7 +163,7 @@ func (s *Service) SaveAddress(ctx context.Context, caller actor.Actor, userID, i
 	}
 	st := s.st()
 	cond := aws.String("attribute_exists(pk)")
-	created := user.Stamp(now)
+	created := clock.Stamp(now)
 	userItem := st.UserIsLive(caller.TenantID, userID)
 	if id == "" {
 		list, err := s.addresses(ctx, caller.TenantID, userID)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -40,7 +40,7 @@ func FuzzListQuery(f *testing.F) {
 			t.Fatalf("listQuery(%q): name search %q", raw, q.Name)
 		}
 		for _, v := range []string{q.CreatedAfter, q.UpdatedAfter} {
-			if v != "" && len(v) != len(user.TimeFormat) {
+			if v != "" && len(v) != len(clock.Format) {
 				t.Fatalf("listQuery(%q): bound %q is not fixed-width", raw, v)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -396,7 +397,7 @@ func (s *Service) Update(ctx context.Context, caller actor.Actor, userID string,
 			}
 		}
 	}
-	stampNow := user.Stamp(now)
+	stampNow := clock.Stamp(now)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(stampNow)).
 		Set(expression.Name("gsi3sk"), expression.Value(stampNow+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))
@@ -457,7 +458,7 @@ func ParseAfter(field, v string) (string, error) {
 			if y := t.UTC().Year(); y < 0 || y > 9999 {
 				return "", apierr.Invalid(field, "must be from 0000-01-01 to 9999-12-31 in UTC")
 			}
-			return user.Stamp(t), nil
+			return clock.Stamp(t), nil
 		}
 	}
 	return "", apierr.Invalid(field, "must be an ISO 8601 date or date-time")

@@ -8,12 +8,14 @@ package enrichment
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Loyalty providers (spec: enrichment `loyaltyProvider`). The spec allows
@@ -231,16 +233,16 @@ func ValidateReward(provider, rewardID *string) error {
 	if rewardID == nil || *rewardID == "" {
 		return apierr.Invalid("loyaltyRewardId", "is required (the perk id, or the provider's reward id)")
 	}
-	return text("loyaltyRewardId", rewardID, MaxText)
+	return web.CheckText("loyaltyRewardId", rewardID, MaxText)
 }
 
 // Validate checks the fields against the API's enums and bounds; every
 // error names the field's path.
 func (f *Fields) Validate() error {
-	if err := text("title", f.Title, MaxText); err != nil {
+	if err := web.CheckText("title", f.Title, MaxText); err != nil {
 		return err
 	}
-	if err := text("token", f.Token, MaxText); err != nil {
+	if err := web.CheckText("token", f.Token, MaxText); err != nil {
 		return err
 	}
 	if f.Template != nil && !slices.Contains(perk.Templates, *f.Template) {
@@ -267,12 +269,7 @@ func (f *Fields) Validate() error {
 		if len(m) > MaxStampEntries {
 			return apierr.Invalid(path, "at most %d entries", MaxStampEntries)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k == "" || utf8.RuneCountInString(k) > MaxStampKey {
 				return apierr.Invalid(path, "keys must be 1 to %d characters", MaxStampKey)
 			}
@@ -288,27 +285,10 @@ func (f *Fields) Validate() error {
 			return apierr.Invalid("excludeDiscountIds", "at most %d items", MaxExcludedDiscounts)
 		}
 		for i := range ids {
-			if err := text(fmt.Sprintf("excludeDiscountIds[%d]", i), &ids[i], MaxText); err != nil {
+			if err := web.CheckText(fmt.Sprintf("excludeDiscountIds[%d]", i), &ids[i], MaxText); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// text checks an optional text: 1 to max characters as given (an empty
-// string is refused: leave the field out instead), no control characters
-// other than tab and line breaks.
-func text(path string, v *string, max int) error {
-	if v == nil {
-		return nil
-	}
-	n := utf8.RuneCountInString(*v)
-	if n == 0 || n > max {
-		return apierr.Invalid(path, "must be 1 to %d characters", max)
-	}
-	if strings.ContainsFunc(*v, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f }) {
-		return apierr.Invalid(path, "must not hold control characters")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -91,7 +92,7 @@ func TestCreateEnrichment(t *testing.T) {
 				t.Errorf("_id = %q, want 24 hex characters", id)
 			}
 			created, _ := got["created"].(string)
-			if _, err := time.Parse("2006-01-02T15:04:05.000Z", created); err != nil || got["updated"] != created {
+			if _, err := time.Parse(clock.Format, created); err != nil || got["updated"] != created {
 				t.Errorf("created = %v, updated = %v: want one ISO 8601 UTC timestamp", got["created"], got["updated"])
 			}
 			if got["tenantId"] != h.Tenant.ID {

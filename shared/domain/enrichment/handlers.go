@@ -1,55 +1,33 @@
 package enrichment
 
 import (
-	"bytes"
 	"net/http"
 
-	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
-// Routes returns the enrichment routes of the loyalty function.
+// Routes returns the enrichment routes of the loyalty function: every
+// one is an admin's. The handlers return their answers as any, as the
+// perks' do (see web.Op).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
-		{Method: "POST", Path: "/awardenrichments", Handler: s.handleCreate},
-		{Method: "GET", Path: "/awardenrichments", Handler: s.handleList},
-		{Method: "GET", Path: "/awardenrichments/{enrichmentId}", Handler: s.handleGet},
-		{Method: "PUT", Path: "/awardenrichments/{enrichmentId}", Handler: s.handleUpdate},
-		{Method: "DELETE", Path: "/awardenrichments/{enrichmentId}", Handler: s.handleDelete},
+		{Method: "POST", Path: "/awardenrichments", Access: web.Admin, Handler: web.Serve(http.StatusCreated, s.handleCreate)},
+		{Method: "GET", Path: "/awardenrichments", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleList)},
+		{Method: "GET", Path: "/awardenrichments/{enrichmentId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleGet)},
+		{Method: "PUT", Path: "/awardenrichments/{enrichmentId}", Access: web.Admin, Handler: web.Serve(http.StatusOK, s.handleUpdate)},
+		{Method: "DELETE", Path: "/awardenrichments/{enrichmentId}", Access: web.Admin, Handler: web.ServeEmpty(http.StatusNoContent, s.handleDelete)},
 	}
-}
-
-// body reads a required JSON body.
-func body(r *http.Request) ([]byte, error) {
-	b, err := web.ReadBody(r, web.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, apierr.Invalid("", "a JSON body is required")
-	}
-	return b, nil
 }
 
 // handleCreate serves POST /awardenrichments (admin): 201 with the new
 // enrichment.
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (s *Service) handleCreate(r *http.Request, caller actor.Actor) (any, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	e, err := s.Create(r.Context(), caller, b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusCreated, e)
+	return s.Create(r.Context(), caller, b)
 }
 
 // List is the body of GET /awardenrichments.
@@ -60,63 +38,33 @@ type List struct {
 
 // handleList serves GET /awardenrichments (admin): a page of the tenant's
 // enrichments in creation order (`limit`, `startKey`).
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+func (s *Service) handleList(r *http.Request, caller actor.Actor) (any, error) {
 	limit, start, err := web.Paging(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
 	items, page, err := s.List(r.Context(), caller, ListQuery{Limit: limit, StartKey: start})
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, List{Items: items, Page: page})
+	return List{Items: items, Page: page}, err
 }
 
 // handleGet serves GET /awardenrichments/{enrichmentId} (admin): 200 with
 // the enrichment.
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	e, err := s.Get(r.Context(), web.CallerOf(r), r.PathValue("enrichmentId"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, e)
+func (s *Service) handleGet(r *http.Request, caller actor.Actor) (any, error) {
+	return s.Get(r.Context(), caller, r.PathValue("enrichmentId"))
 }
 
 // handleUpdate serves PUT /awardenrichments/{enrichmentId} (admin): 200
 // with the enrichment as stored.
-func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	caller := web.CallerOf(r)
-	if err := caller.RequireAdmin(); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	b, err := body(r)
+func (s *Service) handleUpdate(r *http.Request, caller actor.Actor) (any, error) {
+	b, err := web.RequiredBody(r)
 	if err != nil {
-		web.Error(w, r, err)
-		return
+		return nil, err
 	}
-	e, err := s.Update(r.Context(), caller, r.PathValue("enrichmentId"), b)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.JSON(w, http.StatusOK, e)
+	return s.Update(r.Context(), caller, r.PathValue("enrichmentId"), b)
 }
 
 // handleDelete serves DELETE /awardenrichments/{enrichmentId} (admin): the
 // enrichment is removed (204).
-func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := s.Delete(r.Context(), web.CallerOf(r), r.PathValue("enrichmentId")); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.Empty(w, http.StatusNoContent)
+func (s *Service) handleDelete(r *http.Request, caller actor.Actor) error {
+	return s.Delete(r.Context(), caller, r.PathValue("enrichmentId"))
 }

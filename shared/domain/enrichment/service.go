@@ -2,15 +2,13 @@ package enrichment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
-	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -45,11 +43,6 @@ const cacheName = "enrichments"
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 
-// timeFormat is the platform's fixed-width UTC timestamp form.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // nullable lists where a body may hold null: the top-level fields (on POST
 // null is absent, on PUT it removes the field) and the nested fields the
 // spec allows to be null.
@@ -73,7 +66,7 @@ func decodeInput(body []byte) (Input, error) {
 // loyaltyProvider and loyaltyRewardId are required; an INTERNAL
 // enrichment's loyaltyRewardId must name a perk of the tenant (any state).
 // A null field is absent; the read-only fields are ignored.
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Enrichment, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -95,7 +88,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (E
 	now := s.Clock.Now()
 	e := Enrichment{
 		ID: perk.NewID(now), TenantID: caller.TenantID, LoyaltyRewardID: *in.LoyaltyRewardID,
-		LoyaltyProvider: *in.LoyaltyProvider, Fields: in.Fields, Created: stamp(now), Updated: stamp(now),
+		LoyaltyProvider: *in.LoyaltyProvider, Fields: in.Fields, Created: clock.Stamp(now), Updated: clock.Stamp(now),
 	}
 	defer s.Cache.Forget(caller.TenantID, cacheName)
 	if err := s.st().put(ctx, e, 1); err != nil {
@@ -122,7 +115,7 @@ func (s *Service) perkExists(ctx context.Context, tenantID, id string) error {
 
 // Get returns one enrichment (GET /awardenrichments/{enrichmentId},
 // admin). Another tenant's enrichment is ErrNotFound.
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Enrichment, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -144,34 +137,24 @@ const listScope = "awardenrichments"
 
 // List returns a page of the tenant's enrichments in creation order (GET
 // /awardenrichments, admin).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Enrichment, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Enrichment, web.Page, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return nil, web.Page{}, err
 	}
 	if q.Limit < 1 || q.Limit > web.MaxLimit {
 		q.Limit = web.DefaultLimit
 	}
-	start, err := s.Cursor.Decode(caller.TenantID, listScope, q.StartKey)
-	if err != nil {
-		return nil, web.Page{}, err
-	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, s.st().query(caller.TenantID), start, q.Limit, nil)
+	page := ddb.PageQuery{Tenant: caller.TenantID, Scope: listScope, StartKey: q.StartKey, Limit: q.Limit}
+	var recs []record
+	next, err := enrichmentItems.ReadPage(ctx, s.DB, s.Cursor, s.st().query(caller.TenantID), page, &recs)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list enrichments: %w", err)
 	}
-	out := make([]Enrichment, 0, len(items))
-	for _, it := range items {
-		e, err := decode(it)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		out = append(out, e)
-	}
-	nk, err := s.Cursor.Encode(caller.TenantID, listScope, next)
+	out, err := enrichments(recs)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
-	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: nk}, nil
+	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: next}, nil
 }
 
 // Update changes an enrichment (PUT /awardenrichments/{enrichmentId},
@@ -181,7 +164,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]E
 // fields (loyaltyRewardId and loyaltyProvider among them) may be sent back
 // unchanged; a changed one is 422. The result is validated as on create.
 // A lost race with another change is retried, then ErrConcurrent.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Enrichment, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Enrichment, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Enrichment{}, err
 	}
@@ -192,12 +175,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if err != nil {
 		return Enrichment{}, err
 	}
-	var patch map[string]json.RawMessage
-	if err := json.Unmarshal(body, &patch); err != nil {
-		return Enrichment{}, apierr.Invalid("", "the body must be a JSON object")
-	}
-	if len(patch) == 0 {
-		return Enrichment{}, apierr.Invalid("", "send at least one field to change")
+	patch, err := web.DecodePatch(body)
+	if err != nil {
+		return Enrichment{}, err
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		cur, version, err := s.st().get(ctx, caller.TenantID, id)
@@ -207,8 +187,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		if err := readOnlyUnchanged(in, cur); err != nil {
 			return Enrichment{}, err
 		}
-		fields, err := merge(cur.Fields, patch)
-		if err != nil {
+		var fields Fields
+		if err := web.MergePatch("award enrichment", cur.Fields, patch, readOnly, &fields); err != nil {
 			return Enrichment{}, err
 		}
 		if err := fields.Validate(); err != nil {
@@ -216,7 +196,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		}
 		next := cur
 		next.Fields = fields
-		next.Updated = stamp(s.Clock.Now())
+		next.Updated = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, next, version+1)
 		s.Cache.Forget(caller.TenantID, cacheName)
 		if errors.Is(err, ErrConcurrent) {
@@ -239,41 +219,9 @@ func readOnlyUnchanged(in Input, cur Enrichment) error {
 	)
 }
 
-// merge overlays the top-level fields of patch on cur (null removes a
-// field; read-only fields are skipped) and decodes the result.
-func merge(cur Fields, patch map[string]json.RawMessage) (Fields, error) {
-	b, err := json.Marshal(cur)
-	if err != nil {
-		return Fields{}, fmt.Errorf("encode enrichment: %w", err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return Fields{}, fmt.Errorf("decode enrichment: %w", err)
-	}
-	for k, v := range patch {
-		if slices.Contains(readOnly, k) {
-			continue
-		}
-		if string(v) == "null" {
-			delete(doc, k)
-			continue
-		}
-		doc[k] = v
-	}
-	merged, err := json.Marshal(doc)
-	if err != nil {
-		return Fields{}, fmt.Errorf("encode enrichment: %w", err)
-	}
-	var next Fields
-	if err := json.Unmarshal(merged, &next); err != nil {
-		return Fields{}, apierr.Invalid("", "the body does not make a valid award enrichment")
-	}
-	return next, nil
-}
-
 // Delete removes an enrichment (DELETE /awardenrichments/{enrichmentId},
 // admin); an absent one, or another tenant's, is ErrNotFound.
-func (s *Service) Delete(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Delete(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -80,6 +78,14 @@ type store struct {
 	table string
 }
 
+// enrichmentItems are the enrichment items of the table.
+const enrichmentItems ddb.Kind = "enrichment"
+
+// records are the enrichment items of the table, one at a time.
+func (s *store) records() ddb.Records {
+	return ddb.Records{API: s.db, Table: s.table, Kind: enrichmentItems, NotFound: ErrNotFound, Conflict: ErrConcurrent}
+}
+
 // put writes an enrichment: a create when version is 1 (the enrichment
 // must not exist), else an update conditional on the stored version being
 // version-1. A failed condition is ErrConcurrent.
@@ -88,38 +94,14 @@ func (s *store) put(ctx context.Context, e Enrichment, version int) error {
 	if err != nil {
 		return err
 	}
-	item, err := attributevalue.MarshalMap(rec)
-	if err != nil {
-		return fmt.Errorf("put enrichment %s: %w", e.ID, err)
-	}
-	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}
-	if version == 1 {
-		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
-	} else {
-		in.ConditionExpression = aws.String("version = :v")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version - 1)}}
-	}
-	if _, err := s.db.PutItem(ctx, in); err != nil {
-		if ddb.IsConditionFailed(err) {
-			return fmt.Errorf("put enrichment %s: %w", e.ID, ErrConcurrent)
-		}
-		return fmt.Errorf("put enrichment %s: %w", e.ID, err)
-	}
-	return nil
+	return s.records().Put(ctx, e.ID, rec, version)
 }
 
 // get reads one enrichment and its version.
 func (s *store) get(ctx context.Context, tenantID, id string) (Enrichment, int, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: enrichmentKey(tenantID, id), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Enrichment{}, 0, fmt.Errorf("get enrichment %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return Enrichment{}, 0, fmt.Errorf("get enrichment %s: %w", id, ErrNotFound)
-	}
 	var rec record
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return Enrichment{}, 0, fmt.Errorf("get enrichment %s: %w", id, err)
+	if err := s.records().Get(ctx, id, enrichmentKey(tenantID, id), &rec); err != nil {
+		return Enrichment{}, 0, err
 	}
 	e, err := rec.enrichment()
 	return e, rec.Version, err
@@ -127,31 +109,12 @@ func (s *store) get(ctx context.Context, tenantID, id string) (Enrichment, int, 
 
 // delete removes an enrichment; one that does not exist is ErrNotFound.
 func (s *store) delete(ctx context.Context, tenantID, id string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 enrichmentKey(tenantID, id),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
-	})
-	if ddb.IsConditionFailed(err) {
-		return fmt.Errorf("delete enrichment %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("delete enrichment %s: %w", id, err)
-	}
-	return nil
+	return s.records().Delete(ctx, id, enrichmentKey(tenantID, id))
 }
 
 // query returns the query of a tenant's enrichments in creation order.
 func (s *store) query(tenantID string) dynamodb.QueryInput {
-	return dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: enrichmentsPK(tenantID)},
-			":sk": &types.AttributeValueMemberS{Value: skEnrichPrefix},
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	return ddb.PrefixQuery(s.table, enrichmentsPK(tenantID), skEnrichPrefix)
 }
 
 // ofProvider returns every enrichment of a tenant for one loyalty
@@ -160,30 +123,22 @@ func (s *store) ofProvider(ctx context.Context, tenantID, provider string) ([]En
 	in := s.query(tenantID)
 	in.FilterExpression = aws.String("loyaltyProvider = :p")
 	in.ExpressionAttributeValues[":p"] = &types.AttributeValueMemberS{Value: provider}
-	var out []Enrichment
-	for {
-		page, err := s.db.Query(ctx, &in)
-		if err != nil {
-			return nil, fmt.Errorf("list %s enrichments: %w", provider, err)
-		}
-		for _, it := range page.Items {
-			e, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+	var recs []record
+	if err := enrichmentItems.QueryAll(ctx, s.db, in, &recs); err != nil {
+		return nil, fmt.Errorf("list %s enrichments: %w", provider, err)
 	}
+	return enrichments(recs)
 }
 
-func decode(it ddb.Item) (Enrichment, error) {
-	var rec record
-	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
-		return Enrichment{}, fmt.Errorf("decode enrichment: %w", err)
+// enrichments returns the enrichments that recs hold, in order.
+func enrichments(recs []record) ([]Enrichment, error) {
+	out := make([]Enrichment, len(recs))
+	for i, rec := range recs {
+		e, err := rec.enrichment()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
 	}
-	return rec.enrichment()
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -177,7 +178,7 @@ func AddMoney(tx *ddb.Tx, table string, b Balance, c MoneyChange, now time.Time)
 	}
 	e := MoneyEntry{
 		ID: fmt.Sprintf("%s.%d", c.UserID, b.Seq+1), Seq: b.Seq + 1, Type: c.Type, Amount: c.Amount, BalanceAfter: next,
-		Currency: c.Currency.Code, Cause: c.Cause, Created: now.UTC().Format("2006-01-02T15:04:05.000Z"),
+		Currency: c.Currency.Code, Cause: c.Cause, Created: clock.Stamp(now),
 	}
 	item, err := attributevalue.MarshalMap(moneyRecord{
 		PK: profile.PK(c.TenantID, c.UserID), SK: moneySK(e.Seq), MoneyEntry: e, TenantID: c.TenantID, UserID: c.UserID,

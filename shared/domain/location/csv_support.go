@@ -46,6 +46,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // ImportWrite is how one imported location applies to the tenant's
@@ -204,7 +205,7 @@ func (s *Service) PrepareImports(ctx context.Context, tenantID string, rows []Im
 	if err := s.readRecords(ctx, tenantID, cands, recs); err != nil {
 		return nil, nil, err
 	}
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	for {
 		// more are the rows whose title id of the generation read is
 		// taken by a location renamed since: read the next.

@@ -3,6 +3,8 @@ package location
 import (
 	"context"
 	"fmt"
+
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // Seed writes locations for tenantID straight to the table with
@@ -10,7 +12,7 @@ import (
 // thousands of locations use it. Each location is validated and given an
 // id, timestamps and a state as Create would.
 func (s *Service) Seed(ctx context.Context, tenantID string, locs []Location) ([]Location, error) {
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	recs := make([]record, 0, len(locs))
 	out := make([]Location, 0, len(locs))
 	for i, l := range locs {

@@ -73,7 +73,7 @@ func (s *Service) Create(ctx context.Context, tenantID string, in Location) (Loc
 	if err := in.Validate(); err != nil {
 		return Location{}, err
 	}
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	in.ID, in.TenantID, in.Created, in.Updated, in.Distance = newID(), tenantID, now, now, nil
 	st := s.st()
 	if err := st.create(ctx, newRecord(in, 1)); err != nil {
@@ -249,7 +249,7 @@ func (s *Service) write(ctx context.Context, old record, next Location) (Locatio
 		return Location{}, err
 	}
 	next.ID, next.TenantID, next.Created, next.Distance = old.ID, old.TenantID, old.Created, nil
-	next.Updated = stamp(s.Clock.Now())
+	next.Updated = clock.Stamp(s.Clock.Now())
 	if err := s.st().replace(ctx, old, newRecord(next, 0)); err != nil {
 		return Location{}, err
 	}

@@ -78,11 +78,6 @@ func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-// timeFormat is the fixed-width UTC form of stored and returned timestamps.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // record is a location as stored. Origin is the import's mark (see
 // csv_support.go): it names the import row that created the location and
 // is kept by every later write.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -98,7 +99,7 @@ func (s *Service) CreateTagGroup(ctx context.Context, tenantID string, in TagGro
 	if in.Title == nil {
 		return TagGroup{}, apierr.Invalid("title", "is required")
 	}
-	now := stamp(s.Clock.Now())
+	now := clock.Stamp(s.Clock.Now())
 	g := TagGroup{ID: newID(), Created: now, Updated: now}
 	if err := in.apply(&g); err != nil {
 		return TagGroup{}, err
@@ -136,7 +137,7 @@ func (s *Service) UpdateTagGroup(ctx context.Context, tenantID, id string, in Ta
 		if err := in.apply(&g); err != nil {
 			return TagGroup{}, err
 		}
-		g.Updated = stamp(s.Clock.Now())
+		g.Updated = clock.Stamp(s.Clock.Now())
 		err = s.st().replaceTagGroup(ctx, tenantID, g, r.Version)
 		if !errors.Is(err, errTagGroupChanged) {
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // What operators see of an operation, and how the local stack finds the
@@ -91,9 +93,9 @@ func (s *Service) Inspect(ctx context.Context, tenantID, id string) (State, erro
 	if r.LeaseOwner != "" {
 		until := time.UnixMilli(r.LeaseUntil).UTC()
 		live = until.After(now)
-		st.Lease = &LeaseState{Owner: r.LeaseOwner, Until: stamp(until), Live: live}
+		st.Lease = &LeaseState{Owner: r.LeaseOwner, Until: clock.Stamp(until), Live: live}
 	}
-	if updated, err := time.Parse(timeFormat, r.UpdatedAt); err == nil && now.After(updated) {
+	if updated, err := time.Parse(clock.Format, r.UpdatedAt); err == nil && now.After(updated) {
 		st.IdleSeconds = int64(now.Sub(updated) / time.Second)
 	}
 	st.Stuck = !r.Status.Final() && r.InputStored && !live && time.Duration(st.IdleSeconds)*time.Second >= StuckAfter

@@ -61,7 +61,7 @@ func (s *Service) Start(ctx context.Context, tenantID string, in StartInput) (St
 	now := s.Clock.Now()
 	r := record{
 		ID: newID(), TenantID: tenantID, Namespace: in.Namespace, EntityID: in.EntityID, Nonce: in.Nonce, Name: in.Name,
-		Status: Pending, Metadata: in.Metadata, CreatedAt: stamp(now), UpdatedAt: stamp(now),
+		Status: Pending, Metadata: in.Metadata, CreatedAt: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 		ExpiresAt: now.Add(Lifetime).Unix(), Fingerprint: in.Fingerprint,
 	}
 	r.PK, r.SK = opPK(tenantID, r.ID), skOp
@@ -168,7 +168,7 @@ func (s *Service) current(ctx context.Context, tenantID, id string) (record, err
 			"#status = :pending AND inputStored = :f",
 			map[string]string{"#status": "status", "#error": "error"},
 			map[string]types.AttributeValue{
-				":failed": str(string(Failed)), ":pending": str(string(Pending)), ":now": str(stamp(now)),
+				":failed": str(string(Failed)), ":pending": str(string(Pending)), ":now": str(clock.Stamp(now)),
 				":t": &types.AttributeValueMemberBOOL{Value: true}, ":f": &types.AttributeValueMemberBOOL{Value: false},
 				":error": errorValue(Error{Code: string(apierr.NotFound), Message: "the input file was not uploaded before the upload URL expired"}),
 			})
@@ -238,7 +238,7 @@ func (s *Service) Claim(ctx context.Context, tenantID, id, owner string, d time.
 		map[string]string{"#status": "status"},
 		map[string]types.AttributeValue{
 			":running": str(string(Running)), ":pending": str(string(Pending)), ":owner": str(owner),
-			":until": num(until.UnixMilli()), ":now": str(stamp(now)), ":nowSec": num(now.Unix()), ":nowMs": num(now.UnixMilli()),
+			":until": num(until.UnixMilli()), ":now": str(clock.Stamp(now)), ":nowSec": num(now.Unix()), ":nowMs": num(now.UnixMilli()),
 			":one": num(1), ":t": &types.AttributeValueMemberBOOL{Value: true},
 		})
 	if err == nil {
@@ -301,7 +301,7 @@ func (s *Service) Commit(ctx context.Context, l *Lease, cp Checkpoint, res Resul
 	cond := "leaseOwner = :owner AND #status = :running AND cp.parts = :parts"
 	names := map[string]string{"#result": "result", "#status": "status"}
 	values := map[string]types.AttributeValue{
-		":cp": cpv, ":result": resv, ":now": str(stamp(now)), ":until": num(until.UnixMilli()),
+		":cp": cpv, ":result": resv, ":now": str(clock.Stamp(now)), ":until": num(until.UnixMilli()),
 		":owner": str(l.Owner), ":running": str(string(Running)), ":parts": num(int64(l.Checkpoint.Parts)),
 		":token": str(token),
 	}
@@ -401,7 +401,7 @@ func (s *Service) Finish(ctx context.Context, l *Lease, res Result) (Operation, 
 		"SET #status = :done, #result = :result, updatedAt = :now, endedAt = :now REMOVE leaseOwner, leaseUntil",
 		"leaseOwner = :owner AND #status = :running",
 		map[string]string{"#status": "status", "#result": "result"},
-		map[string]types.AttributeValue{":done": str(string(Done)), ":running": str(string(Running)), ":result": resv, ":now": str(stamp(now)), ":owner": str(l.Owner)})
+		map[string]types.AttributeValue{":done": str(string(Done)), ":running": str(string(Running)), ":result": resv, ":now": str(clock.Stamp(now)), ":owner": str(l.Owner)})
 	if ddb.IsConditionFailed(err) {
 		return Operation{}, ErrLeaseLost
 	}
@@ -418,7 +418,7 @@ func (s *Service) Fail(ctx context.Context, l *Lease, e Error, retryable bool, r
 	expr := "SET #status = :failed, #error = :error, isRetryable = :retry, updatedAt = :now, endedAt = :now"
 	values := map[string]types.AttributeValue{
 		":failed": str(string(Failed)), ":running": str(string(Running)), ":error": errorValue(e),
-		":retry": &types.AttributeValueMemberBOOL{Value: retryable}, ":now": str(stamp(now)), ":owner": str(l.Owner),
+		":retry": &types.AttributeValueMemberBOOL{Value: retryable}, ":now": str(clock.Stamp(now)), ":owner": str(l.Owner),
 	}
 	names := map[string]string{"#status": "status", "#error": "error"}
 	if res != nil {

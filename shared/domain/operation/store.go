@@ -32,11 +32,6 @@ const (
 	skNonce = "NONCE"
 )
 
-// timeFormat is the fixed-width UTC form of returned timestamps.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 func opPK(t, id string) string       { return t + "#OP#" + id }
 func noncePK(t, nonce string) string { return t + "#NONCE#" + nonce }
 

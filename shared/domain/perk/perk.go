@@ -109,7 +109,7 @@ func (d *Definition) Validate() error {
 	if err := oneOf("template", &d.Template, Templates); err != nil {
 		return err
 	}
-	if err := text("terms", d.Terms, MaxText); err != nil {
+	if err := web.CheckText("terms", d.Terms, MaxText); err != nil {
 		return err
 	}
 	if d.Priority < -MaxMoney || d.Priority > MaxMoney {
@@ -118,7 +118,7 @@ func (d *Definition) Validate() error {
 	if d.RedemptionMethod != nil && !upperSnake(*d.RedemptionMethod) {
 		return apierr.Invalid("redemptionMethod", "must be an UPPER_SNAKE value such as AUTO")
 	}
-	if err := text("token", d.Token, MaxTitle); err != nil {
+	if err := web.CheckText("token", d.Token, MaxTitle); err != nil {
 		return err
 	}
 	if err := money("maximumPointCashValue", d.MaximumPointCashValue); err != nil {
@@ -150,7 +150,7 @@ func (d *Definition) Validate() error {
 	if slices.Contains(d.LocationIDs, "") {
 		return apierr.Invalid("locationIds", "items must not be empty")
 	}
-	if err := text("barcodeValue", d.BarcodeValue, MaxTitle); err != nil {
+	if err := web.CheckText("barcodeValue", d.BarcodeValue, MaxTitle); err != nil {
 		return err
 	}
 	if err := d.Points.Validate("points"); err != nil {

@@ -2,14 +2,12 @@ package perk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -43,11 +41,6 @@ type Service struct {
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 
-// timeFormat is the platform's fixed-width UTC timestamp form.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // nullable lists the optional top-level fields a body may send as null
 // (no value: POST leaves the field out, PUT removes it) and the nested
 // fields that may be null (stored as absent).
@@ -59,7 +52,7 @@ var nullable = []string{
 
 // Create stores a new perk (POST /perks, admin). Read-only fields in the
 // body are ignored; `enabled` defaults to true.
-func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (Perk, error) {
+func (s *Service) Create(ctx context.Context, caller actor.Actor, body []byte) (Perk, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
@@ -79,7 +72,7 @@ func (s *Service) Create(ctx context.Context, caller web.Caller, body []byte) (P
 	now := s.Clock.Now()
 	p := Perk{
 		ID: NewID(now), TenantID: caller.TenantID, LoyaltyProvider: ProviderInternal, Definition: in.Definition,
-		Enabled: in.Enabled == nil || *in.Enabled, Created: stamp(now), UpdatedAt: stamp(now),
+		Enabled: in.Enabled == nil || *in.Enabled, Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 	}
 	if err := s.st().put(ctx, p, 1); err != nil {
 		return Perk{}, fmt.Errorf("create perk: %w", err)
@@ -132,7 +125,7 @@ func (s *Service) checkLocations(ctx context.Context, tenantID string, ids []str
 
 // Get returns one perk (GET /perks/{perkId}): admins see any, users only
 // enabled ones (a disabled perk is 404 to them).
-func (s *Service) Get(ctx context.Context, caller web.Caller, id string) (Perk, error) {
+func (s *Service) Get(ctx context.Context, caller actor.Actor, id string) (Perk, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return Perk{}, err
 	}
@@ -177,7 +170,7 @@ type ListQuery struct {
 
 // List returns a page of the tenant's perks in creation order (GET
 // /perks).
-func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]Perk, web.Page, error) {
+func (s *Service) List(ctx context.Context, caller actor.Actor, q ListQuery) ([]Perk, web.Page, error) {
 	if err := caller.RequireAuth(); err != nil {
 		return nil, web.Page{}, err
 	}
@@ -194,15 +187,11 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 	if q.Enabled == nil {
 		scope = "perks|all|" + strings.Join(q.Templates, ",")
 	}
-	start, err := s.Cursor.Decode(caller.TenantID, scope, q.StartKey)
-	if err != nil {
-		return nil, web.Page{}, err
-	}
 	keep := func(_ context.Context, items []ddb.Item) ([]ddb.Item, error) {
 		var out []ddb.Item
 		for _, it := range items {
 			var rec record
-			if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+			if err := perkItems.Decode(it, &rec); err != nil {
 				return nil, err
 			}
 			if q.Enabled != nil && rec.Enabled != *q.Enabled {
@@ -215,23 +204,17 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 		}
 		return out, nil
 	}
-	items, next, err := ddb.QueryPage(ctx, s.DB, s.st().query(caller.TenantID), start, q.Limit, keep)
+	page := ddb.PageQuery{Tenant: caller.TenantID, Scope: scope, StartKey: q.StartKey, Limit: q.Limit, Keep: keep}
+	var recs []record
+	next, err := perkItems.ReadPage(ctx, s.DB, s.Cursor, s.st().query(caller.TenantID), page, &recs)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list perks: %w", err)
 	}
-	out := make([]Perk, 0, len(items))
-	for _, it := range items {
-		p, err := decode(it)
-		if err != nil {
-			return nil, web.Page{}, err
-		}
-		out = append(out, p)
-	}
-	nk, err := s.Cursor.Encode(caller.TenantID, scope, next)
+	out, err := perks(recs)
 	if err != nil {
 		return nil, web.Page{}, err
 	}
-	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: nk}, nil
+	return out, web.Page{Limit: q.Limit, Count: len(out), StartKey: q.StartKey, NextKey: next}, nil
 }
 
 // Update changes a perk (PUT /perks/{perkId}, admin). The body holds any
@@ -239,7 +222,7 @@ func (s *Service) List(ctx context.Context, caller web.Caller, q ListQuery) ([]P
 // and arrays as a whole), null removes an optional field, an absent field
 // is unchanged. The read-only fields may be sent back as GET returned
 // them. The whole result is validated as on create.
-func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body []byte) (Perk, error) {
+func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, body []byte) (Perk, error) {
 	if err := caller.RequireAdmin(); err != nil {
 		return Perk{}, err
 	}
@@ -250,12 +233,9 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 	if err := web.DecodeBytes(body, &in, web.Nullable(nullable...)); err != nil {
 		return Perk{}, err
 	}
-	var patch map[string]json.RawMessage
-	if err := json.Unmarshal(body, &patch); err != nil {
-		return Perk{}, apierr.Invalid("", "the body must be a JSON object")
-	}
-	if len(patch) == 0 {
-		return Perk{}, apierr.Invalid("", "send at least one field to change")
+	patch, err := web.DecodePatch(body)
+	if err != nil {
+		return Perk{}, err
 	}
 	// The locations are checked when the body sets them (once, whatever
 	// the retries): a change of other fields leaves them as they are.
@@ -268,8 +248,8 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 		if err := readOnlyUnchanged(in, cur); err != nil {
 			return Perk{}, err
 		}
-		next, err := merge(cur, patch)
-		if err != nil {
+		var next Perk
+		if err := web.MergePatch("perk", cur, patch, readOnly, &next); err != nil {
 			return Perk{}, err
 		}
 		if err := s.validate(ctx, caller.TenantID, &next.Definition); err != nil {
@@ -282,7 +262,7 @@ func (s *Service) Update(ctx context.Context, caller web.Caller, id string, body
 			setsLocations = false
 		}
 		next.ID, next.TenantID, next.LoyaltyProvider, next.Created = cur.ID, cur.TenantID, ProviderInternal, cur.Created
-		next.UpdatedAt = stamp(s.Clock.Now())
+		next.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, next, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue
@@ -304,43 +284,14 @@ func readOnlyUnchanged(in Input, cur Perk) error {
 	)
 }
 
-// merge overlays the top-level fields of patch on cur (null removes a
-// field) and decodes the result.
-func merge(cur Perk, patch map[string]json.RawMessage) (Perk, error) {
-	b, err := json.Marshal(cur)
-	if err != nil {
-		return Perk{}, fmt.Errorf("encode perk: %w", err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return Perk{}, fmt.Errorf("decode perk: %w", err)
-	}
-	for k, v := range patch {
-		switch k {
-		case "_id", "tenantId", "loyaltyProvider", "created", "updatedAt":
-			continue
-		}
-		if string(v) == "null" {
-			delete(doc, k)
-			continue
-		}
-		doc[k] = v
-	}
-	merged, err := json.Marshal(doc)
-	if err != nil {
-		return Perk{}, fmt.Errorf("encode perk: %w", err)
-	}
-	var next Perk
-	if err := json.Unmarshal(merged, &next); err != nil {
-		return Perk{}, apierr.Invalid("", "the body does not make a valid perk")
-	}
-	return next, nil
-}
+// readOnly are the fields a PUT may send back unchanged (readOnlyUnchanged
+// checks them) and the merge leaves as stored.
+var readOnly = []string{"_id", "tenantId", "loyaltyProvider", "created", "updatedAt"}
 
 // Disable disables a perk (DELETE /perks/{perkId}, admin): its awards stay
 // as history, hidden from the award lists unless includeDisabled. Disabling
 // a disabled perk changes nothing.
-func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) Disable(ctx context.Context, caller actor.Actor, id string) error {
 	if err := caller.RequireAdmin(); err != nil {
 		return err
 	}
@@ -356,7 +307,7 @@ func (s *Service) Disable(ctx context.Context, caller web.Caller, id string) err
 			return nil
 		}
 		cur.Enabled = false
-		cur.UpdatedAt = stamp(s.Clock.Now())
+		cur.UpdatedAt = clock.Stamp(s.Clock.Now())
 		err = s.st().put(ctx, cur, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue

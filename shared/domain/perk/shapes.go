@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
 // Enumerations of the definition shapes (spec: Award, Discount,
@@ -374,7 +375,7 @@ func (v *Visualisation) Validate(path string) error {
 		"backgroundImageUrlAvailableRedemptions":   v.BackgroundImageURLAvailableRedemptions,
 	}
 	for _, name := range sortedKeys(urls) {
-		if err := text(path+"."+name, urls[name], MaxURL); err != nil {
+		if err := web.CheckText(path+"."+name, urls[name], MaxURL); err != nil {
 			return err
 		}
 	}
@@ -384,13 +385,13 @@ func (v *Visualisation) Validate(path string) error {
 		"terms": v.Terms,
 	}
 	for _, name := range sortedKeys(texts) {
-		if err := text(path+"."+name, texts[name], MaxText); err != nil {
+		if err := web.CheckText(path+"."+name, texts[name], MaxText); err != nil {
 			return err
 		}
 	}
 	colours := map[string]*string{"textColour": v.TextColour, "stampColour": v.StampColour, "backgroundOverlayColour": v.BackgroundOverlayColour}
 	for _, name := range sortedKeys(colours) {
-		if err := text(path+"."+name, colours[name], MaxShort); err != nil {
+		if err := web.CheckText(path+"."+name, colours[name], MaxShort); err != nil {
 			return err
 		}
 	}
@@ -443,7 +444,7 @@ func (w *Wallet) validate(path string) error {
 		v    *string
 		max  int
 	}{{"title", w.Title, MaxTitle}, {"description", w.Description, MaxText}, {"terms", w.Terms, MaxText}, {"link", w.Link, MaxURL}} {
-		if err := text(path+"."+f.name, f.v, f.max); err != nil {
+		if err := web.CheckText(path+"."+f.name, f.v, f.max); err != nil {
 			return err
 		}
 	}
@@ -455,10 +456,10 @@ func (w *Wallet) validate(path string) error {
 	}
 	for i, nv := range w.ImageURLs {
 		at := fmt.Sprintf("%s.imageUrls[%d]", path, i)
-		if err := text(at+".name", &nv.Name, MaxShort); err != nil {
+		if err := web.CheckText(at+".name", &nv.Name, MaxShort); err != nil {
 			return err
 		}
-		if err := text(at+".value", &nv.Value, MaxURL); err != nil {
+		if err := web.CheckText(at+".value", &nv.Value, MaxURL); err != nil {
 			return err
 		}
 	}
@@ -487,22 +488,6 @@ func money(path string, v *float64) error {
 	return nil
 }
 
-// text checks an optional text: 1 to max characters (an empty string is
-// refused: leave the field out instead), no control characters.
-func text(path string, v *string, max int) error {
-	if v == nil {
-		return nil
-	}
-	n := utf8.RuneCountInString(*v)
-	if n == 0 || n > max {
-		return apierr.Invalid(path, "must be 1 to %d characters", max)
-	}
-	if strings.ContainsFunc(*v, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f }) {
-		return apierr.Invalid(path, "must not hold control characters")
-	}
-	return nil
-}
-
 func mapKey(path, k string) error {
 	if k == "" || utf8.RuneCountInString(k) > MaxShort {
 		return apierr.Invalid(path, "keys must be 1 to %d characters", MaxShort)
@@ -519,7 +504,7 @@ func stringMap(path string, m map[string]string) error {
 			return err
 		}
 		v := m[k]
-		if err := text(path+"."+k, &v, MaxURL); err != nil {
+		if err := web.CheckText(path+"."+k, &v, MaxURL); err != nil {
 			return err
 		}
 	}
@@ -542,7 +527,7 @@ func matchCodes(path string, raw json.RawMessage, nested bool) error {
 	}
 	var one string
 	if json.Unmarshal(trimmed, &one) == nil {
-		return text(path, &one, MaxShort*4)
+		return web.CheckText(path, &one, MaxShort*4)
 	}
 	var flat []string
 	if json.Unmarshal(trimmed, &flat) == nil {
@@ -570,7 +555,7 @@ func codeList(path string, l []string) error {
 		return apierr.Invalid(path, "at most %d codes", MaxCodes)
 	}
 	for i := range l {
-		if err := text(fmt.Sprintf("%s[%d]", path, i), &l[i], MaxShort*4); err != nil {
+		if err := web.CheckText(fmt.Sprintf("%s[%d]", path, i), &l[i], MaxShort*4); err != nil {
 			return err
 		}
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
@@ -82,24 +80,21 @@ type store struct {
 	table string
 }
 
+// perkItems are the perk items of the table.
+const perkItems ddb.Kind = "perk"
+
+// records are the perk items of the table, one at a time.
+func (s *store) records() ddb.Records {
+	return ddb.Records{API: s.db, Table: s.table, Kind: perkItems, NotFound: ErrNotFound, Conflict: ErrConcurrent}
+}
+
 // put writes a perk: a create when version is 1 (the perk must not
 // exist), else an update conditional on the stored version being
-// version-1.
+// version-1 (ErrConcurrent otherwise).
 func (s *store) put(ctx context.Context, p Perk, version int) error {
 	rec, err := newRecord(p, version)
 	if err != nil {
 		return err
-	}
-	item, err := attributevalue.MarshalMap(rec)
-	if err != nil {
-		return fmt.Errorf("put perk %s: %w", p.ID, err)
-	}
-	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}
-	if version == 1 {
-		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
-	} else {
-		in.ConditionExpression = aws.String("version = :v")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version - 1)}}
 	}
 	if p.Points.Expiry.Expires() {
 		// Listed for the daily points expiry before any lot can expire.
@@ -110,13 +105,7 @@ func (s *store) put(ctx context.Context, p Perk, version int) error {
 			return fmt.Errorf("put perk %s: list the tenant for the points expiry: %w", p.ID, err)
 		}
 	}
-	if _, err := s.db.PutItem(ctx, in); err != nil {
-		if ddb.IsConditionFailed(err) {
-			return fmt.Errorf("put perk %s: %w", p.ID, ErrConcurrent)
-		}
-		return fmt.Errorf("put perk %s: %w", p.ID, err)
-	}
-	return nil
+	return s.records().Put(ctx, p.ID, rec, version)
 }
 
 // expiryDirectoryPK is the key under which the tenants whose perks ever
@@ -154,16 +143,9 @@ func (s *Service) TenantsWithExpiry(ctx context.Context) ([]string, error) {
 
 // get reads one perk (any state) and its version.
 func (s *store) get(ctx context.Context, tenantID, id string) (Perk, int, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: perkKey(tenantID, id), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Perk{}, 0, fmt.Errorf("get perk %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return Perk{}, 0, fmt.Errorf("get perk %s: %w", id, ErrNotFound)
-	}
 	var rec record
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return Perk{}, 0, fmt.Errorf("get perk %s: %w", id, err)
+	if err := s.records().Get(ctx, id, perkKey(tenantID, id), &rec); err != nil {
+		return Perk{}, 0, err
 	}
 	p, err := rec.perk()
 	return p, rec.Version, err
@@ -171,44 +153,27 @@ func (s *store) get(ctx context.Context, tenantID, id string) (Perk, int, error)
 
 // query returns the query of a tenant's perks in creation order.
 func (s *store) query(tenantID string) dynamodb.QueryInput {
-	return dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: perksPK(tenantID)},
-			":sk": &types.AttributeValueMemberS{Value: skPerkPrefix},
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	return ddb.PrefixQuery(s.table, perksPK(tenantID), skPerkPrefix)
 }
 
 // all returns every perk of a tenant (any state), in creation order.
 func (s *store) all(ctx context.Context, tenantID string) ([]Perk, error) {
-	in := s.query(tenantID)
-	var out []Perk
-	for {
-		page, err := s.db.Query(ctx, &in)
-		if err != nil {
-			return nil, fmt.Errorf("list perks: %w", err)
-		}
-		for _, it := range page.Items {
-			p, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+	var recs []record
+	if err := perkItems.QueryAll(ctx, s.db, s.query(tenantID), &recs); err != nil {
+		return nil, fmt.Errorf("list perks: %w", err)
 	}
+	return perks(recs)
 }
 
-func decode(it ddb.Item) (Perk, error) {
-	var rec record
-	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
-		return Perk{}, fmt.Errorf("decode perk: %w", err)
+// perks returns the perks that recs hold, in order.
+func perks(recs []record) ([]Perk, error) {
+	out := make([]Perk, len(recs))
+	for i, rec := range recs {
+		p, err := rec.perk()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
 	}
-	return rec.perk()
+	return out, nil
 }

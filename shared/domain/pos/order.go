@@ -20,6 +20,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -182,7 +183,7 @@ func newOrder(tenantID, userID string, now time.Time) Order {
 	return Order{
 		ID: perk.NewID(now), TenantID: tenantID, UserID: userID, State: StateOpen,
 		Basket: []BasketItem{}, Redemptions: []Redemption{}, PointsEarned: map[string]int{}, PointsReversed: map[string]int{},
-		Created: stamp(now), UpdatedAt: stamp(now),
+		Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now),
 	}
 }
 
@@ -250,7 +251,7 @@ func (s *Service) UpdateOrder(ctx context.Context, caller actor.Actor, id string
 			continue
 		}
 		now := s.Clock.Now()
-		r.UpdatedAt = stamp(now)
+		r.UpdatedAt = clock.Stamp(now)
 		r.Version++
 		put, err := s.st().putOrder(r)
 		if err != nil {
@@ -437,7 +438,7 @@ func (s *Service) prepareCompletion(ctx context.Context, caller actor.Actor, tx 
 		}
 	}
 	prof, place := pre.prof, pre.place
-	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, stamp(now), stamp(now)
+	r.State, r.CompletedAt, r.UpdatedAt = StateCompleted, clock.Stamp(now), clock.Stamp(now)
 	r.EarnedBase, r.RefundedAfter = r.TransactionsTotal, money.Amount{}
 	r.Version++
 	put, err := s.st().putOrder(*r)

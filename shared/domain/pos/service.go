@@ -65,10 +65,6 @@ type Service struct {
 
 func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 func (s *Service) log() *slog.Logger {
 	if s.Log != nil {
 		return s.Log

@@ -21,6 +21,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -209,7 +210,7 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 	t := Transaction{
 		ID: perk.NewID(now), TenantID: caller.TenantID, UserID: userID, ShortCode: in.ShortCode,
 		SubTotal: in.SubTotal, TotalTax: in.TotalTax, TotalPrice: *in.TotalPrice, TotalTip: in.TotalTip, TotalPayment: in.TotalPayment,
-		LocationID: in.LocationID, RegisterID: in.RegisterID, OrderID: in.OrderID, PaymentType: in.PaymentType, Created: stamp(now),
+		LocationID: in.LocationID, RegisterID: in.RegisterID, OrderID: in.OrderID, PaymentType: in.PaymentType, Created: clock.Stamp(now),
 	}
 	tx := &ddb.Tx{}
 	codeItem, err := st.put(codeRecord{PK: codePK(t.TenantID, t.ShortCode), SK: "TXNCODE", TransactionID: t.ID, BodyHash: hash}, "", nil)
@@ -239,7 +240,7 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 		}
 		orderAt = tx.Add("order", st.update(orderPK(t.TenantID, o.ID), "ORDER",
 			"ADD transactionsTotal :p, transactionCount :one, version :one SET updatedAt = :now", "#st = :open",
-			map[string]types.AttributeValue{":p": fv(t.TotalPrice), ":one": nv(1), ":now": sv(stamp(now)), ":open": sv(StateOpen)}))
+			map[string]types.AttributeValue{":p": fv(t.TotalPrice), ":one": nv(1), ":now": sv(clock.Stamp(now)), ":open": sv(StateOpen)}))
 		tx.Items()[orderAt].Update.ExpressionAttributeNames = map[string]string{"#st": "state"}
 	} else {
 		// Without orderId the platform makes the order and completes it
@@ -425,10 +426,10 @@ func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction)
 	if rf.reversed == nil {
 		rf.reversed = map[string]int{}
 	}
-	rf.res.Refunded, rf.res.RefundedAt = true, stamp(now)
+	rf.res.Refunded, rf.res.RefundedAt = true, clock.Stamp(now)
 	tx := &ddb.Tx{}
 	txnAt := tx.Add("transaction", st.update(txnPK(t.TenantID, t.ID), "TXN", "SET refunded = :t, refundedAt = :now", "refunded = :f",
-		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(stamp(now))}))
+		map[string]types.AttributeValue{":t": bv(true), ":f": bv(false), ":now": sv(clock.Stamp(now))}))
 	restores := t.PaymentType == PaymentApp && t.Charge().Sign() > 0
 	if restores {
 		rf.res.BalanceRestored = t.Charge()
@@ -462,7 +463,7 @@ func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction)
 		"SET pointsReversed = :rev, redemptionsReturned = :ret, updatedAt = :now ADD "+add, "version = :v",
 		map[string]types.AttributeValue{
 			":neg": fv(t.TotalPrice.Neg()), ":p": fv(t.TotalPrice), ":one": nv(1), ":rev": reversed, ":ret": bv(rf.returned),
-			":now": sv(stamp(now)), ":v": nv(int64(o.Version)),
+			":now": sv(clock.Stamp(now)), ":v": nv(int64(o.Version)),
 		}))
 	res := rf.res
 	am := map[string]any{

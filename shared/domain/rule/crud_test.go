@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
-
-const stampFormat = "2006-01-02T15:04:05.000Z"
 
 func TestRuleCRUD(t *testing.T) {
 	t.Parallel()
@@ -41,7 +40,7 @@ func TestRuleCRUD(t *testing.T) {
 	if r["tenantId"] != h.Tenant.ID || r["title"] != "Lunch points" || r["trigger"] != "ORDER_COMPLETED" || r["enabled"] != true {
 		t.Errorf("created = %v", r)
 	}
-	c, err := time.Parse(stampFormat, fmt.Sprint(r["created"]))
+	c, err := time.Parse(clock.Format, fmt.Sprint(r["created"]))
 	if err != nil || time.Since(c).Abs() > time.Minute || r["updatedAt"] != r["created"] {
 		t.Errorf("created %v, updatedAt %v: want now, both the same", r["created"], r["updatedAt"])
 	}

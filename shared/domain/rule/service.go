@@ -15,11 +15,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
-
-const timeFormat = "2006-01-02T15:04:05.000Z"
 
 // Routes returns the rule routes of the audiences function.
 func (e *Engine) Routes() []web.Route {
@@ -102,7 +101,7 @@ func (e *Engine) Create(ctx context.Context, caller actor.Actor, body []byte) (R
 	}
 	now := e.Clock.Now()
 	r := Rule{ID: perk.NewID(now), TenantID: caller.TenantID, Definition: in.Definition, Enabled: in.Enabled == nil || *in.Enabled,
-		Created: now.UTC().Format(timeFormat), UpdatedAt: now.UTC().Format(timeFormat)}
+		Created: clock.Stamp(now), UpdatedAt: clock.Stamp(now)}
 	if err := e.st().put(ctx, r, 1); err != nil {
 		return Rule{}, fmt.Errorf("create rule: %w", err)
 	}
@@ -183,7 +182,7 @@ func (e *Engine) Update(ctx context.Context, caller actor.Actor, id string, body
 		if err := e.check(ctx, caller.TenantID, &next.Definition, changed, trigger); err != nil {
 			return Rule{}, err
 		}
-		next.UpdatedAt = e.Clock.Now().UTC().Format(timeFormat)
+		next.UpdatedAt = clock.Stamp(e.Clock.Now())
 		err = e.st().put(ctx, next, version+1)
 		if errors.Is(err, ErrConcurrent) {
 			continue

@@ -54,13 +54,6 @@ const (
 	SKDevice  = "DEVICE"
 )
 
-// TimeFormat is the fixed-width UTC form used for stored and returned
-// timestamps; it sorts as text.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// Stamp formats t as TimeFormat.
-func Stamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
-
 // Keys of the user's items and indexes (see the layout above).
 func UserPK(t, uid string) string               { return profile.PK(t, uid) }
 func CredSK(provider, id string) string         { return "CRED#" + provider + "#" + id }

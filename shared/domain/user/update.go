@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -22,7 +23,7 @@ func (s *Service) UpdateUser(ctx context.Context, r Record, upd expression.Updat
 
 // UpdateUserAt is UpdateUser with the time the change is stamped with.
 func (s *Service) UpdateUserAt(ctx context.Context, r Record, at time.Time, upd expression.UpdateBuilder, cond expression.ConditionBuilder, with ...types.TransactWriteItem) error {
-	now := Stamp(at)
+	now := clock.Stamp(at)
 	upd = upd.Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("gsi3sk"), expression.Value(now+"#"+r.ID)).
 		Add(expression.Name("version"), expression.Value(1))

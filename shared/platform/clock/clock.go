@@ -1,11 +1,21 @@
 // Package clock gives the platform an injectable notion of now, so expiry
-// (sessions, guests, check-ins, segments) is tested without sleeping.
+// (sessions, guests, check-ins, segments) is tested without sleeping, and
+// the one form in which it writes instants down (Format, Stamp).
 package clock
 
 import (
 	"sync"
 	"time"
 )
+
+// Format is the platform's fixed-width UTC timestamp form (milliseconds,
+// then Z), in which timestamps are stored and returned. Every timestamp in
+// it has the same width, so timestamps sort as text in time order; it is
+// also the layout to parse them back with time.Parse.
+const Format = "2006-01-02T15:04:05.000Z"
+
+// Stamp returns t in UTC written in Format.
+func Stamp(t time.Time) string { return t.UTC().Format(Format) }
 
 // Clock returns the current time.
 type Clock interface {

@@ -1,7 +1,9 @@
 // Package ddb holds the DynamoDB plumbing the domain stores share: the client
 // built once per cold start, table names from the environment, signed paging
-// keys, the filled-page query loop and condition-failure checks. Domain
-// packages build their own keys; this package never does.
+// keys, the filled-page query loop, condition-failure checks and the items of
+// one kind (Kind: decoded queries and pages; Records: versioned put,
+// consistent get, delete). Domain packages build their own keys; this
+// package never does.
 package ddb
 
 import (

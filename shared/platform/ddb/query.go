@@ -87,6 +87,34 @@ func hasMore(ctx context.Context, api API, in dynamodb.QueryInput, start Item, k
 	}
 }
 
+// PrefixQuery returns the strongly consistent query of the items of
+// partition pk whose sort key (sk) starts with skPrefix, in sort key order:
+// the items of one kind that a tenant's partition holds.
+func PrefixQuery(table, pk, skPrefix string) dynamodb.QueryInput {
+	return dynamodb.QueryInput{
+		TableName:              aws.String(table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":sk": &types.AttributeValueMemberS{Value: skPrefix},
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+}
+
+// PageQuery is the request for one page of an API list served by a Query:
+// the page key the client sent (StartKey, "" for the first page), which
+// the Cursor binds to Tenant and Scope (the list and its filters, so a key
+// of another list or tenant is refused), the page size and the filter in
+// Go (Keep, nil for none; see QueryPage).
+type PageQuery struct {
+	Tenant   string
+	Scope    string
+	StartKey string
+	Limit    int
+	Keep     Filter
+}
+
 // QueryEach runs in (a Query) page after page to its end and calls each
 // with every item in turn; an error of each stops it and is returned as
 // it is.

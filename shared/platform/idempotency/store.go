@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -132,9 +133,6 @@ func (s *Store) newClaim(id recordID, token string) *claim {
 	}})}
 }
 
-// timeFormat is the fixed-width UTC form of stored timestamps.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
 func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
@@ -152,7 +150,7 @@ func (s *Store) claim(ctx context.Context, id recordID, hash string) (*claim, er
 		rec := record{
 			PK: id.pk(), SK: skIdem, TenantID: id.tenantID, Route: id.route, RequestHash: hash,
 			Status: statusInFlight, Token: newToken(), ClaimedAt: now.UnixMilli(),
-			CreatedAt: now.UTC().Format(timeFormat), ExpiresAt: now.Add(Lifetime).Unix(),
+			CreatedAt: clock.Stamp(now), ExpiresAt: now.Add(Lifetime).Unix(),
 		}
 		item, err := attributevalue.MarshalMap(rec)
 		if err != nil {
@@ -242,7 +240,7 @@ func (s *Store) complete(r *http.Request, c *claim, resp response) {
 	expr := "SET #status = :done, respStatus = :rs, completedAt = :at"
 	values := map[string]types.AttributeValue{
 		":done": str(statusDone), ":rs": num(int64(resp.status)),
-		":at": str(s.Clock.Now().UTC().Format(timeFormat)), ":token": str(c.token), ":inflight": str(statusInFlight),
+		":at": str(clock.Stamp(s.Clock.Now())), ":token": str(c.token), ":inflight": str(statusInFlight),
 	}
 	if len(resp.header) > 0 {
 		h, err := attributevalue.Marshal(resp.header)
@@ -347,7 +345,7 @@ func (s *Store) unanswered(r *http.Request, c *claim, reason string) {
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#token": "token"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":done": str(statusDone), ":true": &types.AttributeValueMemberBOOL{Value: true},
-			":at": str(s.Clock.Now().UTC().Format(timeFormat)), ":token": str(c.token), ":inflight": str(statusInFlight),
+			":at": str(clock.Stamp(s.Clock.Now())), ":token": str(c.token), ":inflight": str(statusInFlight),
 		},
 	})
 	if err != nil && !ddb.IsConditionFailed(err) {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -60,7 +61,7 @@ func destinationRecord(t testing.TB, ev events.S3Event, condition string) string
 	t.Helper()
 	rec := map[string]any{
 		"version":   "1.0",
-		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		"timestamp": clock.Stamp(time.Now()),
 		"requestContext": map[string]any{
 			"requestId":              "e4b46cbf-b738-4c7d-8880-a18cdf61200e",
 			"functionArn":            "arn:aws:lambda:us-east-1:123456789012:function:platform-JobsFunction-AbC123:$LATEST",

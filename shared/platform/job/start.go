@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // MaxDirectUpload is the largest input file a job-starting call accepts in
@@ -92,7 +93,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (operation.Operat
 			}
 			headers[k] = vs[0]
 		}
-		op.Upload = &operation.Upload{URL: p.URL, Method: p.Method, ExpiresAt: s.Clock.Now().Add(s.presignExpiry()).UTC().Format("2006-01-02T15:04:05.000Z"), Headers: headers}
+		op.Upload = &operation.Upload{URL: p.URL, Method: p.Method, ExpiresAt: clock.Stamp(s.Clock.Now().Add(s.presignExpiry())), Headers: headers}
 		return op, nil
 	case req.Input != nil:
 		if err := s.putBytes(ctx, InputKey(req.TenantID, op.ID), req.Input, "text/csv"); err != nil {

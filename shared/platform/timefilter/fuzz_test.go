@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/timefilter"
 )
 
@@ -38,16 +39,16 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, c := range conds {
-			if len(c.Value) != len(timefilter.Format) {
+			if len(c.Value) != len(clock.Format) {
 				t.Fatalf("Parse(%q): value %q is not in the fixed-width form", raw, c.Value)
 			}
-			back, err := time.Parse(timefilter.Format, c.Value)
-			if err != nil || back.Format(timefilter.Format) != c.Value {
+			back, err := time.Parse(clock.Format, c.Value)
+			if err != nil || back.Format(clock.Format) != c.Value {
 				t.Fatalf("Parse(%q): value %q does not read back: %v", raw, c.Value, err)
 			}
 		}
-		ts, err := time.Parse(timefilter.Format, probe)
-		if err != nil || ts.Format(timefilter.Format) != probe {
+		ts, err := time.Parse(clock.Format, probe)
+		if err != nil || ts.Format(clock.Format) != probe {
 			return
 		}
 		values := map[string]types.AttributeValue{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
 
 // Ops are the comparisons a filter takes, as parameter suffixes; the bare
@@ -18,14 +19,11 @@ import (
 var Ops = []string{"gt", "lte", "eq", "neq"}
 
 // Cond is one condition: Op is gt, lte, eq or neq; Value is the instant in
-// the platform's fixed-width form (2006-01-02T15:04:05.000Z).
+// the platform's fixed-width form (clock.Format).
 type Cond struct {
 	Op    string
 	Value string
 }
-
-// Format is the platform's fixed-width UTC timestamp form.
-const Format = "2006-01-02T15:04:05.000Z"
 
 // Holds reports whether a timestamp (fixed-width form) meets the condition.
 func (c Cond) Holds(ts string) bool {
@@ -78,7 +76,7 @@ func Parse(r *http.Request, name string) ([]Cond, error) {
 			if o == "" {
 				o = "eq"
 			}
-			out = append(out, Cond{Op: o, Value: t.UTC().Format(Format)})
+			out = append(out, Cond{Op: o, Value: clock.Stamp(t)})
 		}
 	}
 	return out, nil

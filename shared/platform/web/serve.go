@@ -36,20 +36,6 @@ func Serve[T any](status int, op Op[T]) http.HandlerFunc {
 	}
 }
 
-// ServeAdmin is Serve for admin routes: a caller who is not an admin is
-// refused (401) before op reads the request, so a USER never learns more
-// about a route than that it is not theirs. A route that declares Access
-// Admin needs no more than Serve.
-func ServeAdmin[T any](status int, op Op[T]) http.HandlerFunc {
-	return Serve(status, func(r *http.Request, a actor.Actor) (T, error) {
-		if err := a.RequireAdmin(); err != nil {
-			var zero T
-			return zero, err
-		}
-		return op(r, a)
-	})
-}
-
 // ServeEmpty adapts op to a handler that answers status with no body.
 //
 // It is not inlined, for the reason Serve is not.
