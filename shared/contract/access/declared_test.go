@@ -22,8 +22,7 @@ func TestAllowedAgreesWithAccess(t *testing.T) {
 			key := r.Pattern()
 			switch {
 			case r.Access == web.Undeclared:
-				// Only the perk and enrichment routes are left: their
-				// handlers check their callers themselves.
+				t.Errorf("%s: declares no Access", key)
 			case isAllowed(key, anonymous) && r.Access != web.Public && r.Access != web.Anonymous:
 				t.Errorf("%s: allowed to anonymous callers, but declares Access %s", key, r.Access)
 			case (r.Access == web.Admin || r.Access == web.Self) && len(allowed[key]) > 0:

@@ -14,9 +14,10 @@ type Access int
 
 const (
 	// Undeclared is the zero value: the route has not said who may call
-	// it. Handler serves it unchecked: its handler checks its caller, as
-	// only the perk and enrichment handlers (shared/domain/perk,
-	// shared/domain/enrichment) still do.
+	// it. Handler serves it unchecked (the handler would have to check
+	// its caller itself), which only tests' own routes rely on: every
+	// route of the platform declares its access, and shared/wire/whole's
+	// TestRoutesDeclareAccess fails for one that does not.
 	Undeclared Access = iota
 	// Public routes serve anyone, even a request that names no tenant
 	// (GET /openapi.json). Credentials that are sent are still checked,

@@ -24,10 +24,6 @@ const (
 	HeaderNonce        = "x-platform-req-nonce"
 )
 
-// Caller is who makes a request: the actor the authentication middleware
-// resolved. It is an alias while the domains move to actor.Actor.
-type Caller = actor.Actor
-
 // ValidID reports whether id could be a platform id (actor.ValidID): 1 to
 // 128 letters, digits, '-' or '_'; anything else cannot name a stored item
 // and is answered 404 before it reaches the database.

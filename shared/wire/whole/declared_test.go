@@ -7,13 +7,8 @@ import (
 	"github.com/loyalty-platform/platform/shared/wire/whole"
 )
 
-// checksItself names the functions whose routes may declare no access:
-// the users domain's (accounts, users, avatars), whose handlers still
-// check their callers themselves.
-var checksItself = map[string]bool{"accounts": true, "users": true, "avatars": true}
-
-// TestRoutesDeclareAccess proves that every other route declares who may
-// call it (web.Route.Access), so a route added without one fails here
+// TestRoutesDeclareAccess proves that every route of every function
+// declares who may call it (web.Route.Access), so a route added without one fails here
 // rather than running unchecked.
 func TestRoutesDeclareAccess(t *testing.T) {
 	t.Parallel()
@@ -23,7 +18,7 @@ func TestRoutesDeclareAccess(t *testing.T) {
 	}
 	for fn, routes := range d.Routes() {
 		for _, r := range routes {
-			if r.Access == web.Undeclared && !checksItself[fn] {
+			if r.Access == web.Undeclared {
 				t.Errorf("%s: %s declares no Access", fn, r.Pattern())
 			}
 		}
