@@ -58,6 +58,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
 	"github.com/loyalty-platform/platform/shared/contract/sam"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/auth"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
 	"github.com/loyalty-platform/platform/shared/wire"
@@ -203,6 +204,7 @@ func newHarness(t testing.TB, suffix string) *Harness {
 	}
 	h := &Harness{T: t, Deps: deps, Clock: &clock.Manual{}, Outbox: &notify.Outbox{}, Template: st.Template}
 	deps.Clock, deps.Notifier, deps.Pusher = h.Clock, h.Outbox, h.Outbox
+	deps.PasswordCost = TestPasswordCost
 	if err := deps.Wire(); err != nil {
 		t.Fatalf("wire the functions: %v", err)
 	}
@@ -384,3 +386,10 @@ func truncate(b []byte) string {
 
 // Sprintf is fmt.Sprintf, for building paths.
 func Sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// TestPasswordCost is the cost of the password hashes the harness's
+// platform makes (64 KiB, 1 iteration, instead of the functions' 19 MiB and
+// 2): the suite signs up a user with a password in most of its tests, and
+// under the race detector every 19 MiB hash costs about 240 ms of
+// CPU. account's own tests check the functions' cost.
+var TestPasswordCost = auth.PasswordCost{MemoryKiB: 64, Time: 1}

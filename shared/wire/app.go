@@ -116,6 +116,9 @@ type Base struct {
 	// the ones Config.Notifier names (shared/wire/parts/identity).
 	Notifier notify.Notifier
 	Pusher   notify.Pusher
+	// PasswordCost is the cost of new password hashes (see
+	// auth.PasswordCost): zero in every function, lowered by the tests.
+	PasswordCost auth.PasswordCost
 }
 
 // NewBase builds the base of a function from cfg with the real clock.

@@ -366,7 +366,7 @@ func (s *Service) newRecord(t tenant.Tenant, tenantID string, in CreateInput, pl
 		r.Roles = in.Roles
 	}
 	if in.Password != "" {
-		r.PasswordHash = HashPassword(in.Password)
+		r.PasswordHash = s.HashPassword(in.Password)
 	}
 	r.NameWords = user.NameWords(r.FullName)
 	r.SetKeys()

@@ -13,8 +13,9 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// Argon2id parameters: the OWASP Password Storage Cheat Sheet's first
-// recommended configuration (19 MiB of memory, 2 iterations, 1 thread).
+// Argon2id parameters of new password hashes: the OWASP Password Storage
+// Cheat Sheet's first recommended configuration (19 MiB of memory, 2
+// iterations, 1 thread), unless Config.PasswordCost lowers the cost.
 const (
 	argonTime    = 2
 	argonMemory  = 19 * 1024
@@ -23,14 +24,28 @@ const (
 	argonSaltLen = 16
 )
 
-// HashPassword returns an encoded argon2id hash of password in the PHC
-// string format.
-func HashPassword(password string) string {
+// hashPassword returns an encoded argon2id hash of password in the PHC
+// string format, at the cost cost names (its zero fields: the OWASP
+// parameters above).
+func hashPassword(password string, cost auth.PasswordCost) string {
+	t, mem := cost.Time, cost.MemoryKiB
+	if t == 0 {
+		t = argonTime
+	}
+	if mem == 0 {
+		mem = argonMemory
+	}
 	salt := make([]byte, argonSaltLen)
 	_, _ = rand.Read(salt)
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+	key := argon2.IDKey([]byte(password), salt, t, mem, argonThreads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, mem, t, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}
+
+// HashPassword returns an encoded argon2id hash of password at the
+// service's cost (Config.PasswordCost).
+func (s *Service) HashPassword(password string) string {
+	return hashPassword(password, s.PasswordCost)
 }
 
 // CheckPassword reports whether password matches an encoded hash made by

@@ -12,6 +12,7 @@ package account
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -84,6 +85,9 @@ type Config struct {
 	AnonymousPerMinute int
 	// Cursor signs the page keys of GET /credentials.
 	Cursor ddb.Cursor
+	// PasswordCost is the cost of new password hashes (the zero value:
+	// the OWASP parameters every function uses; the tests lower it).
+	PasswordCost auth.PasswordCost
 }
 
 // Service signs users up and in. Its Config is what New was given (the
@@ -92,11 +96,17 @@ type Service struct {
 	Config
 	users *user.Service
 	store *store
+	// dummyHash is a password hash no password is checked against except
+	// for unknown credentials, so that a login for an unknown user costs
+	// as much as one for a known user.
+	dummyHash func() string
 }
 
 // New returns the service on the users domain's core.
 func New(users *user.Service, c Config) *Service {
-	return &Service{Config: c, users: users, store: &store{users.Store()}}
+	s := &Service{Config: c, users: users, store: &store{users.Store()}}
+	s.dummyHash = sync.OnceValue(func() string { return s.HashPassword(newToken("dummy")) })
+	return s
 }
 
 func (s *Service) st() *store { return s.store }

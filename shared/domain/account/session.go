@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/platform/actor"
@@ -223,11 +222,6 @@ func (s *Service) Login(ctx context.Context, tenantID, provider, username, passw
 	})
 }
 
-// dummyHash is a password hash no password is checked against except for
-// unknown credentials, so that a login for an unknown user costs as much as
-// one for a known user.
-var dummyHash = sync.OnceValue(func() string { return HashPassword(newToken("dummy")) })
-
 // passwordLogin reads the owner of a normalized primary credential, checks
 // the password and opens a session.
 func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, id, password string) (Session, error) {
@@ -236,7 +230,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	st := s.st()
 	uid, err := st.UserIDByCredential(ctx, tenantID, provider, id, now)
 	if errors.Is(err, user.ErrNotFound) {
-		CheckPassword(dummyHash(), password)
+		CheckPassword(s.dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
@@ -246,7 +240,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	// them).
 	r, creds, err := st.UserWithCredentials(ctx, tenantID, uid, now)
 	if errors.Is(err, user.ErrNotFound) {
-		CheckPassword(dummyHash(), password)
+		CheckPassword(s.dummyHash(), password)
 		return Session{}, ErrBadLogin
 	}
 	if err != nil {
@@ -255,7 +249,7 @@ func (s *Service) passwordLogin(ctx context.Context, t tenant.Tenant, provider, 
 	_, primary := primaryAmong(creds, provider, id)
 	hash := r.PasswordHash
 	if hash == "" || !primary || r.Deleted || r.IsGuest {
-		hash = dummyHash()
+		hash = s.dummyHash()
 	}
 	if !CheckPassword(hash, password) || hash != r.PasswordHash {
 		return Session{}, ErrBadLogin
@@ -627,7 +621,7 @@ func (s *Service) CompleteReset(ctx context.Context, tenantID, username, code, p
 		// Count the wrong attempt atomically; five void the code.
 		return s.countAttempt(ctx, r, "resetAttempts")
 	}
-	upd := expression.Set(expression.Name("passwordHash"), expression.Value(HashPassword(password))).
+	upd := expression.Set(expression.Name("passwordHash"), expression.Value(s.HashPassword(password))).
 		Remove(expression.Name("resetCode")).Remove(expression.Name("resetExpiresAt")).
 		Set(expression.Name("resetAttempts"), expression.Value(0)).
 		Add(expression.Name("sessionEpoch"), expression.Value(1))

@@ -27,6 +27,19 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
+// PasswordCost is the Argon2id cost of new password hashes. Its zero
+// value, which every function uses, is the OWASP Password Storage Cheat
+// Sheet's first recommended configuration (19 MiB, 2 iterations); the
+// tests (shared/testkit) lower it, because under the race detector each
+// hash of 19 MiB takes about 240 ms of CPU (48 ms without it) and the
+// suite hashes a password for every user it signs up. A stored hash names
+// its own cost, so hashes of any cost are checked alike.
+type PasswordCost struct {
+	// MemoryKiB and Time are the memory (KiB) and iterations; 0 is the
+	// OWASP value.
+	MemoryKiB, Time uint32
+}
+
 // Item layout of the Sessions table for sessions (the token itself is
 // never stored, only its SHA-256):
 //

@@ -35,7 +35,7 @@ func New(b *wire.Base) (*Function, error) {
 		Tenants: b.Tenants(), Actions: b.Actions(), Notifier: n,
 		Caps: notify.CapsFromEnv(counter), SSO: sso.NewVerifier(sso.FromEnv(), b.Clock),
 		Allowance: counter, AnonymousPerMinute: account.AnonymousPerMinuteFromEnv(),
-		Cursor: b.Cursor,
+		Cursor: b.Cursor, PasswordCost: b.PasswordCost,
 	})
 	return &Function{Accounts: a}, nil
 }
