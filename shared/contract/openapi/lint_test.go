@@ -98,7 +98,7 @@ func TestEveryOperationAnswers(t *testing.T) {
 // beside a `type` (OpenAPI 3.0 ignores it elsewhere, so a standard validator
 // refuses the null that kin-openapi would let through), and every `number`
 // with a `format` (double: generators otherwise pick float32 or a bare
-// interface type).
+// interface type), and every field described as read-only marked readOnly.
 func TestNullableHasType(t *testing.T) {
 	t.Parallel()
 	d := load(t)
@@ -112,6 +112,9 @@ func TestNullableHasType(t *testing.T) {
 		seen[s] = true
 		if s.Nullable && (s.Type == nil || len(*s.Type) == 0) {
 			t.Errorf("%s: nullable without a type", where)
+		}
+		if strings.HasPrefix(s.Description, "Read-only") && !s.ReadOnly {
+			t.Errorf("%s: described as read-only without readOnly: true", where)
 		}
 		if s.Type.Is("number") && s.Format != "double" {
 			t.Errorf("%s: number without format: double", where)
