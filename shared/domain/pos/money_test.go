@@ -219,3 +219,24 @@ func TestCurrencyDigits(t *testing.T) {
 		t.Errorf("balance = %s, want 1.234", got)
 	}
 }
+
+// TestShortCodeMessages: GET /transactions?shortCode= tells a missing code,
+// a too long one and one holding a control character apart (a present value
+// is never told it is required), and so does a transaction's shortCode.
+func TestShortCodeMessages(t *testing.T) {
+	t.Parallel()
+	h := ts.New(t)
+	uid := h.AdminUser(t, "Sam", "Short")
+	for _, c := range []struct{ name, query, want string }{
+		{"missing", "", "shortCode: is required (1 to 64 characters)"},
+		{"control character", "a%14b", "shortCode: must not hold control characters"},
+		{"too long", strings.Repeat("x", 65), "shortCode: must be 1 to 64 characters"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			refused(t, h.Do("GET", "/transactions?shortCode="+c.query, nil, h.Admin()), c.want)
+		})
+	}
+	t.Run("body control character", func(t *testing.T) {
+		refused(t, h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "a\x14b", "totalPrice": 1, "paymentType": "CASH"}, h.Admin()), "shortCode: must not hold control characters")
+	})
+}

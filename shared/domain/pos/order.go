@@ -80,6 +80,9 @@ func (in *OrderInput) validate(userID string, cur money.Currency) error {
 	if in.Scenario != nil && (!codePattern().MatchString(*in.Scenario) || len(*in.Scenario) > 32) {
 		return apierr.Invalid("scenario", "must be an UPPER_SNAKE scenario such as PAYATPOS")
 	}
+	if in.ShortCode != nil && *in.ShortCode != "" && hasControl(*in.ShortCode) {
+		return apierr.Invalid("shortCode", "must not hold control characters")
+	}
 	if in.ShortCode != nil && (*in.ShortCode == "" || !textOK(*in.ShortCode, 64)) {
 		return apierr.Invalid("shortCode", "must be 1 to 64 characters")
 	}

@@ -112,8 +112,30 @@ func (r Redemption) Points(def int) int {
 // cold start does not pay for it.
 var codePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`) })
 
+// textOK reports whether s is at most max characters without control
+// characters.
 func textOK(s string, max int) bool {
-	return utf8.RuneCountInString(s) <= max && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return utf8.RuneCountInString(s) <= max && !hasControl(s)
+}
+
+// hasControl reports whether s holds a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// checkCode checks a required one-line text named field of a request: 1 to
+// max characters, no control characters, each refusal with its own message
+// (a present value is never told it is missing).
+func checkCode(field, s string, max int) error {
+	switch {
+	case s == "":
+		return apierr.Invalid(field, "is required (1 to %d characters)", max)
+	case utf8.RuneCountInString(s) > max:
+		return apierr.Invalid(field, "must be 1 to %d characters", max)
+	case hasControl(s):
+		return apierr.Invalid(field, "must not hold control characters")
+	}
+	return nil
 }
 
 // amount checks the money field named field of a body, when present: at

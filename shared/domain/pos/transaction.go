@@ -77,8 +77,11 @@ type TransactionInput struct {
 // validate checks a transaction body, its amounts in the tenant's currency
 // (and sets them to exactly its digits).
 func (in *TransactionInput) validate(cur money.Currency) error {
-	if in.ShortCode == "" || !textOK(in.ShortCode, 64) {
+	if in.ShortCode == "" {
 		return apierr.Invalid("shortCode", "is required: the POS's own id of the transaction (1 to 64 characters)")
+	}
+	if err := checkCode("shortCode", in.ShortCode, 64); err != nil {
+		return err
 	}
 	if in.TotalPrice == nil {
 		return apierr.Invalid("totalPrice", "is required")
@@ -326,8 +329,8 @@ func (s *Service) FindTransaction(ctx context.Context, caller actor.Actor, short
 	if err := caller.RequireAdmin(); err != nil {
 		return Transaction{}, err
 	}
-	if shortCode == "" || !textOK(shortCode, 64) {
-		return Transaction{}, apierr.Invalid("shortCode", "is required (1 to 64 characters)")
+	if err := checkCode("shortCode", shortCode, 64); err != nil {
+		return Transaction{}, err
 	}
 	code, found, err := s.st().code(ctx, caller.TenantID, shortCode)
 	if err != nil {
