@@ -104,7 +104,7 @@ func (in *TransactionInput) validate(cur money.Currency) error {
 		return apierr.Invalid("paymentType", "is required")
 	}
 	if !paymentTypeOK(in.PaymentType) {
-		return apierr.Invalid("paymentType", "must be one of the payment types (CASH_AT_POS, CARD_AT_POS, ..., APP, PAY_BY_BANK)")
+		return apierr.Invalid("paymentType", "must be one of the payment types (CASH_AT_POS, CARD_AT_POS, APPLE_PAY, GOOGLE_PAY, ..., APP, PAY_BY_BANK)")
 	}
 	return nil
 }
