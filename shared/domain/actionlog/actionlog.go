@@ -27,8 +27,27 @@ import (
 // PaymentTypes are the API's payment types (metadata.paymentType of
 // transaction actions).
 var PaymentTypes = []string{
-	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",
+	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "APPLE_PAY", "GOOGLE_PAY", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",
 	"CARD_TENDERED", "GIFT_CARD", "CARDHOLDER_PRESENT", "CASH", "CARD", "OTHER", "APP", "PAY_BY_BANK",
+}
+
+// paymentAliases pairs each wallet payment type with its older name
+// (transactions store the name they were sent with, so a filter on one
+// matches both).
+var paymentAliases = map[string]string{
+	"APPLE_PAY": "WALLET_A_PAY", "WALLET_A_PAY": "APPLE_PAY",
+	"GOOGLE_PAY": "WALLET_B_PAY", "WALLET_B_PAY": "GOOGLE_PAY",
+}
+
+// withAliases returns types plus the alias of each wallet type in it.
+func withAliases(types []string) []string {
+	out := types
+	for _, t := range types {
+		if a, ok := paymentAliases[t]; ok && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Owners finds the users holding an e-mail address or mobile number (the
@@ -127,6 +146,7 @@ func filterOf(r *http.Request) (action.Filter, error) {
 			}
 		}
 	}
+	f.PaymentTypes, f.NotPaymentTypes = withAliases(f.PaymentTypes), withAliases(f.NotPaymentTypes)
 	return f, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
+	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -67,7 +68,7 @@ func listQuery(r *http.Request) (ListQuery, error) {
 		return ListQuery{}, err
 	}
 	v := r.URL.Query()
-	include, err := user.ParseInclude(web.ParamValues(r, "include"))
+	include, err := listInclude(r)
 	if err != nil {
 		return ListQuery{}, err
 	}
@@ -84,6 +85,17 @@ func listQuery(r *http.Request) (ListQuery, error) {
 	return q, q.Validate()
 }
 
+// listInclude reads the include options of the user lists: those of GET
+// /users/{userId} but awards, which reads each user's awards and so is
+// offered on one user only (422 on a list).
+func listInclude(r *http.Request) (map[string]bool, error) {
+	include, err := user.ParseInclude(web.ParamValues(r, "include"))
+	if err == nil && include["awards"] {
+		err = apierr.Invalid("include", "awards is only offered on GET /users/{userId}, not on a list")
+	}
+	return include, err
+}
+
 // lookupBody is the body of POST /users/lookup.
 type lookupBody struct {
 	UserIDs []string `json:"userIds"`
@@ -96,7 +108,7 @@ func (s *Service) handleLookup(r *http.Request, a actor.Actor) (listResponse, er
 	if err != nil {
 		return listResponse{}, err
 	}
-	include, err := user.ParseInclude(web.ParamValues(r, "include"))
+	include, err := listInclude(r)
 	if err != nil {
 		return listResponse{}, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/metrics"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
@@ -56,6 +57,8 @@ type Order struct {
 	Created        string         `json:"created" dynamodbav:"created"`
 	UpdatedAt      string         `json:"updatedAt" dynamodbav:"updatedAt"`
 	CompletedAt    string         `json:"completedAt,omitempty" dynamodbav:"completedAt,omitempty"`
+	// Metadata is the POS's own fields, as sent (absent when none).
+	Metadata metadata.Metadata `json:"metadata,omitempty" dynamodbav:"metadata,omitempty"`
 }
 
 // OrderInput is the body of POST /users/{userId}/orders and PUT
@@ -69,6 +72,10 @@ type OrderInput struct {
 	TotalPrice  *money.Amount `json:"totalPrice"`
 	Value       *money.Amount `json:"value"`
 	State       *string       `json:"state"`
+	// Metadata is the POS's own fields (see shared/platform/metadata): a
+	// PUT that sends it replaces the stored object whole; absent leaves
+	// it (null is 422, as for every field).
+	Metadata *metadata.Metadata `json:"metadata"`
 }
 
 // validate checks an order body for userID, its amounts in the tenant's
@@ -105,6 +112,13 @@ func (in *OrderInput) validate(userID string, cur money.Currency) error {
 	if in.State != nil && *in.State != StateOpen && *in.State != StateCompleted {
 		return apierr.Invalid("state", "must be OPEN or COMPLETED")
 	}
+	if in.Metadata != nil {
+		m, err := in.Metadata.Clean()
+		if err != nil {
+			return err
+		}
+		in.Metadata = &m
+	}
 	return nil
 }
 
@@ -122,11 +136,14 @@ func (in *OrderInput) apply(r *orderRecord) {
 	if in.Value != nil {
 		r.Declared = in.Value
 	}
+	if in.Metadata != nil {
+		r.Metadata = *in.Metadata
+	}
 }
 
 // empty tells whether the body names nothing to change.
 func (in *OrderInput) empty() bool {
-	return in.Basket == nil && in.Redemptions == nil && in.TotalPrice == nil && in.Value == nil &&
+	return in.Basket == nil && in.Redemptions == nil && in.TotalPrice == nil && in.Value == nil && in.Metadata == nil &&
 		(in.State == nil || *in.State == StateOpen)
 }
 

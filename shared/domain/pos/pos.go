@@ -33,9 +33,13 @@ const ScenarioPayAtPOS = "PAYATPOS"
 // PaymentApp is the payment type that spends the user's app balance.
 const PaymentApp = "APP"
 
-// PaymentTypes are the API's payment types.
+// PaymentTypes are the API's payment types. APPLE_PAY and GOOGLE_PAY are
+// the wallet payments; WALLET_A_PAY and WALLET_B_PAY are their older
+// names, still accepted and stored and returned as sent, so that a client
+// reads back what it wrote (an action list's paymentType filter treats a
+// name and its alias as one).
 var PaymentTypes = []string{
-	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",
+	"CASH_AT_POS", "CARD_AT_POS", "GIFT_CARD_AT_POS", "OTHER_AT_POS", "APPLE_PAY", "GOOGLE_PAY", "WALLET_A_PAY", "WALLET_B_PAY", "CARD_ON_FILE",
 	"CARD_TENDERED", "GIFT_CARD", "CARDHOLDER_PRESENT", "CASH", "CARD", "OTHER", "APP", "PAY_BY_BANK",
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -41,6 +42,8 @@ type Transaction struct {
 	RegisterID   string        `json:"registerId,omitempty" dynamodbav:"registerId,omitempty"`
 	OrderID      string        `json:"orderId" dynamodbav:"orderId"`
 	PaymentType  string        `json:"paymentType" dynamodbav:"paymentType"`
+	// Metadata is the POS's own fields, as sent (absent when none).
+	Metadata metadata.Metadata `json:"metadata,omitempty" dynamodbav:"metadata,omitempty"`
 	// OrderGenerated is true when the transaction came without orderId
 	// and the platform made (and completed) its order.
 	OrderGenerated bool   `json:"orderGenerated" dynamodbav:"orderGenerated"`
@@ -72,6 +75,8 @@ type TransactionInput struct {
 	RegisterID   string        `json:"registerId,omitempty"`
 	OrderID      string        `json:"orderId,omitempty"`
 	PaymentType  string        `json:"paymentType"`
+	// Metadata is the POS's own fields (see shared/platform/metadata).
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // validate checks a transaction body, its amounts in the tenant's currency
@@ -107,9 +112,11 @@ func (in *TransactionInput) validate(cur money.Currency) error {
 		return apierr.Invalid("paymentType", "is required")
 	}
 	if !paymentTypeOK(in.PaymentType) {
-		return apierr.Invalid("paymentType", "must be one of the payment types (CASH_AT_POS, CARD_AT_POS, ..., APP, PAY_BY_BANK)")
+		return apierr.Invalid("paymentType", "must be one of the payment types (CASH_AT_POS, CARD_AT_POS, APPLE_PAY, GOOGLE_PAY, ..., APP, PAY_BY_BANK)")
 	}
-	return nil
+	var err error
+	in.Metadata, err = in.Metadata.Clean()
+	return err
 }
 
 // hash identifies a transaction body: a repeat with the same short code
@@ -214,6 +221,7 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 		ID: perk.NewID(now), TenantID: caller.TenantID, UserID: userID, ShortCode: in.ShortCode,
 		SubTotal: in.SubTotal, TotalTax: in.TotalTax, TotalPrice: *in.TotalPrice, TotalTip: in.TotalTip, TotalPayment: in.TotalPayment,
 		LocationID: in.LocationID, RegisterID: in.RegisterID, OrderID: in.OrderID, PaymentType: in.PaymentType, Created: clock.Stamp(now),
+		Metadata: in.Metadata,
 	}
 	tx := &ddb.Tx{}
 	codeItem, err := st.put(codeRecord{PK: codePK(t.TenantID, t.ShortCode), SK: "TXNCODE", TransactionID: t.ID, BodyHash: hash}, "", nil)

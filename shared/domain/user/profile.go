@@ -51,7 +51,7 @@ func (s *Service) Profiles(ctx context.Context, tenantID string, ids []string) (
 }
 
 // Includes are the parts of a user other domains own, which the include
-// options read (include=points, checkin, segmentIds, segments); the users
+// options read (include=points, checkin, segmentIds, segments, awards); the users
 // function's wiring supplies them. Without them those parts are empty.
 type Includes interface {
 	// Points returns the points the user holds across their awards
@@ -65,6 +65,9 @@ type Includes interface {
 	// Segments returns the tenant's segments, each marked whether the
 	// user is a member (include=segments).
 	Segments(ctx context.Context, tenantID, userID string) ([]SegmentRef, error)
+	// Awards returns a summary of each award the user holds, in the order
+	// the award list shows them (include=awards).
+	Awards(ctx context.Context, tenantID, userID string) ([]AwardSummary, error)
 }
 
 // LiveCheck is a ConditionCheck, for another domain's transaction, that a

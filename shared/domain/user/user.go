@@ -91,6 +91,7 @@ type User struct {
 	Checkin            *any            `json:"checkin,omitempty"`
 	SegmentIDs         *[]string       `json:"segmentIds,omitempty"`
 	Segments           *[]SegmentRef   `json:"segments,omitempty"`
+	Awards             *[]AwardSummary `json:"awards,omitempty"`
 }
 
 // Tokens are a user's pending codes; only admins see them.
@@ -116,6 +117,26 @@ type SegmentRef struct {
 	ID       string `json:"_id"`
 	Title    string `json:"title"`
 	Included bool   `json:"included"`
+}
+
+// AwardSummary is an award as listed on a single user with
+// include=awards: enough for a till to show what the user holds without
+// a second request.
+type AwardSummary struct {
+	ID              string `json:"_id"`
+	PerkID          string `json:"perkId"`
+	Title           string `json:"title"`
+	Template        string `json:"template"`
+	PointsAvailable int    `json:"pointsAvailable"`
+	// NextExpiry is the soonest of the award's expiries, nil when none
+	// of its points expire.
+	NextExpiry *Expiry `json:"nextExpiry"`
+}
+
+// Expiry is points of an award that expire at one instant.
+type Expiry struct {
+	Points    int    `json:"points"`
+	ExpiresAt string `json:"expiresAt"`
 }
 
 // Credential is an identifier a user is known by.

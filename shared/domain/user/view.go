@@ -19,6 +19,7 @@ var includeOptions = map[string]string{
 	"checkin":            "checkin",
 	"segmentids":         "segmentIds",
 	"segments":           "segments",
+	"awards":             "awards",
 }
 
 // ParseInclude reads the include parameter (a comma list, possibly
@@ -133,6 +134,17 @@ func (s *Service) View(ctx context.Context, r Record, caller actor.Actor, includ
 			v = append(v, ids...)
 		}
 		u.SegmentIDs = &v
+	}
+	if include["awards"] {
+		v := []AwardSummary{}
+		if s.includes != nil {
+			held, err := s.includes.Awards(ctx, r.TenantID, r.ID)
+			if err != nil {
+				return User{}, err
+			}
+			v = append(v, held...)
+		}
+		u.Awards = &v
 	}
 	if include["segments"] {
 		v := []SegmentRef{}

@@ -108,6 +108,9 @@ func walkKeys(dec *json.Decoder, data []byte, t reflect.Type, path string) error
 			if fields != nil {
 				ft, known := fields[key]
 				if !known {
+					if _, custom := fields["metadata"]; custom && path == "" {
+						return apierr.Invalid(at, "unknown field: put custom fields in metadata (string values)")
+					}
 					return apierr.Invalid(at, "unknown field")
 				}
 				next = ft

@@ -12,6 +12,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/aws/awsnotify"
 	"github.com/loyalty-platform/platform/shared/aws/sesmail"
 	"github.com/loyalty-platform/platform/shared/aws/snsapi"
+	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	"github.com/loyalty-platform/platform/shared/platform/notify"
@@ -78,7 +79,7 @@ func Users(b *wire.Base, includes user.Includes) *user.Service {
 }
 
 // Includes are the parts of a user other domains own, which the users
-// function's include options read: include=points and
+// function's include options read: include=points, awards and
 // include=segmentIds,segments (the loyalty domains) and include=checkin
 // (check-ins).
 func Includes(r *rewards.Rewards, checkins *checkin.Service) user.Includes {
@@ -109,6 +110,24 @@ func (in includes) Segments(ctx context.Context, tenantID, userID string) ([]use
 		out = append(out, user.SegmentRef{ID: ref.ID, Title: ref.Title, Included: ref.Included})
 	}
 	return out, err
+}
+
+// Awards implements user.Includes: the awards the user's award list shows
+// (unvisualised included, the top tier only), summarised.
+func (in includes) Awards(ctx context.Context, tenantID, userID string) ([]user.AwardSummary, error) {
+	held, err := in.r.Awards.Holdings(ctx, tenantID, userID, award.Filter{IncludeUnvisualised: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]user.AwardSummary, 0, len(held))
+	for _, a := range held {
+		s := user.AwardSummary{ID: a.ID, PerkID: a.PerkID, Title: a.Title, Template: a.Template, PointsAvailable: a.Points.Available}
+		if len(a.Points.Expiring) > 0 {
+			s.NextExpiry = &user.Expiry{Points: a.Points.Expiring[0].Points, ExpiresAt: a.Points.Expiring[0].ExpiresAt}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // CurrentCheckin implements user.Includes: nil, nil when the user is not
