@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/metadata"
@@ -105,8 +106,11 @@ func (d *Definition) HeldThroughSegment() bool {
 // error names the field's path.
 func (d *Definition) Validate() error {
 	d.Title = strings.TrimSpace(d.Title)
-	if d.Title == "" || len([]rune(d.Title)) > MaxTitle {
+	if d.Title == "" {
 		return apierr.Invalid("title", "is required (1 to %d characters)", MaxTitle)
+	}
+	if utf8.RuneCountInString(d.Title) > MaxTitle {
+		return apierr.Invalid("title", "must be 1 to %d characters", MaxTitle)
 	}
 	if d.Template == "" {
 		return apierr.Invalid("template", "is required: one of %s", strings.Join(Templates, ", "))
