@@ -4,7 +4,7 @@
 // errors.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { API_VERSION, ApiError, createClient, type ClientOptions } from "../src/index.js";
+import { API_VERSION, ApiError, createClient, type ClientOptions } from "../dist/index.js";
 
 type Reply = Response | Error;
 

@@ -1,7 +1,7 @@
 // The running stack the scenario tests call, from the environment (the Go
 // test localstack TestSDKs starts one and sets these), and helpers the
 // scenarios share.
-import { createClient, type LoyaltyClient } from "../src/index.js";
+import { createClient, type LoyaltyClient } from "../dist/index.js";
 
 export const env = {
   baseUrl: process.env["LOYALTY_BASE_URL"] ?? "",

@@ -3,7 +3,7 @@
 // logout.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError, createClient } from "../src/index.js";
+import { ApiError, createClient } from "../dist/index.js";
 import { admin, anon, env, password, signUp, skip } from "./env.js";
 
 test("sign-up, activation, login and logout", { skip }, async () => {

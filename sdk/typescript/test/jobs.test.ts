@@ -3,7 +3,7 @@
 // the actions log.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { multipart, newKey, type LoyaltyClient, type Schema } from "../src/index.js";
+import { multipart, newKey, type LoyaltyClient, type Schema } from "../dist/index.js";
 import { admin, poll, skip } from "./env.js";
 
 // finished polls the operation until it is DONE or FAILED.

@@ -3,7 +3,7 @@
 // listed page by page.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError } from "../src/index.js";
+import { ApiError } from "../dist/index.js";
 import { admin, anon, checkedIn, signUp, skip } from "./env.js";
 
 test("a check-in", { skip }, async () => {

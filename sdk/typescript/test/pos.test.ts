@@ -6,7 +6,7 @@
 // APP payment, and the balance's ledger.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError } from "../src/index.js";
+import { ApiError } from "../dist/index.js";
 import { admin, checkedIn, signUp, skip } from "./env.js";
 
 test("pay at the till, then a refund", { skip }, async () => {
