@@ -12,8 +12,8 @@
 // The hand-written part (sdk.go) adds what every call needs: the tenant
 // and credentials (WithTenant, WithServiceKey, WithSession, WithBasic), the
 // x-api-version the types describe (APIVersion), a new Idempotency-Key or
-// nonce (NewKey), and the API's errors as *APIError (Check). New makes a
-// ClientWithResponses with them:
+// nonce (NewKey), pointers for optional fields (Ptr), and the API's errors
+// as *APIError (Check). New makes a ClientWithResponses with them:
 //
 //	c, err := sdk.New("http://localhost:3000", sdk.WithTenant("local"), sdk.WithServiceKey("local-service-token"))
 //	r, err := c.CreatePerkWithResponse(ctx, &sdk.CreatePerkParams{}, sdk.CreatePerkJSONRequestBody{

@@ -37,8 +37,6 @@ func check(t *testing.T, what string, resp *http.Response, body []byte, err erro
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestPayAtPOS walks README's "Pay at the till" through the Go client: a
 // rule earning a point per unit of the order value, an order and its
 // payment (each with an Idempotency-Key), completion with the points
@@ -48,9 +46,9 @@ func TestPayAtPOS(t *testing.T) {
 	ctx := context.Background()
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 
-	user, err := c.CreateUserWithResponse(ctx, &sdk.CreateUserParams{AutoActivate: ptr(true)}, sdk.CreateUserJSONRequestBody{
+	user, err := c.CreateUserWithResponse(ctx, &sdk.CreateUserParams{AutoActivate: sdk.Ptr(true)}, sdk.CreateUserJSONRequestBody{
 		FirstName: "Pos", LastName: "Tester",
-		Credentials: []sdk.CredentialCreate{{Provider: ptr(sdk.CredentialCreateProviderEMAIL), Id: "pos-" + run + "@example.com"}},
+		Credentials: []sdk.CredentialCreate{{Provider: sdk.Ptr(sdk.CredentialCreateProviderEMAIL), Id: "pos-" + run + "@example.com"}},
 	})
 	check(t, "create user", user.HTTPResponse, user.Body, err)
 	userID := user.JSON201.Id
@@ -62,7 +60,7 @@ func TestPayAtPOS(t *testing.T) {
 	locationID := loc.JSON201.UnderscoreId
 
 	perk, err := c.CreatePerkWithResponse(ctx, &sdk.CreatePerkParams{}, sdk.CreatePerkJSONRequestBody{
-		Title: "Points", Template: sdk.PerkCreateInputTemplateSTAMPCARD, Points: &sdk.PointRules{Initial: ptr(0)},
+		Title: "Points", Template: sdk.PerkCreateInputTemplateSTAMPCARD, Points: &sdk.PointRules{Initial: sdk.Ptr(0)},
 	})
 	check(t, "create perk", perk.HTTPResponse, perk.Body, err)
 	perkID := perk.JSON201.UnderscoreId
@@ -71,13 +69,13 @@ func TestPayAtPOS(t *testing.T) {
 	rule, err := c.CreateRuleWithResponse(ctx, &sdk.CreateRuleParams{}, sdk.CreateRuleJSONRequestBody{
 		Title: "1 point per pound", Trigger: sdk.RuleTriggerORDERCOMPLETED,
 		Conditions: &[]sdk.RuleCondition{{Path: "context.location._id", Operator: sdk.RuleConditionOperatorEQ, Value: locationID}},
-		Effects:    []sdk.RuleEffect{{Type: sdk.RuleEffectTypeGRANTPERK, PerkId: &perkID, PointsPerUnit: ptr(1.0)}},
+		Effects:    []sdk.RuleEffect{{Type: sdk.RuleEffectTypeGRANTPERK, PerkId: &perkID, PointsPerUnit: sdk.Ptr(1.0)}},
 	})
 	check(t, "create rule", rule.HTTPResponse, rule.Body, err)
 
-	order, err := c.CreateOrderWithResponse(ctx, userID, &sdk.CreateOrderParams{IdempotencyKey: ptr(sdk.NewKey())}, sdk.CreateOrderJSONRequestBody{
-		LocationId: &locationID, Scenario: ptr("PAYATPOS"), ShortCode: ptr("G" + run),
-		Basket: &[]sdk.BasketItem{{Id: "latte", Category: ptr("coffee"), Title: ptr("Latte")}},
+	order, err := c.CreateOrderWithResponse(ctx, userID, &sdk.CreateOrderParams{IdempotencyKey: sdk.Ptr(sdk.NewKey())}, sdk.CreateOrderJSONRequestBody{
+		LocationId: &locationID, Scenario: sdk.Ptr("PAYATPOS"), ShortCode: sdk.Ptr("G" + run),
+		Basket: &[]sdk.BasketItem{{Id: "latte", Category: sdk.Ptr("coffee"), Title: sdk.Ptr("Latte")}},
 	})
 	check(t, "create order", order.HTTPResponse, order.Body, err)
 	orderID := order.JSON201.UnderscoreId
@@ -98,15 +96,15 @@ func TestPayAtPOS(t *testing.T) {
 		txnID = txn.JSON201.UnderscoreId
 	}
 
-	done, err := c.UpdateOrderWithResponse(ctx, orderID, &sdk.UpdateOrderParams{IdempotencyKey: ptr(sdk.NewKey())}, sdk.UpdateOrderJSONRequestBody{
-		State: ptr(sdk.OrderUpdateStateCOMPLETED),
+	done, err := c.UpdateOrderWithResponse(ctx, orderID, &sdk.UpdateOrderParams{IdempotencyKey: sdk.Ptr(sdk.NewKey())}, sdk.UpdateOrderJSONRequestBody{
+		State: sdk.Ptr(sdk.OrderUpdateStateCOMPLETED),
 	})
 	check(t, "complete order", done.HTTPResponse, done.Body, err)
 	if got := done.JSON200.PointsEarned[awardID]; got != 24 {
 		t.Errorf("pointsEarned = %v, want %s: 24", done.JSON200.PointsEarned, awardID)
 	}
 
-	redeem, err := c.RedeemPointAwardWithResponse(ctx, userID, awardID, &sdk.RedeemPointAwardParams{IdempotencyKey: ptr(sdk.NewKey())}, sdk.RedeemPointAwardJSONRequestBody{ValueToRedeem: 4})
+	redeem, err := c.RedeemPointAwardWithResponse(ctx, userID, awardID, &sdk.RedeemPointAwardParams{IdempotencyKey: sdk.Ptr(sdk.NewKey())}, sdk.RedeemPointAwardJSONRequestBody{ValueToRedeem: 4})
 	check(t, "redeem", redeem.HTTPResponse, redeem.Body, err)
 
 	found, err := c.FindTransactionWithResponse(ctx, &sdk.FindTransactionParams{ShortCode: payment.ShortCode})
@@ -115,7 +113,7 @@ func TestPayAtPOS(t *testing.T) {
 		t.Errorf("shortCode %s found %s, want %s", payment.ShortCode, found.JSON200.UnderscoreId, txnID)
 	}
 
-	refund, err := c.RefundTransactionWithResponse(ctx, txnID, &sdk.RefundTransactionParams{Refund: sdk.RefundTransactionParamsRefundTrue, IdempotencyKey: ptr(sdk.NewKey())})
+	refund, err := c.RefundTransactionWithResponse(ctx, txnID, &sdk.RefundTransactionParams{Refund: sdk.RefundTransactionParamsRefundTrue, IdempotencyKey: sdk.Ptr(sdk.NewKey())})
 	check(t, "refund", refund.HTTPResponse, refund.Body, err)
 	if r := refund.JSON200; r.PointsReversed != 20 || r.PointsNotReversed != 4 {
 		t.Errorf("refund reversed %d, not reversed %d; want 20 and 4", r.PointsReversed, r.PointsNotReversed)

@@ -113,3 +113,7 @@ func Check(resp *http.Response, body []byte, err error) error {
 	}
 	return &APIError{Status: resp.StatusCode, Code: b.Code, Message: b.Message, RequestID: resp.Header.Get("x-request-id")}
 }
+
+// Ptr returns a pointer to v, for the generated types' optional fields and
+// parameters (sdk.Ptr(sdk.NewKey()), sdk.Ptr("T1-0042")).
+func Ptr[T any](v T) *T { return &v }
