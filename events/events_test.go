@@ -206,6 +206,7 @@ var samples = []struct {
 	{"pos-orders-update.json", "pos", 200},
 	{"pos-transactions-create.json", "pos", 201}, // its order generated and completed
 	{"pos-transactions-find.json", "pos", 200},   // the transaction of pos-transactions-create-user.json
+	{"pos-transactions-search.json", "pos", 200}, // the transactions whose metadata has till T12 (pos-transactions-create-user.json's)
 	{"pos-transactions-refund.json", "pos", 200},
 	// The balance's ledger: the credit, the APP payment.
 	{"pos-balance-ledger.json", "pos", 200},

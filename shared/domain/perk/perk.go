@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -64,6 +65,10 @@ type Definition struct {
 	// SegmentID ties a CLUB or LEVEL perk to the segment whose members
 	// hold it (required for those templates, refused for the others).
 	SegmentID string `json:"segmentId,omitempty"`
+	// Metadata is the tenant's own fields on the perk (see
+	// shared/platform/metadata), absent when none; a perk's awards show
+	// it too.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // Perk is a stored perk as the API returns it.
@@ -172,7 +177,9 @@ func (d *Definition) Validate() error {
 	if d.BasketQualification != nil {
 		d.BasketQualification.MatchCode = compact(d.BasketQualification.MatchCode)
 	}
-	return nil
+	m, err := d.Metadata.Clean()
+	d.Metadata = m
+	return err
 }
 
 // idSeq orders the ids one process makes within one millisecond.
