@@ -3646,7 +3646,10 @@ type Award struct {
 	LocationIds           *[]string            `json:"locationIds"`
 	LoyaltyProvider       AwardLoyaltyProvider `json:"loyaltyProvider"`
 	MaximumPointCashValue *float64             `json:"maximumPointCashValue,omitempty"`
-	PerkId                string               `json:"perkId"`
+
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	PerkId   string             `json:"perkId"`
 
 	// Points An award's points and totals, with its perk's point rules (see
 	// PointRules). The totals always add up: `available` is
@@ -4248,6 +4251,20 @@ type CreditInput struct {
 	// Amount BALANCE - money, non-zero (negative takes it off, never below zero). POINTS - whole points from 1 to 1000000000. Money - at most the tenant currency's minor-unit digits (see the POS tag); more decimal places are 422 VALIDATION_FAILED naming the field.
 	Amount float64 `json:"amount"`
 
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
+	Metadata *Metadata `json:"metadata,omitempty"`
+
 	// PerkId POINTS only (required there); the perk whose award is granted.
 	PerkId *string `json:"perkId,omitempty"`
 
@@ -4265,9 +4282,23 @@ type CreditResult struct {
 	Award *Award `json:"award,omitempty"`
 
 	// Balance BALANCE only. Money, exact (see the POS tag).
-	Balance *float64         `json:"balance,omitempty"`
-	Type    CreditResultType `json:"type"`
-	union   json.RawMessage
+	Balance *float64 `json:"balance,omitempty"`
+
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
+	Metadata *Metadata        `json:"metadata,omitempty"`
+	Type     CreditResultType `json:"type"`
+	union    json.RawMessage
 }
 
 // CreditResultType defines model for CreditResult.Type.
@@ -4497,6 +4528,9 @@ type LegacyAward struct {
 	LocationIds           *[]string                  `json:"locationIds,omitempty"`
 	LoyaltyProvider       LegacyAwardLoyaltyProvider `json:"loyaltyProvider"`
 	MaximumPointCashValue *float64                   `json:"maximumPointCashValue,omitempty"`
+
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Points An award's points and totals, with its perk's point rules (see
 	// PointRules). The totals always add up: `available` is
@@ -5040,13 +5074,18 @@ type MembersResult struct {
 	Unknown        []string `json:"unknown"`
 }
 
-// Metadata The POS's own fields, stored and returned as sent (absent in answers
-// when none): at most 50 keys, each 1 to 40 characters, each value a
-// string of at most 500 characters; a violation (or a value that is
-// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-// `metadata.<key>`, and nothing changes. A key sent with "" is not
-// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+// a transaction, a credit or a perk, stored and returned as sent
+// (absent in answers when none): at most 50 keys, each 1 to 40
+// characters, each value a string of at most 500 characters; a
+// violation (or a value that is not a string) is 422
+// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+// nothing changes. A key sent with "" is not stored (as on Stripe).
+// A PUT (of an order, a user or a perk) that sends `metadata`
+// replaces the stored object whole (`{}` clears it; absent leaves
+// it; null is 422 on orders and clears it on users and perks).
+// Transactions are found by one metadata
+// value with GET /transactions?metadata[key]=value.
 type Metadata map[string]string
 
 // MoneyEntry One change of a user's app balance.
@@ -5064,7 +5103,21 @@ type MoneyEntry struct {
 	Cause struct {
 		// ActionId The action recorded with the change (BALANCE_CREDITED, TRANSACTION_CREATED, TRANSACTION_REFUNDED).
 		ActionId *string `json:"actionId,omitempty"`
-		OrderId  *string `json:"orderId,omitempty"`
+
+		// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+		// a transaction, a credit or a perk, stored and returned as sent
+		// (absent in answers when none): at most 50 keys, each 1 to 40
+		// characters, each value a string of at most 500 characters; a
+		// violation (or a value that is not a string) is 422
+		// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+		// nothing changes. A key sent with "" is not stored (as on Stripe).
+		// A PUT (of an order, a user or a perk) that sends `metadata`
+		// replaces the stored object whole (`{}` clears it; absent leaves
+		// it; null is 422 on orders and clears it on users and perks).
+		// Transactions are found by one metadata
+		// value with GET /transactions?metadata[key]=value.
+		Metadata *Metadata `json:"metadata,omitempty"`
+		OrderId  *string   `json:"orderId,omitempty"`
 
 		// Reason Of a credit: the reason the admin gave.
 		Reason        *string `json:"reason,omitempty"`
@@ -5184,13 +5237,18 @@ type Order struct {
 	// LocationId Absent when not given.
 	LocationId *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// PointsEarned Points the rules granted on the order, by award id; refunds take them back.
@@ -5239,13 +5297,18 @@ type OrderCreate struct {
 	// LocationId A location of the tenant (422 otherwise); cannot change later.
 	LocationId *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata    *Metadata          `json:"metadata,omitempty"`
 	Redemptions *[]OrderRedemption `json:"redemptions,omitempty"`
 
@@ -5286,13 +5349,18 @@ type OrderUpdate struct {
 	// Basket At most 200 items and 131072 bytes encoded as JSON (the order and its ORDER_COMPLETED action each hold it); more is 422 naming `basket`.
 	Basket *[]BasketItem `json:"basket,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata    *Metadata          `json:"metadata,omitempty"`
 	Redemptions *[]OrderRedemption `json:"redemptions,omitempty"`
 
@@ -5349,6 +5417,9 @@ type Perk struct {
 	LocationIds           *[]string           `json:"locationIds"`
 	LoyaltyProvider       PerkLoyaltyProvider `json:"loyaltyProvider"`
 	MaximumPointCashValue *float64            `json:"maximumPointCashValue,omitempty"`
+
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Points A perk's point rules, integers from 0 with `min <= initial <= max`.
 	// `initial` is what a new award holds and the default of a grant;
@@ -5412,6 +5483,9 @@ type PerkCreateInput struct {
 	LoyaltyProvider       *PerkCreateInputLoyaltyProvider `json:"loyaltyProvider,omitempty"`
 	MaximumPointCashValue *float64                        `json:"maximumPointCashValue,omitempty"`
 
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// Points A perk's point rules, integers from 0 with `min <= initial <= max`.
 	// `initial` is what a new award holds and the default of a grant;
 	// `min` is the floor a redemption may not go below (default 0); a grant
@@ -5467,6 +5541,9 @@ type PerkDefinition struct {
 	LocationIds           *[]string `json:"locationIds,omitempty"`
 	MaximumPointCashValue *float64  `json:"maximumPointCashValue,omitempty"`
 
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// Points A perk's point rules, integers from 0 with `min <= initial <= max`.
 	// `initial` is what a new award holds and the default of a grant;
 	// `min` is the floor a redemption may not go below (default 0); a grant
@@ -5513,6 +5590,9 @@ type PerkFields struct {
 	LocationIds           *[]string `json:"locationIds,omitempty"`
 	MaximumPointCashValue *float64  `json:"maximumPointCashValue,omitempty"`
 
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// Priority Among the tier perks (`isTier`) a user holds, only the one of highest priority is presented.
 	Priority *float64 `json:"priority,omitempty"`
 
@@ -5558,6 +5638,9 @@ type PerkInput struct {
 	// LoyaltyProvider Read-only.
 	LoyaltyProvider       *PerkInputLoyaltyProvider `json:"loyaltyProvider,omitempty"`
 	MaximumPointCashValue *float64                  `json:"maximumPointCashValue,omitempty"`
+
+	// Metadata The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it.
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Points A perk's point rules, integers from 0 with `min <= initial <= max`.
 	// `initial` is what a new award holds and the default of a grant;
@@ -6227,13 +6310,13 @@ type TipScheme string
 // Tip0 defines model for Tip.0.
 type Tip0 struct {
 	Amount interface{} `json:"amount,omitempty"`
-	Scheme interface{} `json:"scheme,omitempty"`
+	Scheme interface{} `json:"scheme"`
 }
 
 // Tip1 defines model for Tip.1.
 type Tip1 struct {
 	Amount interface{} `json:"amount,omitempty"`
-	Scheme interface{} `json:"scheme,omitempty"`
+	Scheme interface{} `json:"scheme"`
 }
 
 // Tokens A user's pending codes; only admins see them.
@@ -6253,13 +6336,18 @@ type Transaction struct {
 	Created    string  `json:"created"`
 	LocationId *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// OrderGenerated True when the transaction came without orderId and the platform made (and completed) its order.
@@ -6302,13 +6390,18 @@ type TransactionInput struct {
 	// LocationId A location of the tenant (422 otherwise).
 	LocationId *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// OrderId An OPEN order of the user; absent generates an order and completes it.
@@ -6340,6 +6433,16 @@ type TransactionInput struct {
 	UserId string `json:"userId"`
 }
 
+// TransactionPage A page of transactions (GET /transactions?metadata[key]=value), newest first.
+type TransactionPage struct {
+	Items []Transaction `json:"items"`
+
+	// Page The paging block of every list. `nextKey` is opaque, signed and bound
+	// to the tenant and the query; pass it unchanged as `startKey` with the
+	// same query (anything else is 422). It is absent when nothing follows.
+	Page Page `json:"page"`
+}
+
 // TransactionRefund The answer of a refund - the transaction (refunded) and what the refund did.
 type TransactionRefund struct {
 	UnderscoreId string `json:"_id"`
@@ -6349,13 +6452,18 @@ type TransactionRefund struct {
 	Created         string  `json:"created"`
 	LocationId      *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata       *Metadata `json:"metadata,omitempty"`
 	OrderGenerated bool      `json:"orderGenerated"`
 	OrderId        string    `json:"orderId"`
@@ -6464,6 +6572,20 @@ type User struct {
 	IsRegisteredForPushNotifications bool        `json:"isRegisteredForPushNotifications"`
 	LastName                         string      `json:"lastName"`
 
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
+	Metadata *Metadata `json:"metadata,omitempty"`
+
 	// Points include=points. The user's starting balance (the tenant's initialPoints at sign-up) plus points.available of every award the user holds.
 	Points          *int                `json:"points,omitempty"`
 	PrimaryPlatform UserPrimaryPlatform `json:"primaryPlatform"`
@@ -6559,13 +6681,18 @@ type UserTransactionInput struct {
 	// LocationId A location of the tenant (422 otherwise).
 	LocationId *string `json:"locationId,omitempty"`
 
-	// Metadata The POS's own fields, stored and returned as sent (absent in answers
-	// when none): at most 50 keys, each 1 to 40 characters, each value a
-	// string of at most 500 characters; a violation (or a value that is
-	// not a string) is 422 VALIDATION_FAILED naming `metadata` or
-	// `metadata.<key>`, and nothing changes. A key sent with "" is not
-	// stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-	// the stored object whole (`{}` clears it; absent leaves it; null is 422).
+	// Metadata The client's own fields (a POS's, a tenant's) on a user, an order,
+	// a transaction, a credit or a perk, stored and returned as sent
+	// (absent in answers when none): at most 50 keys, each 1 to 40
+	// characters, each value a string of at most 500 characters; a
+	// violation (or a value that is not a string) is 422
+	// VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+	// nothing changes. A key sent with "" is not stored (as on Stripe).
+	// A PUT (of an order, a user or a perk) that sends `metadata`
+	// replaces the stored object whole (`{}` clears it; absent leaves
+	// it; null is 422 on orders and clears it on users and perks).
+	// Transactions are found by one metadata
+	// value with GET /transactions?metadata[key]=value.
 	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// OrderId An OPEN order of the user; absent generates an order and completes it.
@@ -6621,12 +6748,15 @@ type UserUpdate struct {
 	FullName *string `json:"fullName,omitempty"`
 
 	// GcmDeviceToken Registers an Android push end-point; empty removes it.
-	GcmDeviceToken              *string                    `json:"gcmDeviceToken,omitempty"`
-	Gender                      *UserUpdateGender          `json:"gender,omitempty"`
-	HasAgreedToReceiveMarketing *bool                      `json:"hasAgreedToReceiveMarketing,omitempty"`
-	HasAgreedToShareData        *bool                      `json:"hasAgreedToShareData,omitempty"`
-	LastName                    *string                    `json:"lastName,omitempty"`
-	PrimaryPlatform             *UserUpdatePrimaryPlatform `json:"primaryPlatform,omitempty"`
+	GcmDeviceToken              *string           `json:"gcmDeviceToken,omitempty"`
+	Gender                      *UserUpdateGender `json:"gender,omitempty"`
+	HasAgreedToReceiveMarketing *bool             `json:"hasAgreedToReceiveMarketing,omitempty"`
+	HasAgreedToShareData        *bool             `json:"hasAgreedToShareData,omitempty"`
+	LastName                    *string           `json:"lastName,omitempty"`
+
+	// Metadata Admin only (a USER sending it is 422). The tenant's own fields on the user (see Metadata); replaces the user's metadata whole; null or {} removes it.
+	Metadata        *map[string]string         `json:"metadata,omitempty"`
+	PrimaryPlatform *UserUpdatePrimaryPlatform `json:"primaryPlatform,omitempty"`
 
 	// Roles Admin only (422 otherwise).
 	Roles      *[]UserUpdateRoles `json:"roles,omitempty"`
@@ -7755,10 +7885,24 @@ type DeleteSessionsParams struct {
 // FindTransactionParams defines parameters for FindTransaction.
 type FindTransactionParams struct {
 	// ShortCode The POS's own id of the transaction.
-	ShortCode string `form:"shortCode" json:"shortCode"`
+	ShortCode *string `form:"shortCode,omitempty" json:"shortCode,omitempty"`
+
+	// Metadata One metadata key and the value to find: `metadata[till]=7`.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
+	// Limit Metadata search only. The page size (default 100).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartKey The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422.
+	StartKey *StartKey `form:"startKey,omitempty" json:"startKey,omitempty"`
 
 	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
 	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// FindTransaction200JSONResponseBody defines parameters for FindTransaction.
+type FindTransaction200JSONResponseBody struct {
+	union json.RawMessage
 }
 
 // CreateTransactionParams defines parameters for CreateTransaction.
@@ -9731,6 +9875,13 @@ func (t CreditResult) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.Metadata != nil {
+		object["metadata"], err = json.Marshal(t.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
 	object["type"], err = json.Marshal(t.Type)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'type': %w", err)
@@ -9762,6 +9913,13 @@ func (t *CreditResult) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Balance)
 		if err != nil {
 			return fmt.Errorf("error reading 'balance': %w", err)
+		}
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &t.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
 		}
 	}
 
@@ -10188,6 +10346,68 @@ func (t ListAwards200JSONResponseBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ListAwards200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsTransaction returns the union data inside the FindTransaction200JSONResponseBody as a Transaction
+func (t FindTransaction200JSONResponseBody) AsTransaction() (Transaction, error) {
+	var body Transaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTransaction overwrites any union data inside the FindTransaction200JSONResponseBody as the provided Transaction
+func (t *FindTransaction200JSONResponseBody) FromTransaction(v Transaction) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTransaction performs a merge with any union data inside the FindTransaction200JSONResponseBody, using the provided Transaction
+func (t *FindTransaction200JSONResponseBody) MergeTransaction(v Transaction) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTransactionPage returns the union data inside the FindTransaction200JSONResponseBody as a TransactionPage
+func (t FindTransaction200JSONResponseBody) AsTransactionPage() (TransactionPage, error) {
+	var body TransactionPage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTransactionPage overwrites any union data inside the FindTransaction200JSONResponseBody as the provided TransactionPage
+func (t *FindTransaction200JSONResponseBody) FromTransactionPage(v TransactionPage) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTransactionPage performs a merge with any union data inside the FindTransaction200JSONResponseBody, using the provided TransactionPage
+func (t *FindTransaction200JSONResponseBody) MergeTransactionPage(v TransactionPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FindTransaction200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FindTransaction200JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -11994,11 +12214,22 @@ type ClientInterface interface {
 	// Corresponds with DELETE /sessions/{userId} (the `DeleteSessions` operationId).
 	DeleteSessions(ctx context.Context, userId UserId, params *DeleteSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// FindTransaction Find a transaction by its POS short code
+	// FindTransaction Find a transaction by its POS short code, or transactions by a metadata value
 	//
-	// Admin only (a USER is 401). The transaction recorded with
-	// `shortCode` (required, 1 to 64 characters: 422 otherwise); none is
-	// 404.
+	// Admin only (a USER is 401). Two searches, one per call:
+	//
+	// * `shortCode` (1 to 64 characters: 422 otherwise): the transaction
+	//   recorded with it (a Transaction); none is 404.
+	// * `metadata[key]=value` (one key, 1 to 40 characters; the value 1 to
+	//   500 characters, matched exactly, case included): a page of the
+	//   tenant's transactions whose metadata has that value, newest
+	//   first (a TransactionPage; none is an empty page), `limit` 1 to
+	//   100. Each transaction is read as it is now (a refunded one shows
+	//   `refunded: true`). The index entries are written in the
+	//   transaction's own DynamoDB transaction, so a transaction is
+	//   found as soon as its POST answered.
+	//
+	// Both, two metadata keys, or neither is 422.
 	//
 	// Corresponds with GET /transactions (the `FindTransaction` operationId).
 	FindTransaction(ctx context.Context, params *FindTransactionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -15505,11 +15736,22 @@ func (c *Client) DeleteSessions(ctx context.Context, userId UserId, params *Dele
 	return c.Client.Do(req)
 }
 
-// FindTransaction Find a transaction by its POS short code
+// FindTransaction Find a transaction by its POS short code, or transactions by a metadata value
 //
-// Admin only (a USER is 401). The transaction recorded with
-// `shortCode` (required, 1 to 64 characters: 422 otherwise); none is
-// 404.
+// Admin only (a USER is 401). Two searches, one per call:
+//
+//   - `shortCode` (1 to 64 characters: 422 otherwise): the transaction
+//     recorded with it (a Transaction); none is 404.
+//   - `metadata[key]=value` (one key, 1 to 40 characters; the value 1 to
+//     500 characters, matched exactly, case included): a page of the
+//     tenant's transactions whose metadata has that value, newest
+//     first (a TransactionPage; none is an empty page), `limit` 1 to
+//     100. Each transaction is read as it is now (a refunded one shows
+//     `refunded: true`). The index entries are written in the
+//     transaction's own DynamoDB transaction, so a transaction is
+//     found as soon as its POST answered.
+//
+// Both, two metadata keys, or neither is 422.
 //
 // Corresponds with GET /transactions (the `FindTransaction` operationId).
 func (c *Client) FindTransaction(ctx context.Context, params *FindTransactionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -21882,12 +22124,52 @@ func NewFindTransactionRequest(server string, params *FindTransactionParams) (*h
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "shortCode", params.ShortCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.ShortCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "shortCode", *params.ShortCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startKey", *params.StartKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -26573,11 +26855,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /sessions/{userId} (the `DeleteSessions` operationId).
 	DeleteSessionsWithResponse(ctx context.Context, userId UserId, params *DeleteSessionsParams, reqEditors ...RequestEditorFn) (*DeleteSessionsResponse, error)
 
-	// FindTransactionWithResponse Find a transaction by its POS short code
+	// FindTransactionWithResponse Find a transaction by its POS short code, or transactions by a metadata value
 	//
-	// Admin only (a USER is 401). The transaction recorded with
-	// `shortCode` (required, 1 to 64 characters: 422 otherwise); none is
-	// 404.
+	// Admin only (a USER is 401). Two searches, one per call:
+	//
+	// * `shortCode` (1 to 64 characters: 422 otherwise): the transaction
+	//   recorded with it (a Transaction); none is 404.
+	// * `metadata[key]=value` (one key, 1 to 40 characters; the value 1 to
+	//   500 characters, matched exactly, case included): a page of the
+	//   tenant's transactions whose metadata has that value, newest
+	//   first (a TransactionPage; none is an empty page), `limit` 1 to
+	//   100. Each transaction is read as it is now (a refunded one shows
+	//   `refunded: true`). The index entries are written in the
+	//   transaction's own DynamoDB transaction, so a transaction is
+	//   found as soon as its POST answered.
+	//
+	// Both, two metadata keys, or neither is 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -36700,7 +36993,7 @@ type FindTransactionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Transaction
+	JSON200 *FindTransaction200JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -36726,7 +37019,7 @@ type FindTransactionResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r FindTransactionResponse) GetJSON200() *Transaction {
+func (r FindTransactionResponse) GetJSON200() *FindTransaction200JSONResponseBody {
 	return r.JSON200
 }
 
@@ -44126,11 +44419,22 @@ func (c *ClientWithResponses) DeleteSessionsWithResponse(ctx context.Context, us
 	return ParseDeleteSessionsResponse(rsp)
 }
 
-// FindTransactionWithResponse Find a transaction by its POS short code
+// FindTransactionWithResponse Find a transaction by its POS short code, or transactions by a metadata value
 //
-// Admin only (a USER is 401). The transaction recorded with
-// `shortCode` (required, 1 to 64 characters: 422 otherwise); none is
-// 404.
+// Admin only (a USER is 401). Two searches, one per call:
+//
+//   - `shortCode` (1 to 64 characters: 422 otherwise): the transaction
+//     recorded with it (a Transaction); none is 404.
+//   - `metadata[key]=value` (one key, 1 to 40 characters; the value 1 to
+//     500 characters, matched exactly, case included): a page of the
+//     tenant's transactions whose metadata has that value, newest
+//     first (a TransactionPage; none is an empty page), `limit` 1 to
+//     100. Each transaction is read as it is now (a refunded one shows
+//     `refunded: true`). The index entries are written in the
+//     transaction's own DynamoDB transaction, so a transaction is
+//     found as soon as its POST answered.
+//
+// Both, two metadata keys, or neither is 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -58577,7 +58881,7 @@ func ParseFindTransactionResponse(rsp *http.Response) (*FindTransactionResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Transaction
+		var dest FindTransaction200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -107,10 +107,12 @@ func TestPayAtPOS(t *testing.T) {
 	redeem, err := c.RedeemPointAwardWithResponse(ctx, userID, awardID, &sdk.RedeemPointAwardParams{IdempotencyKey: sdk.Ptr(sdk.NewKey())}, sdk.RedeemPointAwardJSONRequestBody{ValueToRedeem: 4})
 	check(t, "redeem", redeem.HTTPResponse, redeem.Body, err)
 
-	found, err := c.FindTransactionWithResponse(ctx, &sdk.FindTransactionParams{ShortCode: payment.ShortCode})
+	// GET /transactions?shortCode= answers the one transaction (the
+	// answer is a union with the page a metadata search gives).
+	found, err := c.FindTransactionWithResponse(ctx, &sdk.FindTransactionParams{ShortCode: &payment.ShortCode})
 	check(t, "find transaction", found.HTTPResponse, found.Body, err)
-	if found.JSON200.UnderscoreId != txnID {
-		t.Errorf("shortCode %s found %s, want %s", payment.ShortCode, found.JSON200.UnderscoreId, txnID)
+	if got, err := found.JSON200.AsTransaction(); err != nil || got.UnderscoreId != txnID {
+		t.Errorf("shortCode %s found %s (%v), want %s", payment.ShortCode, got.UnderscoreId, err, txnID)
 	}
 
 	refund, err := c.RefundTransactionWithResponse(ctx, txnID, &sdk.RefundTransactionParams{Refund: sdk.RefundTransactionParamsRefundTrue, IdempotencyKey: sdk.Ptr(sdk.NewKey())})

@@ -42,6 +42,7 @@ export const PAGED_LISTS = {
   "/rules": { items: "items", by: "key" },
   "/segments": { items: "items", by: "key" },
   "/segments/{segmentId}/members": { items: "items", by: "key" },
+  "/transactions": { items: "items", by: "key" },
   "/users": { items: "items", by: "key" },
   "/users/{userId}/actions": { items: "actions", by: "key" },
   "/users/{userId}/balance/ledger": { items: "items", by: "key" },

@@ -1594,10 +1594,21 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Find a transaction by its POS short code
-         * @description Admin only (a USER is 401). The transaction recorded with
-         *     `shortCode` (required, 1 to 64 characters: 422 otherwise); none is
-         *     404.
+         * Find a transaction by its POS short code, or transactions by a metadata value
+         * @description Admin only (a USER is 401). Two searches, one per call:
+         *
+         *     * `shortCode` (1 to 64 characters: 422 otherwise): the transaction
+         *       recorded with it (a Transaction); none is 404.
+         *     * `metadata[key]=value` (one key, 1 to 40 characters; the value 1 to
+         *       500 characters, matched exactly, case included): a page of the
+         *       tenant's transactions whose metadata has that value, newest
+         *       first (a TransactionPage; none is an empty page), `limit` 1 to
+         *       100. Each transaction is read as it is now (a refunded one shows
+         *       `refunded: true`). The index entries are written in the
+         *       transaction's own DynamoDB transaction, so a transaction is
+         *       found as soon as its POST answered.
+         *
+         *     Both, two metadata keys, or neither is 422.
          */
         get: operations["findTransaction"];
         put?: never;
@@ -3142,6 +3153,7 @@ export interface components {
              * @description BALANCE - money, non-zero (negative takes it off, never below zero). POINTS - whole points from 1 to 1000000000. Money - at most the tenant currency's minor-unit digits (see the POS tag); more decimal places are 422 VALIDATION_FAILED naming the field.
              */
             amount: number;
+            metadata?: components["schemas"]["Metadata"];
             /** @description POINTS only (required there); the perk whose award is granted. */
             perkId?: string;
             /** @description Why; kept on the action's metadata. */
@@ -3157,6 +3169,7 @@ export interface components {
              * @description BALANCE only. Money, exact (see the POS tag).
              */
             balance?: number;
+            metadata?: components["schemas"]["Metadata"];
             /** @enum {string} */
             type: "BALANCE" | "POINTS";
         } & ({
@@ -3708,13 +3721,18 @@ export interface components {
             unknown: string[];
         };
         /**
-         * @description The POS's own fields, stored and returned as sent (absent in answers
-         *     when none): at most 50 keys, each 1 to 40 characters, each value a
-         *     string of at most 500 characters; a violation (or a value that is
-         *     not a string) is 422 VALIDATION_FAILED naming `metadata` or
-         *     `metadata.<key>`, and nothing changes. A key sent with "" is not
-         *     stored (as on Stripe). On PUT /orders/{orderId}, `metadata` replaces
-         *     the stored object whole (`{}` clears it; absent leaves it; null is 422).
+         * @description The client's own fields (a POS's, a tenant's) on a user, an order,
+         *     a transaction, a credit or a perk, stored and returned as sent
+         *     (absent in answers when none): at most 50 keys, each 1 to 40
+         *     characters, each value a string of at most 500 characters; a
+         *     violation (or a value that is not a string) is 422
+         *     VALIDATION_FAILED naming `metadata` or `metadata.<key>`, and
+         *     nothing changes. A key sent with "" is not stored (as on Stripe).
+         *     A PUT (of an order, a user or a perk) that sends `metadata`
+         *     replaces the stored object whole (`{}` clears it; absent leaves
+         *     it; null is 422 on orders and clears it on users and perks).
+         *     Transactions are found by one metadata
+         *     value with GET /transactions?metadata[key]=value.
          */
         Metadata: {
             [key: string]: string;
@@ -3731,6 +3749,7 @@ export interface components {
             cause: {
                 /** @description The action recorded with the change (BALANCE_CREDITED, TRANSACTION_CREATED, TRANSACTION_REFUNDED). */
                 actionId?: string;
+                metadata?: components["schemas"]["Metadata"];
                 orderId?: string;
                 /** @description Of a credit: the reason the admin gave. */
                 reason?: string;
@@ -3986,6 +4005,10 @@ export interface components {
             locationIds?: string[] | null;
             /** Format: double */
             maximumPointCashValue?: number | null;
+            /** @description The tenant's own fields on the perk (see Metadata), also shown on its awards. A PUT that sends it replaces it whole; null or {} removes it. */
+            metadata?: {
+                [key: string]: string;
+            } | null;
             /**
              * Format: double
              * @description Among the tier perks (`isTier`) a user holds, only the one of highest priority is presented.
@@ -4504,11 +4527,11 @@ export interface components {
         } & ({
             amount?: unknown;
             /** @enum {unknown} */
-            scheme?: "PERCENTAGE";
+            scheme: "PERCENTAGE";
         } | {
             amount?: unknown;
             /** @enum {unknown} */
-            scheme?: "ABSOLUTE";
+            scheme: "ABSOLUTE";
         });
         /** @description A user's pending codes; only admins see them. */
         Tokens: {
@@ -4601,6 +4624,11 @@ export interface components {
             totalTip?: number;
             /** @description The paying user. */
             userId: string;
+        };
+        /** @description A page of transactions (GET /transactions?metadata[key]=value), newest first. */
+        TransactionPage: {
+            items: components["schemas"]["Transaction"][];
+            page: components["schemas"]["Page"];
         };
         /** @description The answer of a refund - the transaction (refunded) and what the refund did. */
         TransactionRefund: {
@@ -4717,6 +4745,7 @@ export interface components {
             isGuest: boolean;
             isRegisteredForPushNotifications: boolean;
             lastName: string;
+            metadata?: components["schemas"]["Metadata"];
             /** @description include=points. The user's starting balance (the tenant's initialPoints at sign-up) plus points.available of every award the user holds. */
             points?: number;
             /** @enum {string} */
@@ -4834,6 +4863,10 @@ export interface components {
             hasAgreedToReceiveMarketing?: boolean;
             hasAgreedToShareData?: boolean;
             lastName?: string;
+            /** @description Admin only (a USER sending it is 422). The tenant's own fields on the user (see Metadata); replaces the user's metadata whole; null or {} removes it. */
+            metadata?: {
+                [key: string]: string;
+            } | null;
             /** @enum {string} */
             primaryPlatform?: "UNKNOWN" | "IOS" | "ANDROID";
             /** @description Admin only (422 otherwise). */
@@ -9114,9 +9147,17 @@ export interface operations {
     };
     findTransaction: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The POS's own id of the transaction. */
-                shortCode: string;
+                shortCode?: string;
+                /** @description One metadata key and the value to find: `metadata[till]=7`. */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description Metadata search only. The page size (default 100). */
+                limit?: number;
+                /** @description The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422. */
+                startKey?: components["parameters"]["StartKey"];
             };
             header?: {
                 /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
@@ -9127,7 +9168,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The transaction. */
+            /** @description The transaction (shortCode), or a page of transactions (metadata). */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
@@ -9149,7 +9190,7 @@ export interface operations {
                      *       "userId": "e72f28d8931be99b3524be97"
                      *     }
                      */
-                    "application/json": components["schemas"]["Transaction"];
+                    "application/json": components["schemas"]["Transaction"] | components["schemas"]["TransactionPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
