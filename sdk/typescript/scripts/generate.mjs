@@ -52,10 +52,10 @@ try {
     throw new Error(`info.version ${JSON.stringify(version)} is not a semantic version`);
   }
   mkdirSync(opt.tsOut, { recursive: true });
-  // --empty-objects-unknown: a schema that is allOf a $ref and an object
-  // with only `required` (LocationCreate, PerkCreateInput,
-  // SegmentCreateInput) would otherwise be `X & Record<string, never>`, a
-  // type no body can have. --default-non-nullable false: a request field
+  // --empty-objects-unknown: a free object (`type: object` without
+  // properties, such as visualisationOnCurrentStamp's values or the
+  // document's own `info`) would otherwise be `Record<string, never>`, a
+  // type no value can have. --default-non-nullable false: a request field
   // with a default (a rule's `enabled`, a check-in's `trigger`) would
   // otherwise be required.
   const flags = ["--empty-objects-unknown", "--default-non-nullable", "false"];

@@ -3548,7 +3548,7 @@ export interface components {
             phone?: string;
         };
         /** @description Body of POST /locations; `title` and `geo` are required. */
-        LocationCreate: components["schemas"]["LocationWrite"] & Record<string, unknown>;
+        LocationCreate: WithRequired<components["schemas"]["LocationWrite"], "title" | "geo">;
         LocationExportRequest: {
             filters?: {
                 /** @description Locations in any of these regions (ignoring case). */
@@ -3985,7 +3985,7 @@ export interface components {
             updatedAt: string;
         };
         /** @description The body of a create (POST); `title`, `template` required. */
-        PerkCreateInput: components["schemas"]["PerkInput"] & Record<string, unknown>;
+        PerkCreateInput: WithRequired<components["schemas"]["PerkFields"], "title" | "template"> & components["schemas"]["PerkInput"];
         /** @description The definition side of an award, as a perk holds it. */
         PerkDefinition: components["schemas"]["PerkFields"] & {
             points?: components["schemas"]["PointRules"];
@@ -4357,7 +4357,7 @@ export interface components {
             updatedAt: string;
         };
         /** @description The body of a create (POST); `title`, `type` required. */
-        SegmentCreateInput: components["schemas"]["SegmentInput"] & Record<string, unknown>;
+        SegmentCreateInput: WithRequired<components["schemas"]["SegmentDefinition"], "title" | "type"> & components["schemas"]["SegmentInput"];
         SegmentDefinition: {
             description?: string | null;
             /** @description ISO 8601 duration (P30D, P2W, P1M, PT12H); SCHEDULED and ROLLING only. */
@@ -11864,3 +11864,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};
