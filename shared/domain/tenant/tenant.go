@@ -1,6 +1,8 @@
 // Package tenant is the tenant (merchant) domain: tenants, their settings and
-// their service keys, and the direct-invoke handler operators use to create
-// tenants and rotate keys.
+// their service keys, the direct-invoke handler operators use to create
+// tenants and rotate keys (invoke.go), and the routes a tenant's admin
+// reads and changes its settings with (GET and PUT /tenant, handlers.go and
+// settings.go).
 //
 // Every request resolves its tenant (and a service key its tenant), so each
 // warm function caches them (Cache, shared by the function's Stores):
