@@ -1561,6 +1561,7 @@ const (
 	RuleTriggerORDERCOMPLETED      RuleTrigger = "ORDER_COMPLETED"
 	RuleTriggerSEGMENTJOINED       RuleTrigger = "SEGMENT_JOINED"
 	RuleTriggerSEGMENTLEFT         RuleTrigger = "SEGMENT_LEFT"
+	RuleTriggerTENANTUPDATED       RuleTrigger = "TENANT_UPDATED"
 	RuleTriggerTRANSACTIONCREATED  RuleTrigger = "TRANSACTION_CREATED"
 	RuleTriggerTRANSACTIONREFUNDED RuleTrigger = "TRANSACTION_REFUNDED"
 	RuleTriggerUSERACTIVATED       RuleTrigger = "USER_ACTIVATED"
@@ -1597,6 +1598,8 @@ func (e RuleTrigger) Valid() bool {
 	case RuleTriggerSEGMENTJOINED:
 		return true
 	case RuleTriggerSEGMENTLEFT:
+		return true
+	case RuleTriggerTENANTUPDATED:
 		return true
 	case RuleTriggerTRANSACTIONCREATED:
 		return true
@@ -6296,6 +6299,136 @@ type TagGroupUpdate struct {
 	Title *string             `json:"title,omitempty"`
 }
 
+// Tenant A tenant as its admin reads it.
+type Tenant struct {
+	// Created Read-only.
+	Created *time.Time `json:"created,omitempty"`
+
+	// Id Read-only. The tenant id (`x-application-id`).
+	Id *string `json:"id,omitempty"`
+
+	// Settings The tenant's settings. A setting that is not set is left out (its
+	// default applies). The POS secret is never shown: `posSecretSet`
+	// tells whether one is set.
+	Settings TenantSettings `json:"settings"`
+
+	// Title The display name (actions name the tenant by it).
+	Title string `json:"title"`
+
+	// UpdatedAt Read-only. The last change of the tenant (its settings or its service key).
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// TenantSSOClientIds The client ids an SSO provider's ID tokens must be issued to (their
+// audience), per provider; a provider without any refuses every
+// sign-in with it (422).
+type TenantSSOClientIds struct {
+	Apple  *[]string `json:"apple,omitempty"`
+	Google *[]string `json:"google,omitempty"`
+}
+
+// TenantSSOClientIdsUpdate Merged per provider: a provider sent replaces its list, `null` or an
+// empty list removes it, a provider left out is unchanged. `null` for
+// the whole object removes every provider.
+type TenantSSOClientIdsUpdate struct {
+	Apple  *[]string `json:"apple,omitempty"`
+	Google *[]string `json:"google,omitempty"`
+}
+
+// TenantSettings The tenant's settings. A setting that is not set is left out (its
+// default applies). The POS secret is never shown: `posSecretSet`
+// tells whether one is set.
+type TenantSettings struct {
+	// Currency The ISO 4217 code of the tenant's money (absent - GBP). Changing it converts no stored amount.
+	Currency *string `json:"currency,omitempty"`
+
+	// InitialPoints The points balance (`points`) of a new user.
+	InitialPoints int `json:"initialPoints"`
+
+	// PointsExpiringDays Days before a lot of points expires that POINTS_EXPIRING is recorded (absent - 30).
+	PointsExpiringDays *int `json:"pointsExpiringDays,omitempty"`
+
+	// PosEndpoint The URL the POS is told of check-ins and checkouts at (https; http only to localhost, 127.0.0.1 or ::1).
+	PosEndpoint *string `json:"posEndpoint,omitempty"`
+
+	// PosSecretSet Read-only. Whether a `posSecret` is set (notifications are signed with it; unsigned without one).
+	PosSecretSet *bool `json:"posSecretSet,omitempty"`
+
+	// RulesBudget The most effects the rules apply for one originating action (absent - 100).
+	RulesBudget *int `json:"rulesBudget,omitempty"`
+
+	// SessionHours Hours a user session lasts (absent - 720, 30 days).
+	SessionHours *int `json:"sessionHours,omitempty"`
+
+	// SingleAccountPerDevice A device may hold one account only (POST /users then needs `x-client-platform` and the matching `uniqueDeviceId*`).
+	SingleAccountPerDevice bool `json:"singleAccountPerDevice"`
+
+	// SmsCountryCodes The country calling codes text messages go to (absent - every country; see Abuse limits).
+	SmsCountryCodes *[]string `json:"smsCountryCodes,omitempty"`
+
+	// SsoClientIds The client ids an SSO provider's ID tokens must be issued to (their
+	// audience), per provider; a provider without any refuses every
+	// sign-in with it (422).
+	SsoClientIds *TenantSSOClientIds `json:"ssoClientIds,omitempty"`
+
+	// Timezone The IANA name of the tenant's time zone (absent - Europe/London).
+	Timezone *string `json:"timezone,omitempty"`
+}
+
+// TenantSettingsUpdate The settings to change: at least one (an empty object is 422). Each
+// replaces the stored one; `null` removes an optional setting (its
+// default applies again). `initialPoints` and
+// `singleAccountPerDevice` cannot be null.
+type TenantSettingsUpdate struct {
+	Currency           *string `json:"currency,omitempty"`
+	InitialPoints      *int    `json:"initialPoints,omitempty"`
+	PointsExpiringDays *int    `json:"pointsExpiringDays,omitempty"`
+
+	// PosEndpoint https; http only to localhost, 127.0.0.1 or ::1.
+	PosEndpoint *string `json:"posEndpoint,omitempty"`
+
+	// PosSecret Write-only. The HMAC-SHA256 key of the POS notifications' signature (16 to 256 printable ASCII characters); never answered.
+	PosSecret *string `json:"posSecret,omitempty"`
+
+	// PosSecretSet Read-only.
+	PosSecretSet           *bool `json:"posSecretSet,omitempty"`
+	RulesBudget            *int  `json:"rulesBudget,omitempty"`
+	SessionHours           *int  `json:"sessionHours,omitempty"`
+	SingleAccountPerDevice *bool `json:"singleAccountPerDevice,omitempty"`
+
+	// SmsCountryCodes An empty list, like null, allows every country.
+	SmsCountryCodes *[]string `json:"smsCountryCodes,omitempty"`
+
+	// SsoClientIds Merged per provider: a provider sent replaces its list, `null` or an
+	// empty list removes it, a provider left out is unchanged. `null` for
+	// the whole object removes every provider.
+	SsoClientIds *TenantSSOClientIdsUpdate `json:"ssoClientIds,omitempty"`
+	Timezone     *string                   `json:"timezone,omitempty"`
+}
+
+// TenantUpdate The body of PUT /tenant: at least one field (an empty object is 422
+// "send at least one field to change"). The read-only fields may be
+// sent back unchanged.
+type TenantUpdate struct {
+	// Created Read-only.
+	Created *time.Time `json:"created,omitempty"`
+
+	// Id Read-only.
+	Id *string `json:"id,omitempty"`
+
+	// Settings The settings to change: at least one (an empty object is 422). Each
+	// replaces the stored one; `null` removes an optional setting (its
+	// default applies again). `initialPoints` and
+	// `singleAccountPerDevice` cannot be null.
+	Settings *TenantSettingsUpdate `json:"settings,omitempty"`
+
+	// Title The display name.
+	Title *string `json:"title,omitempty"`
+
+	// UpdatedAt Read-only.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
 // Tip A PERCENTAGE amount is 0 to 100, an ABSOLUTE amount 0 to 1000000.
 type Tip struct {
 	// Amount A percentage (0 to 100) or an absolute amount.
@@ -7882,6 +8015,18 @@ type DeleteSessionsParams struct {
 	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
 }
 
+// GetTenantParams defines parameters for GetTenant.
+type GetTenantParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// UpdateTenantParams defines parameters for UpdateTenant.
+type UpdateTenantParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
 // FindTransactionParams defines parameters for FindTransaction.
 type FindTransactionParams struct {
 	// ShortCode The POS's own id of the transaction.
@@ -8635,6 +8780,9 @@ type UpdateSegmentJSONRequestBody = SegmentUpdateInput
 
 // AddSegmentMembersJSONRequestBody defines body for AddSegmentMembers for application/json ContentType.
 type AddSegmentMembersJSONRequestBody = MembersInput
+
+// UpdateTenantJSONRequestBody defines body for UpdateTenant for application/json ContentType.
+type UpdateTenantJSONRequestBody = TenantUpdate
 
 // CreateTransactionJSONRequestBody defines body for CreateTransaction for application/json ContentType.
 type CreateTransactionJSONRequestBody = TransactionInput
@@ -12214,6 +12362,63 @@ type ClientInterface interface {
 	// Corresponds with DELETE /sessions/{userId} (the `DeleteSessions` operationId).
 	DeleteSessions(ctx context.Context, userId UserId, params *DeleteSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetTenant Read the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). The
+	// caller's tenant with every setting it has; a setting that is not
+	// set is left out and its default applies (`sessionHours` 720,
+	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
+	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	//
+	// Corresponds with GET /tenant (the `GetTenant` operationId).
+	GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateTenantWithBody Change the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). A merge
+	// patch of the tenant: `title` replaces the display name; each setting
+	// sent in `settings` replaces the stored one, `null` removes an
+	// optional setting (its default applies again), and an absent one is
+	// unchanged; `settings.ssoClientIds` is merged per provider the same
+	// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+	// removes Apple). An empty body, an empty `settings`, an unknown field
+	// or a wrong type is 422. The read-only fields (`id`, `created`,
+	// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+	// returned them; a changed one is 422: a tenant's id and service key
+	// are not changed here. The result is validated as a whole (422
+	// naming the first field in error) and a refused body changes
+	// nothing. A body that changes nothing answers 200 and records
+	// nothing. Concurrent updates of different settings both land (409
+	// CONFLICT only when one keeps losing to others).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+	UpdateTenantWithBody(ctx context.Context, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateTenant Change the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). A merge
+	// patch of the tenant: `title` replaces the display name; each setting
+	// sent in `settings` replaces the stored one, `null` removes an
+	// optional setting (its default applies again), and an absent one is
+	// unchanged; `settings.ssoClientIds` is merged per provider the same
+	// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+	// removes Apple). An empty body, an empty `settings`, an unknown field
+	// or a wrong type is 422. The read-only fields (`id`, `created`,
+	// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+	// returned them; a changed one is 422: a tenant's id and service key
+	// are not changed here. The result is validated as a whole (422
+	// naming the first field in error) and a refused body changes
+	// nothing. A body that changes nothing answers 200 and records
+	// nothing. Concurrent updates of different settings both land (409
+	// CONFLICT only when one keeps losing to others).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+	UpdateTenant(ctx context.Context, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// FindTransaction Find a transaction by its POS short code, or transactions by a metadata value
 	//
 	// Admin only (a USER is 401). Two searches, one per call:
@@ -15726,6 +15931,93 @@ func (c *Client) CreateAdminSession(ctx context.Context, params *CreateAdminSess
 // Corresponds with DELETE /sessions/{userId} (the `DeleteSessions` operationId).
 func (c *Client) DeleteSessions(ctx context.Context, userId UserId, params *DeleteSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSessionsRequest(c.Server, userId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTenant Read the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). The
+// caller's tenant with every setting it has; a setting that is not
+// set is left out and its default applies (`sessionHours` 720,
+// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
+// `rulesBudget` 100, no `smsCountryCodes`: every country).
+//
+// Corresponds with GET /tenant (the `GetTenant` operationId).
+func (c *Client) GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTenantRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateTenantWithBody Change the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). A merge
+// patch of the tenant: `title` replaces the display name; each setting
+// sent in `settings` replaces the stored one, `null` removes an
+// optional setting (its default applies again), and an absent one is
+// unchanged; `settings.ssoClientIds` is merged per provider the same
+// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+// removes Apple). An empty body, an empty `settings`, an unknown field
+// or a wrong type is 422. The read-only fields (`id`, `created`,
+// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+// returned them; a changed one is 422: a tenant's id and service key
+// are not changed here. The result is validated as a whole (422
+// naming the first field in error) and a refused body changes
+// nothing. A body that changes nothing answers 200 and records
+// nothing. Concurrent updates of different settings both land (409
+// CONFLICT only when one keeps losing to others).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+func (c *Client) UpdateTenantWithBody(ctx context.Context, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateTenantRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateTenant Change the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). A merge
+// patch of the tenant: `title` replaces the display name; each setting
+// sent in `settings` replaces the stored one, `null` removes an
+// optional setting (its default applies again), and an absent one is
+// unchanged; `settings.ssoClientIds` is merged per provider the same
+// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+// removes Apple). An empty body, an empty `settings`, an unknown field
+// or a wrong type is 422. The read-only fields (`id`, `created`,
+// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+// returned them; a changed one is 422: a tenant's id and service key
+// are not changed here. The result is validated as a whole (422
+// naming the first field in error) and a refused body changes
+// nothing. A body that changes nothing answers 200 and records
+// nothing. Concurrent updates of different settings both land (409
+// CONFLICT only when one keeps losing to others).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+func (c *Client) UpdateTenant(ctx context.Context, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateTenantRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -22096,6 +22388,103 @@ func NewDeleteSessionsRequest(server string, userId UserId, params *DeleteSessio
 	return req, nil
 }
 
+// NewGetTenantRequest constructs an http.Request for the GetTenant method
+func NewGetTenantRequest(server string, params *GetTenantParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tenant")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateTenantRequest calls the generic UpdateTenant builder with application/json body
+func NewUpdateTenantRequest(server string, params *UpdateTenantParams, body UpdateTenantJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateTenantRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewUpdateTenantRequestWithBody constructs an http.Request for the UpdateTenant method, with any body, and a specified content type
+func NewUpdateTenantRequestWithBody(server string, params *UpdateTenantParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tenant")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewFindTransactionRequest constructs an http.Request for the FindTransaction method
 func NewFindTransactionRequest(server string, params *FindTransactionParams) (*http.Request, error) {
 	var err error
@@ -26854,6 +27243,65 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /sessions/{userId} (the `DeleteSessions` operationId).
 	DeleteSessionsWithResponse(ctx context.Context, userId UserId, params *DeleteSessionsParams, reqEditors ...RequestEditorFn) (*DeleteSessionsResponse, error)
+
+	// GetTenantWithResponse Read the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). The
+	// caller's tenant with every setting it has; a setting that is not
+	// set is left out and its default applies (`sessionHours` 720,
+	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
+	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /tenant (the `GetTenant` operationId).
+	GetTenantWithResponse(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*GetTenantResponse, error)
+
+	// UpdateTenantWithBodyWithResponse Change the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). A merge
+	// patch of the tenant: `title` replaces the display name; each setting
+	// sent in `settings` replaces the stored one, `null` removes an
+	// optional setting (its default applies again), and an absent one is
+	// unchanged; `settings.ssoClientIds` is merged per provider the same
+	// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+	// removes Apple). An empty body, an empty `settings`, an unknown field
+	// or a wrong type is 422. The read-only fields (`id`, `created`,
+	// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+	// returned them; a changed one is 422: a tenant's id and service key
+	// are not changed here. The result is validated as a whole (422
+	// naming the first field in error) and a refused body changes
+	// nothing. A body that changes nothing answers 200 and records
+	// nothing. Concurrent updates of different settings both land (409
+	// CONFLICT only when one keeps losing to others).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+	UpdateTenantWithBodyWithResponse(ctx context.Context, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
+
+	// UpdateTenantWithResponse Change the tenant's settings
+	//
+	// Admin only (a USER session or an anonymous caller is 401). A merge
+	// patch of the tenant: `title` replaces the display name; each setting
+	// sent in `settings` replaces the stored one, `null` removes an
+	// optional setting (its default applies again), and an absent one is
+	// unchanged; `settings.ssoClientIds` is merged per provider the same
+	// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+	// removes Apple). An empty body, an empty `settings`, an unknown field
+	// or a wrong type is 422. The read-only fields (`id`, `created`,
+	// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+	// returned them; a changed one is 422: a tenant's id and service key
+	// are not changed here. The result is validated as a whole (422
+	// naming the first field in error) and a refused body changes
+	// nothing. A body that changes nothing answers 200 and records
+	// nothing. Concurrent updates of different settings both land (409
+	// CONFLICT only when one keeps losing to others).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+	UpdateTenantWithResponse(ctx context.Context, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
 
 	// FindTransactionWithResponse Find a transaction by its POS short code, or transactions by a metadata value
 	//
@@ -36952,6 +37400,287 @@ func (r DeleteSessionsResponse) ContentType() string {
 	return ""
 }
 
+// GetTenantResponse200Headers the declared response headers of an HTTP 200 response for GetTenant
+type GetTenantResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetTenantResponse401Headers the declared response headers of an HTTP 401 response for GetTenant
+type GetTenantResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// GetTenantResponse404Headers the declared response headers of an HTTP 404 response for GetTenant
+type GetTenantResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetTenantResponse422Headers the declared response headers of an HTTP 422 response for GetTenant
+type GetTenantResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetTenantResponse429Headers the declared response headers of an HTTP 429 response for GetTenant
+type GetTenantResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// GetTenantResponse500Headers the declared response headers of an HTTP 500 response for GetTenant
+type GetTenantResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type GetTenantResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Tenant
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTenantResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTenantResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTenantResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTenantResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTenantResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTenantResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTenantResponse) GetJSON200() *Tenant {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTenantResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTenantResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetTenantResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTenantResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetTenantResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTenantResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTenantResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTenantResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTenantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateTenantResponse200Headers the declared response headers of an HTTP 200 response for UpdateTenant
+type UpdateTenantResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateTenantResponse401Headers the declared response headers of an HTTP 401 response for UpdateTenant
+type UpdateTenantResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// UpdateTenantResponse404Headers the declared response headers of an HTTP 404 response for UpdateTenant
+type UpdateTenantResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateTenantResponse409Headers the declared response headers of an HTTP 409 response for UpdateTenant
+type UpdateTenantResponse409Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int
+	XRequestId               *string
+}
+
+// UpdateTenantResponse413Headers the declared response headers of an HTTP 413 response for UpdateTenant
+type UpdateTenantResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateTenantResponse422Headers the declared response headers of an HTTP 422 response for UpdateTenant
+type UpdateTenantResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateTenantResponse429Headers the declared response headers of an HTTP 429 response for UpdateTenant
+type UpdateTenantResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// UpdateTenantResponse500Headers the declared response headers of an HTTP 500 response for UpdateTenant
+type UpdateTenantResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type UpdateTenantResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Tenant
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateTenantResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateTenantResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateTenantResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateTenantResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateTenantResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateTenantResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateTenantResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateTenantResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateTenantResponse) GetJSON200() *Tenant {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateTenantResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateTenantResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateTenantResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateTenantResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateTenantResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateTenantResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateTenantResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateTenantResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateTenantResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateTenantResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateTenantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // FindTransactionResponse200Headers the declared response headers of an HTTP 200 response for FindTransaction
 type FindTransactionResponse200Headers struct {
 	AccessControlAllowOrigin *string
@@ -44417,6 +45146,83 @@ func (c *ClientWithResponses) DeleteSessionsWithResponse(ctx context.Context, us
 		return nil, err
 	}
 	return ParseDeleteSessionsResponse(rsp)
+}
+
+// GetTenantWithResponse Read the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). The
+// caller's tenant with every setting it has; a setting that is not
+// set is left out and its default applies (`sessionHours` 720,
+// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
+// `rulesBudget` 100, no `smsCountryCodes`: every country).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /tenant (the `GetTenant` operationId).
+func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*GetTenantResponse, error) {
+	rsp, err := c.GetTenant(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTenantResponse(rsp)
+}
+
+// UpdateTenantWithBodyWithResponse Change the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). A merge
+// patch of the tenant: `title` replaces the display name; each setting
+// sent in `settings` replaces the stored one, `null` removes an
+// optional setting (its default applies again), and an absent one is
+// unchanged; `settings.ssoClientIds` is merged per provider the same
+// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+// removes Apple). An empty body, an empty `settings`, an unknown field
+// or a wrong type is 422. The read-only fields (`id`, `created`,
+// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+// returned them; a changed one is 422: a tenant's id and service key
+// are not changed here. The result is validated as a whole (422
+// naming the first field in error) and a refused body changes
+// nothing. A body that changes nothing answers 200 and records
+// nothing. Concurrent updates of different settings both land (409
+// CONFLICT only when one keeps losing to others).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+func (c *ClientWithResponses) UpdateTenantWithBodyWithResponse(ctx context.Context, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
+	rsp, err := c.UpdateTenantWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateTenantResponse(rsp)
+}
+
+// UpdateTenantWithResponse Change the tenant's settings
+//
+// Admin only (a USER session or an anonymous caller is 401). A merge
+// patch of the tenant: `title` replaces the display name; each setting
+// sent in `settings` replaces the stored one, `null` removes an
+// optional setting (its default applies again), and an absent one is
+// unchanged; `settings.ssoClientIds` is merged per provider the same
+// way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+// removes Apple). An empty body, an empty `settings`, an unknown field
+// or a wrong type is 422. The read-only fields (`id`, `created`,
+// `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+// returned them; a changed one is 422: a tenant's id and service key
+// are not changed here. The result is validated as a whole (422
+// naming the first field in error) and a refused body changes
+// nothing. A body that changes nothing answers 200 and records
+// nothing. Concurrent updates of different settings both land (409
+// CONFLICT only when one keeps losing to others).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /tenant (the `UpdateTenant` operationId).
+func (c *ClientWithResponses) UpdateTenantWithResponse(ctx context.Context, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
+	rsp, err := c.UpdateTenant(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateTenantResponse(rsp)
 }
 
 // FindTransactionWithResponse Find a transaction by its POS short code, or transactions by a metadata value
@@ -58846,6 +59652,407 @@ func ParseDeleteSessionsResponse(rsp *http.Response) (*DeleteSessionsResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteSessionsResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTenantResponse parses an HTTP response from a GetTenantWithResponse call
+func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTenantResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Tenant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTenantResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTenantResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTenantResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTenantResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTenantResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTenantResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateTenantResponse parses an HTTP response from a UpdateTenantWithResponse call
+func ParseUpdateTenantResponse(rsp *http.Response) (*UpdateTenantResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateTenantResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Tenant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateTenantResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateTenantResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateTenantResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateTenantResponse409Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateTenantResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateTenantResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateTenantResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateTenantResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -1586,6 +1586,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the tenant's settings
+         * @description Admin only (a USER session or an anonymous caller is 401). The
+         *     caller's tenant with every setting it has; a setting that is not
+         *     set is left out and its default applies (`sessionHours` 720,
+         *     `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
+         *     `rulesBudget` 100, no `smsCountryCodes`: every country).
+         */
+        get: operations["getTenant"];
+        /**
+         * Change the tenant's settings
+         * @description Admin only (a USER session or an anonymous caller is 401). A merge
+         *     patch of the tenant: `title` replaces the display name; each setting
+         *     sent in `settings` replaces the stored one, `null` removes an
+         *     optional setting (its default applies again), and an absent one is
+         *     unchanged; `settings.ssoClientIds` is merged per provider the same
+         *     way (`{"google": [...]}` leaves `apple` as it is, `{"apple": null}`
+         *     removes Apple). An empty body, an empty `settings`, an unknown field
+         *     or a wrong type is 422. The read-only fields (`id`, `created`,
+         *     `updatedAt`, `settings.posSecretSet`) may be sent back as GET
+         *     returned them; a changed one is 422: a tenant's id and service key
+         *     are not changed here. The result is validated as a whole (422
+         *     naming the first field in error) and a refused body changes
+         *     nothing. A body that changes nothing answers 200 and records
+         *     nothing. Concurrent updates of different settings both land (409
+         *     CONFLICT only when one keeps losing to others).
+         */
+        put: operations["updateTenant"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/transactions": {
         parameters: {
             query?: never;
@@ -4301,7 +4343,7 @@ export interface components {
          *     VALIDATION_FAILED naming `trigger`.
          * @enum {string}
          */
-        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "CHECKIN";
+        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "CHECKIN";
         /** @description Body of PUT /rules/{ruleId}; at least one field. Unknown fields, null and changed read-only fields are 422. */
         RuleUpdate: {
             /** @description Read-only (send it unchanged or leave it out). */
@@ -4514,6 +4556,122 @@ export interface components {
             sort?: number;
             tags?: components["schemas"]["LocationStringList"];
             title?: string;
+        };
+        /** @description A tenant as its admin reads it. */
+        Tenant: {
+            /**
+             * Format: date-time
+             * @description Read-only.
+             */
+            readonly created: string;
+            /** @description Read-only. The tenant id (`x-application-id`). */
+            readonly id: string;
+            settings: components["schemas"]["TenantSettings"];
+            /** @description The display name (actions name the tenant by it). */
+            title: string;
+            /**
+             * Format: date-time
+             * @description Read-only. The last change of the tenant (its settings or its service key).
+             */
+            readonly updatedAt: string;
+        };
+        /**
+         * @description The client ids an SSO provider's ID tokens must be issued to (their
+         *     audience), per provider; a provider without any refuses every
+         *     sign-in with it (422).
+         */
+        TenantSSOClientIds: {
+            apple?: string[];
+            google?: string[];
+        };
+        /**
+         * @description Merged per provider: a provider sent replaces its list, `null` or an
+         *     empty list removes it, a provider left out is unchanged. `null` for
+         *     the whole object removes every provider.
+         */
+        TenantSSOClientIdsUpdate: {
+            apple?: string[] | null;
+            google?: string[] | null;
+        } | null;
+        /**
+         * @description The tenant's settings. A setting that is not set is left out (its
+         *     default applies). The POS secret is never shown: `posSecretSet`
+         *     tells whether one is set.
+         */
+        TenantSettings: {
+            /** @description The ISO 4217 code of the tenant's money (absent - GBP). Changing it converts no stored amount. */
+            currency?: string;
+            /** @description The points balance (`points`) of a new user. */
+            initialPoints: number;
+            /** @description Days before a lot of points expires that POINTS_EXPIRING is recorded (absent - 30). */
+            pointsExpiringDays?: number;
+            /**
+             * Format: uri
+             * @description The URL the POS is told of check-ins and checkouts at (https; http only to localhost, 127.0.0.1 or ::1).
+             */
+            posEndpoint?: string;
+            /** @description Read-only. Whether a `posSecret` is set (notifications are signed with it; unsigned without one). */
+            readonly posSecretSet: boolean;
+            /** @description The most effects the rules apply for one originating action (absent - 100). */
+            rulesBudget?: number;
+            /** @description Hours a user session lasts (absent - 720, 30 days). */
+            sessionHours?: number;
+            /** @description A device may hold one account only (POST /users then needs `x-client-platform` and the matching `uniqueDeviceId*`). */
+            singleAccountPerDevice: boolean;
+            /** @description The country calling codes text messages go to (absent - every country; see Abuse limits). */
+            smsCountryCodes?: string[];
+            ssoClientIds?: components["schemas"]["TenantSSOClientIds"];
+            /** @description The IANA name of the tenant's time zone (absent - Europe/London). */
+            timezone?: string;
+        };
+        /**
+         * @description The settings to change: at least one (an empty object is 422). Each
+         *     replaces the stored one; `null` removes an optional setting (its
+         *     default applies again). `initialPoints` and
+         *     `singleAccountPerDevice` cannot be null.
+         */
+        TenantSettingsUpdate: {
+            currency?: string | null;
+            initialPoints?: number;
+            pointsExpiringDays?: number | null;
+            /**
+             * Format: uri
+             * @description https; http only to localhost, 127.0.0.1 or ::1.
+             */
+            posEndpoint?: string | null;
+            /** @description Write-only. The HMAC-SHA256 key of the POS notifications' signature (16 to 256 printable ASCII characters); never answered. */
+            posSecret?: string | null;
+            /** @description Read-only. */
+            readonly posSecretSet?: boolean;
+            rulesBudget?: number | null;
+            sessionHours?: number | null;
+            singleAccountPerDevice?: boolean;
+            /** @description An empty list, like null, allows every country. */
+            smsCountryCodes?: string[] | null;
+            ssoClientIds?: components["schemas"]["TenantSSOClientIdsUpdate"];
+            timezone?: string | null;
+        };
+        /**
+         * @description The body of PUT /tenant: at least one field (an empty object is 422
+         *     "send at least one field to change"). The read-only fields may be
+         *     sent back unchanged.
+         */
+        TenantUpdate: {
+            /**
+             * Format: date-time
+             * @description Read-only.
+             */
+            readonly created?: string;
+            /** @description Read-only. */
+            readonly id?: string;
+            settings?: components["schemas"]["TenantSettingsUpdate"];
+            /** @description The display name. */
+            title?: string;
+            /**
+             * Format: date-time
+             * @description Read-only.
+             */
+            readonly updatedAt?: string;
         };
         /** @description A PERCENTAGE amount is 0 to 100, an ABSOLUTE amount 0 to 1000000. */
         Tip: {
@@ -9140,6 +9298,131 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "created": "2026-11-25T19:12:13.802Z",
+                     *       "id": "local",
+                     *       "settings": {
+                     *         "initialPoints": 0,
+                     *         "posEndpoint": "https://pos.example.com/hooks/platform",
+                     *         "posSecretSet": true,
+                     *         "singleAccountPerDevice": false,
+                     *         "smsCountryCodes": [
+                     *           "+44",
+                     *           "+1"
+                     *         ],
+                     *         "ssoClientIds": {
+                     *           "google": [
+                     *             "1234567890-abc.apps.googleusercontent.com"
+                     *           ]
+                     *         },
+                     *         "timezone": "Europe/London"
+                     *       },
+                     *       "title": "Local tenant",
+                     *       "updatedAt": "2026-11-28T09:30:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "settings": {
+                 *         "posSecret": "8f2b6c1e9d4a7f3b0c5e2d8a",
+                 *         "ssoClientIds": {
+                 *           "google": [
+                 *             "1234567890-abc.apps.googleusercontent.com"
+                 *           ]
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TenantUpdate"];
+            };
+        };
+        responses: {
+            /** @description The tenant as stored. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "created": "2026-11-25T19:12:13.802Z",
+                     *       "id": "local",
+                     *       "settings": {
+                     *         "initialPoints": 0,
+                     *         "posEndpoint": "https://pos.example.com/hooks/platform",
+                     *         "posSecretSet": true,
+                     *         "singleAccountPerDevice": false,
+                     *         "smsCountryCodes": [
+                     *           "+44",
+                     *           "+1"
+                     *         ],
+                     *         "ssoClientIds": {
+                     *           "google": [
+                     *             "1234567890-abc.apps.googleusercontent.com"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "title": "Local tenant",
+                     *       "updatedAt": "2026-11-28T09:30:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
