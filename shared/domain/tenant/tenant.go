@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/money"
@@ -216,8 +217,11 @@ func (t *Tenant) Validate() error {
 		return apierr.Invalid("id", "must be 1-63 lower-case letters, digits or '-'")
 	}
 	t.Title = strings.TrimSpace(t.Title)
-	if t.Title == "" || len(t.Title) > MaxTitleLength {
-		return apierr.Invalid("title", "is required (1-%d characters)", MaxTitleLength)
+	if t.Title == "" {
+		return apierr.Invalid("title", "is required (1 to %d characters)", MaxTitleLength)
+	}
+	if utf8.RuneCountInString(t.Title) > MaxTitleLength {
+		return apierr.Invalid("title", "must be 1 to %d characters", MaxTitleLength)
 	}
 	if p := t.Settings.InitialPoints; p < 0 || p > MaxInitialPoints {
 		return apierr.Invalid("settings.initialPoints", "must be an integer from 0 to %d", MaxInitialPoints)
