@@ -2816,7 +2816,7 @@ export interface components {
             userId: string;
         };
         /** @description An award as returned, the award combined with its perk's definition and, when the perk has an INTERNAL enrichment, the enrichment's presentation fields. */
-        Award: components["schemas"]["PerkFields"] & {
+        Award: WithRequired<components["schemas"]["PerkFields"], "title" | "template" | "locationIds"> & {
             /** @description <userId>-<perkId> */
             _id: string;
             /** @description The perk's state. */
