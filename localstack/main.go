@@ -235,8 +235,9 @@ const adminPrefix = "/_local"
 
 // handler returns the HTTP handler of the whole stack: the API Gateway
 // stand-in for the template's routes, under /_local/ the local-only
-// endpoints, and the interactive API reference at /docs (docs.go).
-// Anything else gets the gateway's JSON 404.
+// endpoints, and the interactive API reference at /docs (docs.go), all
+// behind the template's CORS configuration as API Gateway applies it
+// (cors.go). Anything else gets the gateway's JSON 404.
 func (l *local) handler() (http.Handler, error) {
 	gw, err := l.gateway()
 	if err != nil {
@@ -250,6 +251,9 @@ func (l *local) handler() (http.Handler, error) {
 	mux.HandleFunc("GET /docs", l.docs)
 	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusFound))
 	mux.HandleFunc("GET /docs/{file}", l.docsFile)
+	if c := corsFromTemplate(l.template); c != nil {
+		return c.handler(mux), nil
+	}
 	return mux, nil
 }
 
