@@ -158,18 +158,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
 	}
-	seeded, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken)
-	if err != nil {
-		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
-	}
-	if len(seeded.Settings.SMSCountryCodes) == 0 {
-		// The local tenant sends text messages to UK and North American
-		// numbers only, as a real tenant should name its countries.
-		s := seeded.Settings
-		s.SMSCountryCodes = localSMSCountryCodes
-		if err := deps.Tenants.Store.UpdateSettings(ctx, set.TenantID, s, deps.Clock.Now()); err != nil {
-			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
-		}
+	if err := seedTenant(ctx, deps, set); err != nil {
+		return err
 	}
 	l := &local{template: tmpl, stack: st, deps: deps, settings: set}
 	if err := l.subscribe(); err != nil {
@@ -213,6 +203,24 @@ func run() error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shut the server down: %w", err)
+	}
+	return nil
+}
+
+// seedTenant creates the local tenant with its service key (or gives an
+// existing one that key again), sending text messages to UK and North
+// American numbers only, as a real tenant should name its countries.
+func seedTenant(ctx context.Context, deps *whole.Deps, set settings) error {
+	seeded, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken)
+	if err != nil {
+		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+	}
+	if len(seeded.Settings.SMSCountryCodes) == 0 {
+		s := seeded.Settings
+		s.SMSCountryCodes = localSMSCountryCodes
+		if err := deps.Tenants.Store.UpdateSettings(ctx, set.TenantID, s, deps.Clock.Now()); err != nil {
+			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+		}
 	}
 	return nil
 }
