@@ -14,7 +14,10 @@
 // run stopped, and the jobs a stopped run left PENDING or RUNNING are run
 // again (see README, "The local stack when things fail").
 //
-// It also serves an interactive API reference (Swagger UI) at /docs.
+// It answers browsers as API Gateway does with the template's
+// CorsConfiguration (preflights on every path, Access-Control-* headers on
+// the answers of an allowed Origin; cors.go), and serves an interactive
+// API reference (Swagger UI) at /docs.
 //
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where

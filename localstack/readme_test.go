@@ -120,7 +120,7 @@ func TestReadmeSession(t *testing.T) {
 			if strings.Count(body, set.TenantID) == 0 || strings.Count(body, set.ServiceToken) == 0 {
 				t.Fatal("the session names neither the tenant (T='x-application-id: local') nor the service key (local-service-token)")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, shell, "-c", readmePrelude+body)
 			cmd.Dir = t.TempDir()
