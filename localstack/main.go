@@ -16,8 +16,11 @@
 //
 // It answers browsers as API Gateway does with the template's
 // CorsConfiguration (preflights on every path, Access-Control-* headers on
-// the answers of an allowed Origin; cors.go), and serves an interactive
-// API reference (Swagger UI) at /docs.
+// the answers of an allowed Origin; cors.go). It also serves an
+// interactive API reference (Swagger UI) at /docs, and a local OpenID
+// Connect issuer per SSO provider under /_local/sso (sso.go), which SSO
+// sign-in trusts unless SSO_GOOGLE_ISSUER or SSO_APPLE_ISSUER name other
+// issuers.
 //
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where
@@ -157,6 +160,16 @@ func run() error {
 		}
 	}
 
+	// SSO sign-in verifies ID tokens of the stack's own issuers unless
+	// SSO_GOOGLE_ISSUER or SSO_APPLE_ISSUER name others.
+	iss, err := newIssuers("http://localhost:" + set.Port)
+	if err != nil {
+		return err
+	}
+	ssoIssuers, err := iss.setenv()
+	if err != nil {
+		return err
+	}
 	deps, err := whole.New(ctx, wire.ConfigFromEnv())
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
@@ -164,7 +177,7 @@ func run() error {
 	if err := seedTenant(ctx, deps, set); err != nil {
 		return err
 	}
-	l := &local{template: tmpl, stack: st, deps: deps, settings: set}
+	l := &local{template: tmpl, stack: st, deps: deps, settings: set, issuers: iss, ssoIssuers: ssoIssuers}
 	if err := l.subscribe(); err != nil {
 		return err
 	}
@@ -238,6 +251,11 @@ type local struct {
 	deps     *whole.Deps
 	settings settings
 	routes   []sam.Route
+	// issuers are the local SSO issuers (sso.go) and ssoIssuers the
+	// issuer each provider's sign-in uses (theirs unless the environment
+	// named another).
+	issuers    *issuers
+	ssoIssuers map[string]string
 }
 
 // adminPrefix is the path prefix of the local-only endpoints; no HttpApi
@@ -259,6 +277,9 @@ func (l *local) handler() (http.Handler, error) {
 	mux.HandleFunc("GET "+adminPrefix+"/health", l.health)
 	mux.HandleFunc("GET "+adminPrefix+"/media/{key...}", l.media)
 	mux.HandleFunc("POST "+adminPrefix+"/schedules/{function}", l.schedule)
+	if l.issuers != nil {
+		l.issuers.register(mux)
+	}
 	mux.HandleFunc("GET /docs", l.docs)
 	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusFound))
 	mux.HandleFunc("GET /docs/{file}", l.docsFile)
@@ -440,6 +461,14 @@ func (l *local) printBanner(set settings) {
 	fmt.Fprintf(&b, "  Tenant        %s: %s\n", web.HeaderTenant, set.TenantID)
 	fmt.Fprintf(&b, "  Service token %s: %s\n", web.HeaderServiceToken, set.ServiceToken)
 	fmt.Fprintf(&b, "  API reference %s/docs (the OpenAPI document: %s/openapi.json)\n", base, base)
+	for _, p := range ssoProviders {
+		if u := l.ssoIssuers[p]; u != "" {
+			fmt.Fprintf(&b, "  SSO %-9s %s\n", p, u)
+		}
+	}
+	if l.issuers != nil {
+		fmt.Fprintf(&b, "  SSO tokens    curl -s -X POST %s%s/sso/google/token -d '{\"aud\":\"<a client id of PUT /tenant settings.ssoClientIds>\",\"sub\":\"dev-1\"}'\n", base, adminPrefix)
+	}
 	fmt.Fprintf(&b, "  Routes:\n")
 	routes := slices.Clone(l.routes)
 	slices.SortFunc(routes, func(a, b sam.Route) int {

@@ -1,6 +1,7 @@
 // Command tenants is the Lambda function operators invoke directly to create
-// tenants and rotate their service keys (see tenant.Request for the payload).
-// Its wiring is shared/wire/tenants.
+// tenants and rotate their service keys (see tenant.Request for the payload),
+// and that serves a tenant's admin its settings over the HTTP API (GET and
+// PUT /tenant, API Gateway payload 2.0). Its wiring is shared/wire/tenants.
 package main
 
 import (
@@ -11,5 +12,5 @@ import (
 
 func main() {
 	b := wire.MustBase("tenants")
-	lambda.Start(tenants.New(b).Tenants.Handle)
+	lambda.Start(tenants.New(b).Handle)
 }

@@ -290,6 +290,8 @@ func (f *fixture) body(t *testing.T, method, route string) (any, ts.Headers) {
 		return map[string]any{"from": "2020-01-01T00:00:00Z", "to": "2100-01-01T00:00:00Z", "types": []string{"CHECKIN_CREATED"}}, nil
 	case "POST /users/{userId}/credits":
 		return map[string]any{"amount": 100}, nil
+	case "PUT /tenant":
+		return map[string]any{"title": "Taken over", "settings": map[string]any{"initialPoints": 1000}}, nil
 	case "POST /users/{userId}/orders":
 		return map[string]any{"locationId": id["locationId"], "totalPrice": 1}, nil
 	case "PUT /orders/{orderId}":
@@ -344,6 +346,7 @@ func (f *fixture) snapshot(t *testing.T) map[string]string {
 		"/segments/" + f.ids["segmentId"] + "/members",
 		"/rules",
 		"/awards",
+		"/tenant",
 	}
 	out := map[string]string{}
 	for _, p := range reads {

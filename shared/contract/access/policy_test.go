@@ -328,6 +328,9 @@ func (pf *policyFixture) requests(t *testing.T, method, route string) []request 
 		req.body = map[string]any{"points": map[string]any{"available": 40}}
 	case "PUT /awardenrichments/{enrichmentId}":
 		req.body = map[string]any{"title": "Renamed"}
+	case "PUT /tenant":
+		// A change: the tenant with its TENANT_UPDATED action.
+		req.body = map[string]any{"settings": map[string]any{"initialPoints": 5}}
 	case "POST /users/{userId}/credits":
 		points := req
 		req.body = map[string]any{"type": "BALANCE", "amount": 5.5}

@@ -51,6 +51,15 @@ func signUp(email string) map[string]any {
 // tenant, the same kind of credentials), as the requests before it in a
 // warm container would.
 var scenarios = map[string]func(t *testing.T, f *fixture) call{
+	"GET /tenant (service key)": func(t *testing.T, f *fixture) call {
+		f.h.Do("GET", "/tenant", nil, f.h.Admin()).Expect(t, 200, "")
+		return call{method: "GET", path: "/tenant", headers: []ts.Headers{f.h.Admin()}, status: 200}
+	},
+	"PUT /tenant (service key)": func(t *testing.T, f *fixture) call {
+		f.h.Do("GET", "/tenant", nil, f.h.Admin()).Expect(t, 200, "")
+		return call{method: "PUT", path: "/tenant", body: map[string]any{"settings": map[string]any{"initialPoints": int(f.h.Clock.Now().UnixNano()%1000) + 1}},
+			headers: []ts.Headers{f.h.Admin()}, status: 200}
+	},
 	"GET /users/{id} (user token)": func(t *testing.T, f *fixture) call {
 		id, token, _ := f.shopper(t, "Tess")
 		return call{method: "GET", path: "/users/" + id, headers: []ts.Headers{ts.Token(token)}, status: 200}

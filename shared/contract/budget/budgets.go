@@ -88,6 +88,12 @@ var Routes = []Route{
 	// them: one query per shard.
 	{Name: "GET /actions", DynamoDB: 8, Cold: 2,
 		Why: "one query per shard of the tenant's actions"},
+	// The tenant's admin reads the tenant the key already resolved; an
+	// update reads it again (strongly consistent, for its version).
+	{Name: "GET /tenant (service key)", DynamoDB: 0, Cold: 2,
+		Why: "nothing: the tenant is the one the key resolved (cold: the key's item and the tenant)"},
+	{Name: "PUT /tenant (service key)", DynamoDB: 2, Cold: 2,
+		Why: "the tenant with its version (a consistent read), the conditional update with its TENANT_UPDATED action"},
 }
 
 // Find returns the budget named name.

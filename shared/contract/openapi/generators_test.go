@@ -2,6 +2,7 @@ package openapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +12,10 @@ import (
 	"github.com/loyalty-platform/platform/shared/contract/openapi"
 )
 
-// The generators' folders, relative to this package: sdk/typescript holds
-// openapi-typescript and TypeScript (npm ci from its lock file; make test
-// installs them), sdk/go the Go module whose tool directive pins
-// oapi-codegen.
+// The SDKs' folders, relative to this package: sdk/typescript holds the
+// generator script, openapi-typescript and TypeScript (npm ci from its lock
+// file; make test installs them), sdk/go the Go module whose tool directive
+// pins oapi-codegen.
 const (
 	sdkTypeScript = "../../../sdk/typescript"
 	sdkGo         = "../../../sdk/go"
@@ -40,12 +41,14 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 	return out.String()
 }
 
-// TestGenerators generates the clients outside users generate from the
-// merged document and fails on any generator warning or compile error:
-// openapi-typescript (then tsc --strict --noEmit of its output) and
-// oapi-codegen (then go build and go vet of the generated package). It is
-// skipped only when node or npm is absent (CI has them; make test installs
-// sdk/typescript's packages).
+// TestGenerators generates the SDKs from the merged document as make sdk
+// does (sdk/typescript/scripts/generate.mjs: openapi-typescript, the
+// operations table, oapi-codegen) into a temporary folder, and fails on any
+// generator warning, on a compile error of what they made (tsc --strict
+// --noEmit; go build and go vet), and when the files committed under sdk/
+// differ from what the current document gives (then run make sdk and
+// commit the result). It is skipped only when node or npm is absent (CI
+// has them; make test installs sdk/typescript's packages).
 func TestGenerators(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"node", "npm"} {
@@ -62,34 +65,70 @@ func TestGenerators(t *testing.T) {
 	if err := os.WriteFile(doc, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ts, err := filepath.Abs(sdkTypeScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, err := filepath.Abs(sdkGo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(ts, "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
+		t.Fatalf("openapi-typescript is not installed (run npm ci in sdk/typescript, as make test does): %v", err)
+	}
 
-	t.Run("typescript", func(t *testing.T) {
+	// The Go client goes into a module of its own in the temporary folder,
+	// with sdk/go's requirements: it builds against the pinned runtime
+	// without touching the repository.
+	gen := filepath.Join(dir, "gomod")
+	tsOut, goOut := filepath.Join(dir, "ts"), filepath.Join(gen, "client")
+	run(t, ts, []string{"GOWORK=off"}, "node", "scripts/generate.mjs", "--doc", doc, "--ts-out", tsOut, "--go-out", goOut, "--no-package")
+
+	t.Run("committed", func(t *testing.T) {
 		t.Parallel()
-		bin, err := filepath.Abs(filepath.Join(sdkTypeScript, "node_modules", ".bin"))
+		for _, f := range []struct{ committed, fresh string }{
+			{filepath.Join(ts, "src", "schema.d.ts"), filepath.Join(tsOut, "schema.d.ts")},
+			{filepath.Join(ts, "src", "operations.ts"), filepath.Join(tsOut, "operations.ts")},
+			{filepath.Join(module, "client.gen.go"), filepath.Join(goOut, "client.gen.go")},
+			{filepath.Join(module, "version.gen.go"), filepath.Join(goOut, "version.gen.go")},
+		} {
+			want, err := os.ReadFile(f.fresh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(f.committed)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s is not what the current OpenAPI document gives (%v): run make sdk and commit the result", f.committed, err)
+			}
+		}
+		var doc struct {
+			Info struct{ Version string } `json:"info"`
+		}
+		var pkg struct{ Version string }
+		b, err := os.ReadFile(filepath.Join(ts, "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &pkg)
+		}
+		if err == nil {
+			err = json.Unmarshal(raw, &doc)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
-			t.Fatalf("openapi-typescript is not installed (run npm ci in sdk/typescript, as make test does): %v", err)
+		if pkg.Version != doc.Info.Version {
+			t.Errorf("sdk/typescript/package.json version %s, the document's info.version %s: run make sdk and commit the result", pkg.Version, doc.Info.Version)
 		}
-		out := filepath.Join(dir, "api.ts")
-		run(t, dir, nil, filepath.Join(bin, "openapi-typescript"), doc, "-o", out)
-		run(t, dir, nil, filepath.Join(bin, "tsc"), "--strict", "--noEmit", "--target", "es2022", out)
+	})
+
+	t.Run("typescript", func(t *testing.T) {
+		t.Parallel()
+		run(t, dir, nil, filepath.Join(bin, "tsc"), "--strict", "--noEmit", "--target", "es2022",
+			filepath.Join(tsOut, "schema.d.ts"), filepath.Join(tsOut, "operations.ts"))
 	})
 
 	t.Run("go", func(t *testing.T) {
 		t.Parallel()
-		module, err := filepath.Abs(sdkGo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A module of its own in the temporary folder, with sdk/go's
-		// requirements: the generated client builds against the pinned
-		// runtime without touching the repository.
-		gen := filepath.Join(dir, "gomod")
-		if err := os.MkdirAll(filepath.Join(gen, "client"), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		for _, f := range []string{"go.mod", "go.sum"} {
 			b, err := os.ReadFile(filepath.Join(module, f))
 			if err != nil {
@@ -99,13 +138,7 @@ func TestGenerators(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		config := filepath.Join(dir, "oapi-codegen.yaml")
-		cfg := "package: client\noutput: " + filepath.Join(gen, "client", "client.gen.go") + "\ngenerate:\n  models: true\n  client: true\n"
-		if err := os.WriteFile(config, []byte(cfg), 0o600); err != nil {
-			t.Fatal(err)
-		}
 		env := []string{"GOWORK=off", "GOFLAGS=-mod=mod"}
-		run(t, module, env, "go", "tool", "oapi-codegen", "-config", config, doc)
 		run(t, gen, env, "go", "build", "./...")
 		run(t, gen, env, "go", "vet", "./...")
 	})

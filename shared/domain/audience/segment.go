@@ -85,8 +85,11 @@ type Input struct {
 // Validate checks a segment definition.
 func (d *Definition) Validate() error {
 	d.Title = strings.TrimSpace(d.Title)
-	if d.Title == "" || utf8.RuneCountInString(d.Title) > MaxTitle {
+	if d.Title == "" {
 		return apierr.Invalid("title", "is required (1 to %d characters)", MaxTitle)
+	}
+	if utf8.RuneCountInString(d.Title) > MaxTitle {
+		return apierr.Invalid("title", "must be 1 to %d characters", MaxTitle)
 	}
 	if d.Description != nil && (*d.Description == "" || utf8.RuneCountInString(*d.Description) > MaxDescription) {
 		return apierr.Invalid("description", "must be 1 to %d characters", MaxDescription)

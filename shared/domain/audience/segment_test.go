@@ -55,7 +55,7 @@ func TestSegmentValidation(t *testing.T) {
 		body  map[string]any
 		field string
 	}{
-		{"MissingTitle", map[string]any{"type": "PERSISTENT"}, "title"},
+		{"MissingTitle", map[string]any{"type": "PERSISTENT"}, "title: is required"},
 		{"MissingType", map[string]any{"title": "x"}, "type"},
 		{"BadType", map[string]any{"title": "x", "type": "FOREVER"}, "type"},
 		{"ScheduledWithoutHorizon", map[string]any{"title": "x", "type": "SCHEDULED"}, "expiryHorizon"},
@@ -67,7 +67,7 @@ func TestSegmentValidation(t *testing.T) {
 		{"NullTitle", map[string]any{"title": nil, "type": "PERSISTENT"}, "title"},
 		{"NullType", map[string]any{"title": "x", "type": nil}, "type"},
 		{"UnknownField", map[string]any{"title": "x", "type": "PERSISTENT", "rules": []any{}}, "rules"},
-		{"LongTitle", map[string]any{"title": strings.Repeat("x", 256), "type": "PERSISTENT"}, "title"},
+		{"LongTitle", map[string]any{"title": strings.Repeat("x", 256), "type": "PERSISTENT"}, "title: must be 1 to"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

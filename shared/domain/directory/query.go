@@ -24,6 +24,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -49,6 +50,10 @@ type UpdateInput struct {
 	APNDeviceToken              *string         `json:"apnDeviceToken"`
 	GCMDeviceToken              *string         `json:"gcmDeviceToken"`
 	Roles                       *[]string       `json:"roles"`
+	// Metadata is the tenant's own fields on the user (admin only; see
+	// shared/platform/metadata): sent, it replaces the stored object
+	// whole; null or {} removes it.
+	Metadata *metadata.Metadata `json:"metadata"`
 	// Clear lists the optional fields sent as null: they are removed.
 	Clear []string `json:"-"`
 	// ReadOnly holds the read-only fields the body carried; Update checks
@@ -100,7 +105,7 @@ type tipInput struct {
 // clearable are the fields an update may remove by sending null.
 var clearable = map[string]bool{
 	"defaultTip": true, "extended": true, "contacts": true, "favouriteLocations": true, "favouriteProducts": true,
-	"birthdate": true, "gender": true, "externalPosId": true, "externalLoyaltyId": true,
+	"birthdate": true, "gender": true, "externalPosId": true, "externalLoyaltyId": true, "metadata": true,
 }
 
 // readOnlyFields are the fields of a User a client can never set through
@@ -246,6 +251,22 @@ func (in *UpdateInput) validate(admin bool) error {
 			return apierr.Invalid(field, "is too long")
 		}
 	}
+	if in.Metadata != nil || slices.Contains(in.Clear, metadata.Field) {
+		if !admin {
+			return apierr.Invalid(metadata.Field, "only an admin may change metadata")
+		}
+		if in.Metadata != nil {
+			m, err := in.Metadata.Clean()
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				in.Metadata, in.Clear = nil, append(in.Clear, metadata.Field)
+			} else {
+				in.Metadata = &m
+			}
+		}
+	}
 	if in.Roles != nil {
 		if !admin {
 			return apierr.Invalid("roles", "only an admin may change roles")
@@ -314,6 +335,9 @@ func (s *Service) Update(ctx context.Context, caller actor.Actor, userID string,
 	}
 	if in.Extended != nil {
 		set("extended", *in.Extended)
+	}
+	if in.Metadata != nil {
+		set(metadata.Field, *in.Metadata)
 	}
 	if in.DefaultTip != nil {
 		set("defaultTip", user.Tip{Scheme: in.DefaultTip.Scheme, Amount: *in.DefaultTip.Amount})

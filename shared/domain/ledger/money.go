@@ -14,6 +14,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 )
 
 // The money ledger: every change of a user's app balance (the User field
@@ -47,6 +48,9 @@ type MoneyCause struct {
 	OrderID       string `json:"orderId,omitempty" dynamodbav:"orderId,omitempty"`
 	TransactionID string `json:"transactionId,omitempty" dynamodbav:"transactionId,omitempty"`
 	Reason        string `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	// Metadata is the client's own fields of the change (a credit's
+	// metadata), absent when none.
+	Metadata metadata.Metadata `json:"metadata,omitempty" dynamodbav:"metadata,omitempty"`
 }
 
 // MoneyEntry is one change of a user's app balance. Amounts are exact

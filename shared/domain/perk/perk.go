@@ -16,8 +16,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -64,6 +66,10 @@ type Definition struct {
 	// SegmentID ties a CLUB or LEVEL perk to the segment whose members
 	// hold it (required for those templates, refused for the others).
 	SegmentID string `json:"segmentId,omitempty"`
+	// Metadata is the tenant's own fields on the perk (see
+	// shared/platform/metadata), absent when none; a perk's awards show
+	// it too.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // Perk is a stored perk as the API returns it.
@@ -100,8 +106,11 @@ func (d *Definition) HeldThroughSegment() bool {
 // error names the field's path.
 func (d *Definition) Validate() error {
 	d.Title = strings.TrimSpace(d.Title)
-	if d.Title == "" || len([]rune(d.Title)) > MaxTitle {
+	if d.Title == "" {
 		return apierr.Invalid("title", "is required (1 to %d characters)", MaxTitle)
+	}
+	if utf8.RuneCountInString(d.Title) > MaxTitle {
+		return apierr.Invalid("title", "must be 1 to %d characters", MaxTitle)
 	}
 	if d.Template == "" {
 		return apierr.Invalid("template", "is required: one of %s", strings.Join(Templates, ", "))
@@ -172,7 +181,9 @@ func (d *Definition) Validate() error {
 	if d.BasketQualification != nil {
 		d.BasketQualification.MatchCode = compact(d.BasketQualification.MatchCode)
 	}
-	return nil
+	m, err := d.Metadata.Clean()
+	d.Metadata = m
+	return err
 }
 
 // idSeq orders the ids one process makes within one millisecond.

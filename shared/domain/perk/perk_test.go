@@ -64,7 +64,8 @@ func TestCreatePerkValidation(t *testing.T) {
 		body  any
 		field string
 	}{
-		{"MissingTitle", with(base, "title", ""), "title"},
+		{"MissingTitle", with(base, "title", ""), "title: is required"},
+		{"LongTitle", with(base, "title", strings.Repeat("x", 256)), "title: must be 1 to"},
 		{"MissingTemplate", with(base, "template", ""), "template"},
 		{"UnknownTemplate", with(base, "template", "COUPON"), "template"},
 		{"MaxCountZero", disc("maxCount", 0), "discount.maxCount"},

@@ -46,7 +46,7 @@ func (s *Service) st() *store { return &store{db: s.DB, table: s.Table} }
 // fields that may be null (stored as absent).
 var nullable = []string{
 	"terms", "redemptionMethod", "token", "maximumPointCashValue", "discount", "dateTimeRestriction",
-	"basketQualification", "visualisation", "barcodeValue", "segmentId", "locationIds",
+	"basketQualification", "visualisation", "barcodeValue", "segmentId", "locationIds", "metadata",
 	"discount.combinationRule", "discount.discountCharges",
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/platform/actor"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
+	"github.com/loyalty-platform/platform/shared/platform/metadata"
 	"github.com/loyalty-platform/platform/shared/platform/web"
 )
 
@@ -33,6 +34,9 @@ type CreditInput struct {
 	// PerkID is the perk whose award a POINTS credit grants.
 	PerkID string `json:"perkId,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Metadata is the POS's own fields (see shared/platform/metadata):
+	// kept on the credit's action and, for BALANCE, on its ledger entry.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // CreditResult is the answer of a credit: the new balance (BALANCE) or the
@@ -41,6 +45,8 @@ type CreditResult struct {
 	Type    string        `json:"type"`
 	Balance *money.Amount `json:"balance,omitempty"`
 	Award   *award.Award  `json:"award,omitempty"`
+	// Metadata is the credit's metadata as stored (absent when none).
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // Credit credits a user arbitrarily (POST /users/{userId}/credits, admin):
@@ -62,6 +68,11 @@ func (s *Service) Credit(ctx context.Context, caller actor.Actor, userID string,
 	if !textOK(in.Reason, maxText) {
 		return CreditResult{}, apierr.Invalid("reason", "must be at most %d characters", maxText)
 	}
+	m, err := in.Metadata.Clean()
+	if err != nil {
+		return CreditResult{}, err
+	}
+	in.Metadata = m
 	switch in.Type {
 	case CreditBalance:
 		if in.PerkID != "" {
@@ -78,7 +89,7 @@ func (s *Service) Credit(ctx context.Context, caller actor.Actor, userID string,
 		if amt.IsZero() || amt.Cmp(MaxAmount) > 0 || amt.Cmp(MaxAmount.Neg()) < 0 {
 			return CreditResult{}, apierr.Invalid("amount", "must be a non-zero amount from -%s to %s", MaxAmount, MaxAmount)
 		}
-		return s.creditBalance(ctx, caller, userID, amt, cur, in.Reason)
+		return s.creditBalance(ctx, caller, userID, amt, cur, in.Reason, in.Metadata)
 	case CreditPoints:
 		if in.PerkID == "" {
 			return CreditResult{}, apierr.Invalid("perkId", "is required for POINTS credits")
@@ -91,11 +102,14 @@ func (s *Service) Credit(ctx context.Context, caller actor.Actor, userID string,
 		if in.Reason != "" {
 			meta["reason"] = in.Reason
 		}
+		if in.Metadata != nil {
+			meta[metadata.Field] = in.Metadata
+		}
 		a, err := s.Awards.Grant(ctx, caller, in.PerkID, award.GrantInput{UserID: userID, Points: ptr(int(amt))}, award.GrantOptions{Source: SourceCredit, Meta: meta})
 		if err != nil {
 			return CreditResult{}, err
 		}
-		return CreditResult{Type: CreditPoints, Award: &a}, nil
+		return CreditResult{Type: CreditPoints, Award: &a, Metadata: in.Metadata}, nil
 	case "":
 		return CreditResult{}, apierr.Invalid("type", "is required: BALANCE or POINTS")
 	}
@@ -104,12 +118,12 @@ func (s *Service) Credit(ctx context.Context, caller actor.Actor, userID string,
 
 func ptr[T any](v T) *T { return &v }
 
-func (s *Service) creditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, error) {
+func (s *Service) creditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string, md metadata.Metadata) (CreditResult, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
 			backoff(ctx, attempt)
 		}
-		res, retry, err := s.tryCreditBalance(ctx, caller, userID, amt, cur, reason)
+		res, retry, err := s.tryCreditBalance(ctx, caller, userID, amt, cur, reason, md)
 		if err != nil || !retry {
 			return res, err
 		}
@@ -122,7 +136,7 @@ func (s *Service) creditBalance(ctx context.Context, caller actor.Actor, userID 
 // and its entry count being unchanged (retry true: it changed), so the
 // answer is the balance this credit left. The sum is exact (integers of
 // minor units); a balance over MaxTotal is refused.
-func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string) (CreditResult, bool, error) {
+func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, userID string, amt money.Amount, cur money.Currency, reason string, md metadata.Metadata) (CreditResult, bool, error) {
 	prof, err := s.Users.Get(ctx, caller.TenantID, userID)
 	if err != nil {
 		return CreditResult{}, false, err
@@ -144,10 +158,13 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, user
 	if reason != "" {
 		meta["reason"] = reason
 	}
+	if md != nil {
+		meta[metadata.Field] = md
+	}
 	a := s.act(caller.TenantID, title, prof, nil, ActionBalanceCredited, now, meta)
 	w, err := ledger.AddMoney(tx, s.UsersTable, ledger.BalanceOf(prof), ledger.MoneyChange{
 		TenantID: caller.TenantID, UserID: userID, Type: ledger.MoneyCredit, Amount: amt, Currency: cur,
-		Cause: ledger.MoneyCause{ActionID: a.ID, Reason: reason},
+		Cause: ledger.MoneyCause{ActionID: a.ID, Reason: reason, Metadata: md},
 	}, now)
 	if err != nil {
 		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
@@ -165,5 +182,5 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, user
 		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
 	}
 	s.react(ctx, a)
-	return CreditResult{Type: CreditBalance, Balance: &w.Entry.BalanceAfter}, false, nil
+	return CreditResult{Type: CreditBalance, Balance: &w.Entry.BalanceAfter, Metadata: md}, false, nil
 }

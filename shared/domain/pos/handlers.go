@@ -84,9 +84,25 @@ func (s *Service) handleCreateTransaction(inPath bool) web.Op[Transaction] {
 }
 
 // handleFindTransaction serves GET /transactions?shortCode= (admin): the
-// transaction of a POS short code.
-func (s *Service) handleFindTransaction(r *http.Request, caller actor.Actor) (Transaction, error) {
-	return s.FindTransaction(r.Context(), caller, r.URL.Query().Get("shortCode"))
+// transaction of a POS short code; and GET
+// /transactions?metadata[key]=value (admin): a page of the transactions
+// whose metadata has that value, newest first.
+func (s *Service) handleFindTransaction(r *http.Request, caller actor.Actor) (any, error) {
+	q := r.URL.Query()
+	key, value, search, err := MetadataQuery(q)
+	switch {
+	case err != nil:
+		return nil, err
+	case search && q.Has("shortCode"):
+		return nil, apierr.Invalid("shortCode", "send either shortCode or one metadata[key]=value")
+	case search:
+		limit, start, err := web.Paging(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.SearchTransactions(r.Context(), caller, key, value, limit, start)
+	}
+	return s.FindTransaction(r.Context(), caller, q.Get("shortCode"))
 }
 
 // handleRefund serves PUT /transactions/{transactionId}?refund=true

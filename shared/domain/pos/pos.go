@@ -176,8 +176,11 @@ func validateBasket(items []BasketItem, cur money.Currency) error {
 	}
 	for i, it := range items {
 		at := fmt.Sprintf("basket[%d]", i)
-		if it.ID == "" || !textOK(it.ID, 128) {
+		if it.ID == "" {
 			return apierr.Invalid(at+".id", "is required (1 to 128 characters)")
+		}
+		if !textOK(it.ID, 128) {
+			return apierr.Invalid(at+".id", "must be 1 to 128 characters, without control characters")
 		}
 		if !textOK(it.Category, 128) {
 			return apierr.Invalid(at+".category", "must be at most 128 characters")

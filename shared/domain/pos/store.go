@@ -18,6 +18,7 @@ import (
 //	pk = <t>#ORDER#<orderId>           sk = ORDER     an order
 //	pk = <t>#TXN#<transactionId>       sk = TXN       a transaction
 //	pk = <t>#TXNCODE#<shortCode>       sk = TXNCODE   which transaction has a POS short code, with its body's hash
+//	pk = <t>#TXNMETA#<hash of k, v>    sk = <txnId>   a transaction whose metadata has key k with value v
 //
 // The short-code item is written in the transaction's own transaction,
 // conditional on being new, so one short code is one transaction whatever

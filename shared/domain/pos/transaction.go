@@ -272,6 +272,9 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 		return Transaction{}, false, err
 	}
 	tx.Add("transaction", txnItem)
+	if err := st.metaItems(tx, t); err != nil {
+		return Transaction{}, false, err
+	}
 	meta := map[string]any{"transactionId": t.ID, "orderId": t.OrderID, "shortCode": t.ShortCode, "paymentType": t.PaymentType, "totalPrice": t.TotalPrice.Number()}
 	for k, v := range map[string]*money.Amount{"subTotal": t.SubTotal, "totalTax": t.TotalTax, "totalTip": t.TotalTip, "totalPayment": t.TotalPayment} {
 		if v != nil {

@@ -117,8 +117,11 @@ func (d *Definition) Validate() error { return d.validate(true) }
 // were checked as it is only checks its form).
 func (d *Definition) validate(known bool) error {
 	d.Title = strings.TrimSpace(d.Title)
-	if d.Title == "" || utf8.RuneCountInString(d.Title) > maxTitle {
+	if d.Title == "" {
 		return apierr.Invalid("title", "is required (1 to %d characters)", maxTitle)
+	}
+	if utf8.RuneCountInString(d.Title) > maxTitle {
+		return apierr.Invalid("title", "must be 1 to %d characters", maxTitle)
 	}
 	if d.Trigger == "" {
 		return apierr.Invalid("trigger", "is required: an action type such as ORDER_COMPLETED")

@@ -16,6 +16,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/locationcsv"
 	"github.com/loyalty-platform/platform/shared/domain/pos"
 	"github.com/loyalty-platform/platform/shared/domain/rule"
+	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -31,7 +32,7 @@ func TestActionTypes(t *testing.T) {
 		award.ActionGranted, award.ActionRedeemed, award.ActionRefunded, award.ActionRevoked, award.ActionReversed,
 		audience.ActionJoined, audience.ActionLeft,
 		pos.ActionOrderCompleted, pos.ActionTransactionCreated, pos.ActionTransactionRefunded, pos.ActionBalanceCredited,
-		locationcsv.ActionLocationCreated, locationcsv.ActionLocationUpdated, rule.ActionBudgetExceeded,
+		locationcsv.ActionLocationCreated, locationcsv.ActionLocationUpdated, tenant.ActionUpdated, rule.ActionBudgetExceeded,
 	}
 	if got, want := slices.Sorted(slices.Values(action.Types)), slices.Sorted(slices.Values(domains)); !slices.Equal(got, want) {
 		t.Errorf("action.Types = %v, want the domains' %v", got, want)

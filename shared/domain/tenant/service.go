@@ -7,14 +7,19 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/hook"
 )
 
-// Service creates tenants and manages their keys.
+// Service creates tenants and manages their keys (operators' direct
+// invocations), and serves a tenant's admin its settings (GET and PUT
+// /tenant).
 type Service struct {
 	Store *Store
 	Clock clock.Clock
+	// Actions records the TENANT_UPDATED actions of PUT /tenant.
+	Actions *action.Recorder
 	// OnKeyRotated runs once a service key is rotated (see events.go).
 	OnKeyRotated hook.After[KeyRotated]
 }

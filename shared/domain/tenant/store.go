@@ -20,8 +20,13 @@ import (
 
 // Store keeps tenants in the Tenants table. Item layout:
 //
-//	pk = <tenantId>            sk = TENANT   the tenant, with keyHash
+//	pk = <tenantId>            sk = TENANT   the tenant, with keyHash and version
 //	pk = SERVICEKEY#<sha256>   sk = KEY      which tenant a service key is for
+//
+// version counts the changes of the tenant's title and settings (absent
+// before the first): PUT /tenant reads the tenant, merges the request into
+// it and writes it back only while version is what it read, so two
+// concurrent updates of different settings both land.
 //
 // Service keys are 256-bit random strings, so a SHA-256 digest is a safe
 // hash for them (a slow password hash adds nothing for keys of that
@@ -29,8 +34,8 @@ import (
 //
 // With a Cache, Get and ByServiceKey answer from what this container read
 // in the last CacheTTL (NegativeCacheTTL for an unknown id or key), and
-// the Store's own writes (Create, RotateKey, UpdateSettings) update the
-// cache at once.
+// the Store's own writes (Create, RotateKey, UpdateSettings, Update)
+// update the cache at once.
 type Store struct {
 	DB    ddb.API
 	Table string
@@ -53,6 +58,7 @@ type record struct {
 	SK string `dynamodbav:"sk"`
 	Tenant
 	KeyHash string `dynamodbav:"keyHash"`
+	Version int64  `dynamodbav:"version,omitempty"`
 }
 
 type keyRecord struct {
@@ -128,11 +134,16 @@ func (s *Store) cached(ctx context.Context, id string) (record, error) {
 
 // get reads the tenant item of id (never from the cache) and caches what
 // it found.
-func (s *Store) get(ctx context.Context, id string) (record, error) {
+func (s *Store) get(ctx context.Context, id string) (record, error) { return s.read(ctx, id, false) }
+
+// read is get, with a strongly consistent read when consistent (an
+// update's read: an eventually consistent one may miss the change that
+// made its write fail).
+func (s *Store) read(ctx context.Context, id string, consistent bool) (record, error) {
 	if !ValidID(id) {
 		return record{}, fmt.Errorf("get tenant %q: %w", id, ErrNotFound)
 	}
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: tenantKey(id)})
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: tenantKey(id), ConsistentRead: aws.Bool(consistent)})
 	if err != nil {
 		return record{}, fmt.Errorf("get tenant %s: %w", id, err)
 	}
@@ -162,6 +173,10 @@ func (t Tenant) clone() Tenant {
 	if b := t.Settings.RulesBudget; b != nil {
 		v := *b
 		t.Settings.RulesBudget = &v
+	}
+	if d := t.Settings.PointsExpiringDays; d != nil {
+		v := *d
+		t.Settings.PointsExpiringDays = &v
 	}
 	return t
 }
@@ -275,7 +290,9 @@ func (s *Store) RotateKey(ctx context.Context, id, key string, now time.Time) er
 	return nil
 }
 
-// UpdateSettings replaces the tenant's settings.
+// UpdateSettings replaces the tenant's settings (and counts a change of
+// its version, so that an update that read the tenant before does not
+// write over them).
 func (s *Store) UpdateSettings(ctx context.Context, id string, set Settings, now time.Time) error {
 	av, err := attributevalue.Marshal(set)
 	if err != nil {
@@ -284,9 +301,10 @@ func (s *Store) UpdateSettings(ctx context.Context, id string, set Settings, now
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.Table),
 		Key:                       tenantKey(id),
-		UpdateExpression:          aws.String("SET settings = :s, updatedAt = :now"),
+		UpdateExpression:          aws.String("SET settings = :s, updatedAt = :now ADD #v :one"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":s": av, ":now": &types.AttributeValueMemberS{Value: now.Format(time.RFC3339Nano)}},
+		ExpressionAttributeNames:  map[string]string{"#v": "version"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": av, ":now": &types.AttributeValueMemberS{Value: now.Format(time.RFC3339Nano)}, ":one": &types.AttributeValueMemberN{Value: "1"}},
 	})
 	s.Cache.forget(id)
 	if ddb.IsConditionFailed(err) {
@@ -294,6 +312,55 @@ func (s *Store) UpdateSettings(ctx context.Context, id string, set Settings, now
 	}
 	if err != nil {
 		return fmt.Errorf("update settings of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Read returns the tenant with id as the table holds it now (never from
+// the cache) and its version, for an update (see Update).
+func (s *Store) Read(ctx context.Context, id string) (Tenant, int64, error) {
+	r, err := s.read(ctx, id, true)
+	if err != nil {
+		return Tenant{}, 0, err
+	}
+	return r.Tenant.clone(), r.Version, nil
+}
+
+// Update writes t's title, settings and updatedAt while the tenant is
+// still at version (as Read returned it), with extra (the change's action)
+// in the same transaction: ErrConcurrent when another change came first.
+// The tenant's id, creation and service key are never written here.
+func (s *Store) Update(ctx context.Context, t Tenant, version int64, extra ...types.TransactWriteItem) error {
+	settings, err := attributevalue.Marshal(t.Settings)
+	if err != nil {
+		return fmt.Errorf("update tenant %s: %w", t.ID, err)
+	}
+	values := map[string]types.AttributeValue{
+		":t":    &types.AttributeValueMemberS{Value: t.Title},
+		":s":    settings,
+		":now":  &types.AttributeValueMemberS{Value: t.Updated.Format(time.RFC3339Nano)},
+		":next": &types.AttributeValueMemberN{Value: fmt.Sprint(version + 1)},
+	}
+	cond := "attribute_exists(pk) AND attribute_not_exists(#v)"
+	if version > 0 {
+		cond = "#v = :old"
+		values[":old"] = &types.AttributeValueMemberN{Value: fmt.Sprint(version)}
+	}
+	items := append([]types.TransactWriteItem{{Update: &types.Update{
+		TableName:                 aws.String(s.Table),
+		Key:                       tenantKey(t.ID),
+		UpdateExpression:          aws.String("SET title = :t, settings = :s, updatedAt = :now, #v = :next"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#v": "version"},
+		ExpressionAttributeValues: values,
+	}}}, extra...)
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	s.Cache.forget(t.ID)
+	if r := ddb.CanceledReasons(err); len(r) > 0 && (r[0] == "ConditionalCheckFailed" || r[0] == "TransactionConflict") {
+		return fmt.Errorf("update tenant %s: %w", t.ID, ErrConcurrent)
+	}
+	if err != nil {
+		return fmt.Errorf("update tenant %s: %w", t.ID, err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package tenant is the tenant (merchant) domain: tenants, their settings and
-// their service keys, and the direct-invoke handler operators use to create
-// tenants and rotate keys.
+// their service keys, the direct-invoke handler operators use to create
+// tenants and rotate keys (invoke.go), and the routes a tenant's admin
+// reads and changes its settings with (GET and PUT /tenant, handlers.go and
+// settings.go).
 //
 // Every request resolves its tenant (and a service key its tenant), so each
 // warm function caches them (Cache, shared by the function's Stores):
@@ -14,10 +16,14 @@
 package tenant
 
 import (
+	"net"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/money"
@@ -35,20 +41,27 @@ type Tenant struct {
 
 // Settings are a tenant's options.
 type Settings struct {
-	// InitialPoints is the loyalty point balance of a new user.
+	// InitialPoints is the loyalty point balance of a new user (0 to
+	// MaxInitialPoints).
 	InitialPoints int `json:"initialPoints" dynamodbav:"initialPoints"`
 	// SingleAccountPerDevice limits a device to one account
 	// (x-client-platform with uniqueDeviceIdAndroid/uniqueDeviceIdIOS).
 	SingleAccountPerDevice bool `json:"singleAccountPerDevice" dynamodbav:"singleAccountPerDevice"`
-	// SessionHours is the lifetime of non-permanent sessions; 0 means the
-	// platform default.
+	// SessionHours is the lifetime of non-permanent sessions (up to
+	// MaxSessionHours); 0 means the platform default.
 	SessionHours int `json:"sessionHours,omitempty" dynamodbav:"sessionHours,omitempty"`
-	// POSEndpoint receives check-in and checkout notifications.
+	// POSEndpoint receives check-in and checkout notifications: an
+	// https URL (http only to the machine itself: localhost, 127.0.0.1,
+	// ::1), at most MaxURLLength bytes.
 	POSEndpoint string `json:"posEndpoint,omitempty" dynamodbav:"posEndpoint,omitempty"`
-	// POSSecret signs POS notifications (HMAC-SHA256).
+	// POSSecret signs POS notifications (HMAC-SHA256): MinPOSSecretLength
+	// to MaxPOSSecretLength printable ASCII characters. It is write-only
+	// over HTTP (GET /tenant tells only whether one is set).
 	POSSecret string `json:"posSecret,omitempty" dynamodbav:"posSecret,omitempty"`
-	// SSOClientIDs maps an SSO provider (google, apple) to the client ids
-	// accepted as token audiences.
+	// SSOClientIDs maps an SSO provider (SSOProviders: google, apple) to
+	// the client ids accepted as token audiences (1 to MaxSSOClientIDs
+	// each, 1 to MaxSSOClientIDLength printable ASCII characters without
+	// spaces).
 	SSOClientIDs map[string][]string `json:"ssoClientIds,omitempty" dynamodbav:"ssoClientIds,omitempty"`
 	// SMSCountryCodes are the country calling codes ("+44", "+1") of the
 	// mobile numbers the platform sends text messages to for this tenant:
@@ -139,6 +152,29 @@ func (s Settings) Money() (money.Currency, error) { return money.Of(s.Currency) 
 // may list.
 const MaxSMSCountryCodes = 100
 
+// Bounds of the other settings.
+const (
+	// MaxInitialPoints is the most settings.initialPoints may give a new
+	// user (the most points an award holds).
+	MaxInitialPoints = 1_000_000_000
+	// MaxSessionHours is the longest settings.sessionHours (a year).
+	MaxSessionHours = 8760
+	// MaxURLLength bounds settings.posEndpoint.
+	MaxURLLength = 2048
+	// MinPOSSecretLength and MaxPOSSecretLength bound settings.posSecret.
+	MinPOSSecretLength = 16
+	MaxPOSSecretLength = 256
+	// MaxSSOClientIDs is how many client ids one SSO provider may list,
+	// and MaxSSOClientIDLength the longest one.
+	MaxSSOClientIDs      = 20
+	MaxSSOClientIDLength = 255
+	// MaxTitleLength bounds a tenant's title.
+	MaxTitleLength = 200
+)
+
+// SSOProviders are the SSO providers settings.ssoClientIds may name.
+var SSOProviders = []string{"google", "apple"}
+
 // callingCodePattern is a country calling code ("+44"), compiled on first
 // use so that a cold start does not pay for it.
 var callingCodePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+[1-9][0-9]{0,3}$`) })
@@ -166,6 +202,9 @@ var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 var (
 	ErrNotFound = apierr.New(apierr.NotFound, "tenant not found")
 	ErrExists   = apierr.New(apierr.Conflict, "tenant already exists")
+	// ErrConcurrent is an update that kept losing to other changes of the
+	// same tenant made between its read and its write.
+	ErrConcurrent = apierr.New(apierr.Conflict, "the tenant was changed by another request; retry")
 )
 
 // ValidID reports whether id is a well-formed tenant id.
@@ -177,14 +216,14 @@ func (t *Tenant) Validate() error {
 		return apierr.Invalid("id", "must be 1-63 lower-case letters, digits or '-'")
 	}
 	t.Title = strings.TrimSpace(t.Title)
-	if t.Title == "" || len(t.Title) > 200 {
-		return apierr.Invalid("title", "is required (1-200 characters)")
+	if t.Title == "" || len(t.Title) > MaxTitleLength {
+		return apierr.Invalid("title", "is required (1-%d characters)", MaxTitleLength)
 	}
-	if t.Settings.InitialPoints < 0 {
-		return apierr.Invalid("settings.initialPoints", "must be >= 0")
+	if p := t.Settings.InitialPoints; p < 0 || p > MaxInitialPoints {
+		return apierr.Invalid("settings.initialPoints", "must be an integer from 0 to %d", MaxInitialPoints)
 	}
-	if t.Settings.SessionHours < 0 {
-		return apierr.Invalid("settings.sessionHours", "must be >= 0")
+	if h := t.Settings.SessionHours; h < 0 || h > MaxSessionHours {
+		return apierr.Invalid("settings.sessionHours", "must be an integer from 1 to %d (hours a user session lasts; absent means 720)", MaxSessionHours)
 	}
 	if b := t.Settings.RulesBudget; b != nil && (*b < MinRulesBudget || *b > MaxRulesBudget) {
 		return apierr.Invalid("settings.rulesBudget", "must be an integer from %d to %d (the most effects the rules apply for one originating action; absent means %d)", MinRulesBudget, MaxRulesBudget, DefaultRulesBudget)
@@ -210,5 +249,87 @@ func (t *Tenant) Validate() error {
 	if tz := t.Settings.Timezone; tz != "" && !validZone(tz) {
 		return apierr.Invalid("settings.timezone", "must be an IANA time zone name such as Europe/London or America/New_York (absent means %s)", DefaultTimezone)
 	}
+	t.Settings.POSEndpoint = strings.TrimSpace(t.Settings.POSEndpoint)
+	if e := t.Settings.POSEndpoint; e != "" && !validEndpoint(e) {
+		return apierr.Invalid("settings.posEndpoint", "must be an https URL of at most %d characters (http only to localhost, 127.0.0.1 or ::1), without user name, password or fragment", MaxURLLength)
+	}
+	if s := t.Settings.POSSecret; s != "" && (len(s) < MinPOSSecretLength || len(s) > MaxPOSSecretLength || !printable(s, true)) {
+		return apierr.Invalid("settings.posSecret", "must be %d to %d printable ASCII characters", MinPOSSecretLength, MaxPOSSecretLength)
+	}
+	return t.Settings.validateSSO()
+}
+
+// validateSSO checks settings.ssoClientIds: known providers, each with 1
+// to MaxSSOClientIDs distinct client ids. A provider with an empty list
+// is removed (it accepts no token either way).
+func (s *Settings) validateSSO() error {
+	for p, ids := range s.SSOClientIDs {
+		if !slices.Contains(SSOProviders, p) {
+			return apierr.Invalid("settings.ssoClientIds", "names the providers %s only, not %q", strings.Join(SSOProviders, " and "), clip(p))
+		}
+		if len(ids) == 0 {
+			delete(s.SSOClientIDs, p)
+			continue
+		}
+		field := "settings.ssoClientIds." + p
+		if len(ids) > MaxSSOClientIDs {
+			return apierr.Invalid(field, "must list at most %d client ids", MaxSSOClientIDs)
+		}
+		for i, id := range ids {
+			if id == "" || len(id) > MaxSSOClientIDLength || !printable(id, false) {
+				return apierr.Invalid(field, "each must be 1 to %d printable ASCII characters without spaces (the client id the provider issued)", MaxSSOClientIDLength)
+			}
+			if slices.Contains(ids[:i], id) {
+				return apierr.Invalid(field, "lists %q twice", id)
+			}
+		}
+	}
+	if len(s.SSOClientIDs) == 0 {
+		s.SSOClientIDs = nil
+	}
 	return nil
+}
+
+// validEndpoint reports whether e is a URL a POS notification may be
+// posted to: https, or http to the machine itself (a POS simulator next to
+// the local stack); a host; no user info or fragment.
+func validEndpoint(e string) bool {
+	if len(e) > MaxURLLength || !printable(e, false) {
+		return false
+	}
+	u, err := url.Parse(e)
+	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
+// printable reports whether s is printable ASCII (and, unless spaces,
+// holds no space).
+func printable(s string, spaces bool) bool {
+	for _, r := range s {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) || (r == ' ' && !spaces) {
+			return false
+		}
+	}
+	return true
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
 }

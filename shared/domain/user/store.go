@@ -112,6 +112,7 @@ type Record struct {
 	HasAgreedToReceiveMarketing bool              `dynamodbav:"hasAgreedToReceiveMarketing"`
 	ExternalPosID               string            `dynamodbav:"externalPosId,omitempty"`
 	ExternalLoyaltyID           string            `dynamodbav:"externalLoyaltyId,omitempty"`
+	Metadata                    map[string]string `dynamodbav:"metadata,omitempty"`
 	Balance                     money.Amount      `dynamodbav:"balance"`
 	// MoneySeq is the number of the balance's ledger entries (written by
 	// the ledger with the balance: profile.BalanceMove).

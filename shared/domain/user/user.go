@@ -77,10 +77,13 @@ type User struct {
 	HasAgreedToReceiveMarketing      bool           `json:"hasAgreedToReceiveMarketing"`
 	ExternalPosID                    string         `json:"externalPosId,omitempty"`
 	ExternalLoyaltyID                string         `json:"externalLoyaltyId,omitempty"`
-	Balance                          money.Amount   `json:"balance"`
-	UpdatedAt                        string         `json:"updatedAt"`
-	Created                          string         `json:"created"`
-	Deleted                          bool           `json:"deleted"`
+	// Metadata is the tenant's own fields on the user, absent when none
+	// (set by an admin: PUT /users/{userId}).
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Balance   money.Amount      `json:"balance"`
+	UpdatedAt string            `json:"updatedAt"`
+	Created   string            `json:"created"`
+	Deleted   bool              `json:"deleted"`
 
 	// Extras returned only through include.
 	FavouriteLocations *[]string       `json:"favouriteLocations,omitempty"`

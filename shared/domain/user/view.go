@@ -59,7 +59,7 @@ func (s *Service) View(ctx context.Context, r Record, caller actor.Actor, includ
 		Contacts: r.Contacts, Card: r.Card, HasPaymentCard: r.HasPaymentCard, HasProfilePhoto: r.HasProfilePhoto,
 		IsRegisteredForPushNotifications: len(r.PushEndpoints) > 0,
 		HasAgreedToShareData:             r.HasAgreedToShareData, HasAgreedToReceiveMarketing: r.HasAgreedToReceiveMarketing,
-		ExternalPosID: r.ExternalPosID, ExternalLoyaltyID: r.ExternalLoyaltyID, Balance: r.Balance,
+		ExternalPosID: r.ExternalPosID, ExternalLoyaltyID: r.ExternalLoyaltyID, Metadata: r.Metadata, Balance: r.Balance,
 		UpdatedAt: r.UpdatedAt, Created: r.Created, Deleted: r.Deleted,
 		AdditionalInformation: additionalInformation(r.Birthdate, r.DefaultTip, r.FavouriteProducts),
 	}

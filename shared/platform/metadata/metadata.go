@@ -62,7 +62,7 @@ func CheckKey(k string) error {
 		return apierr.Invalid(Field, "a key must not be empty")
 	}
 	if !utf8.ValidString(k) || utf8.RuneCountInString(k) > MaxKeyLen {
-		return apierr.Invalid(Field+"."+k[:min(len(k), MaxKeyLen)], "a key must be 1 to %d characters", MaxKeyLen)
+		return apierr.Invalid(Field+"."+prefix(k), "a key must be 1 to %d characters", MaxKeyLen)
 	}
 	return nil
 }
@@ -73,4 +73,11 @@ func (m Metadata) Out() Metadata {
 		return Metadata{}
 	}
 	return m
+}
+
+// prefix is the first MaxKeyLen characters of a too-long key, for its
+// error message (whole characters; invalid bytes become U+FFFD).
+func prefix(k string) string {
+	r := []rune(k)
+	return string(r[:min(len(r), MaxKeyLen)])
 }

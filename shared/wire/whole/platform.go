@@ -201,6 +201,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"audiences":     f.Audiences.Routes(),
 		"actions":       f.Actions.Routes(),
 		"pos":           f.POS.Routes(),
+		"tenants":       f.Tenants.Routes(),
 	}
 }
 
