@@ -14,10 +14,13 @@
 // run stopped, and the jobs a stopped run left PENDING or RUNNING are run
 // again (see README, "The local stack when things fail").
 //
-// It also serves an interactive API reference (Swagger UI) at /docs, and a
-// local OpenID Connect issuer per SSO provider under /_local/sso (sso.go),
-// which SSO sign-in trusts unless SSO_GOOGLE_ISSUER or SSO_APPLE_ISSUER
-// name other issuers.
+// It answers browsers as API Gateway does with the template's
+// CorsConfiguration (preflights on every path, Access-Control-* headers on
+// the answers of an allowed Origin; cors.go). It also serves an
+// interactive API reference (Swagger UI) at /docs, and a local OpenID
+// Connect issuer per SSO provider under /_local/sso (sso.go), which SSO
+// sign-in trusts unless SSO_GOOGLE_ISSUER or SSO_APPLE_ISSUER name other
+// issuers.
 //
 // Environment: PORT (default 3000), LOCAL_TENANT_ID (default local),
 // LOCAL_SERVICE_TOKEN (default local-service-token), LOCAL_STATE_DIR (where
@@ -171,18 +174,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("build the application: %w", err)
 	}
-	seeded, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken)
-	if err != nil {
-		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
-	}
-	if len(seeded.Settings.SMSCountryCodes) == 0 {
-		// The local tenant sends text messages to UK and North American
-		// numbers only, as a real tenant should name its countries.
-		s := seeded.Settings
-		s.SMSCountryCodes = localSMSCountryCodes
-		if err := deps.Tenants.Store.UpdateSettings(ctx, set.TenantID, s, deps.Clock.Now()); err != nil {
-			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
-		}
+	if err := seedTenant(ctx, deps, set); err != nil {
+		return err
 	}
 	l := &local{template: tmpl, stack: st, deps: deps, settings: set, issuers: iss, ssoIssuers: ssoIssuers}
 	if err := l.subscribe(); err != nil {
@@ -230,6 +223,24 @@ func run() error {
 	return nil
 }
 
+// seedTenant creates the local tenant with its service key (or gives an
+// existing one that key again), sending text messages to UK and North
+// American numbers only, as a real tenant should name its countries.
+func seedTenant(ctx context.Context, deps *whole.Deps, set settings) error {
+	seeded, err := deps.Tenants.Seed(ctx, set.TenantID, "Local tenant", set.ServiceToken)
+	if err != nil {
+		return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+	}
+	if len(seeded.Settings.SMSCountryCodes) == 0 {
+		s := seeded.Settings
+		s.SMSCountryCodes = localSMSCountryCodes
+		if err := deps.Tenants.Store.UpdateSettings(ctx, set.TenantID, s, deps.Clock.Now()); err != nil {
+			return fmt.Errorf("seed tenant %s: %w", set.TenantID, err)
+		}
+	}
+	return nil
+}
+
 // local is one running local stack: the template it was built from, the
 // storage and the application. Local-only endpoints (delivering S3 events
 // to the template's S3 triggers, running scheduled functions on demand) are
@@ -253,8 +264,9 @@ const adminPrefix = "/_local"
 
 // handler returns the HTTP handler of the whole stack: the API Gateway
 // stand-in for the template's routes, under /_local/ the local-only
-// endpoints, and the interactive API reference at /docs (docs.go).
-// Anything else gets the gateway's JSON 404.
+// endpoints, and the interactive API reference at /docs (docs.go), all
+// behind the template's CORS configuration as API Gateway applies it
+// (cors.go). Anything else gets the gateway's JSON 404.
 func (l *local) handler() (http.Handler, error) {
 	gw, err := l.gateway()
 	if err != nil {
@@ -271,6 +283,9 @@ func (l *local) handler() (http.Handler, error) {
 	mux.HandleFunc("GET /docs", l.docs)
 	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusFound))
 	mux.HandleFunc("GET /docs/{file}", l.docsFile)
+	if c := corsFromTemplate(l.template); c != nil {
+		return c.handler(mux), nil
+	}
 	return mux, nil
 }
 

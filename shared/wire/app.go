@@ -12,6 +12,7 @@
 package wire
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -78,7 +79,9 @@ func ConfigFromEnv() Config {
 		_, _ = rand.Read(c.PagingSecret)
 	}
 	if c.MediaURL == "" {
-		c.MediaURL = "http://localhost:3000/media"
+		// Where the local stack (make run, on PORT) serves the media
+		// bucket, for a function run locally against it.
+		c.MediaURL = "http://localhost:" + cmp.Or(os.Getenv("PORT"), "3000") + "/_local/media"
 	}
 	return c
 }

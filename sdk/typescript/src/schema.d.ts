@@ -5373,8 +5373,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description `*`, sent by API Gateway (CorsConfiguration of the stack) when the request has an `Origin` header: any web origin may call the API; credentials travel in headers, never in cookies. */
-        AccessControlAllowOrigin: "*";
+        /** @description Sent by API Gateway (CorsConfiguration of the stack) when the request has an `Origin` header the stack allows (template parameter `CorsAllowedOrigins`): `*` when it allows any origin (the default), else the request's origin. `Access-Control-Expose-Headers` comes with it and lists the response headers a page may read (`x-request-id`, `Retry-After`, `Idempotent-Replayed`...). Credentials travel in headers, never in cookies. */
+        AccessControlAllowOrigin: string;
         /** @description `true` on a response replayed for a repeated Idempotency-Key (the request did not run again); absent otherwise. */
         IdempotentReplayed: "true";
         /** @description The request's id, sent on every answer of a function and written in each of its log lines (the API Gateway request id when there is one, else a client's own `x-request-id`, else a new one). Quote it when reporting a problem. */

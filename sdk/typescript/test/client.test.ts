@@ -73,7 +73,7 @@ test("what is retried", async () => {
     {
       name: "429 with Retry-After, any call",
       replies: [json(429, { message: "Too Many Requests" }, { "Retry-After": "0" }), json(201, { _id: "p" })],
-      call: (c) => c.POST("/perks", { body: {} }),
+      call: (c) => c.POST("/perks", { body: { title: "Coffee card", template: "STAMP_CARD" } }),
       attempts: 2,
     },
     {
@@ -85,7 +85,7 @@ test("what is retried", async () => {
     {
       name: "network error, POST without a key: not retried",
       replies: [new TypeError("fetch failed")],
-      call: (c) => c.POST("/perks", { body: {} }),
+      call: (c) => c.POST("/perks", { body: { title: "Coffee card", template: "STAMP_CARD" } }),
       attempts: 1,
       fails: /fetch failed/,
     },
@@ -98,7 +98,7 @@ test("what is retried", async () => {
     {
       name: "422: not retried",
       replies: [json(422, { code: "VALIDATION_FAILED", message: "title: is required" })],
-      call: (c) => c.POST("/perks", { body: {} }),
+      call: (c) => c.POST("/perks", { body: { title: "Coffee card", template: "STAMP_CARD" } }),
       attempts: 1,
       fails: /title: is required/,
     },

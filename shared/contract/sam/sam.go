@@ -52,6 +52,28 @@ type HttpAPI struct {
 	LogicalID            string
 	ThrottlingBurstLimit string
 	ThrottlingRateLimit  string
+	// CORS is the API's CorsConfiguration; nil when it has none.
+	CORS *CORS
+}
+
+// CORS is an HttpApi's CorsConfiguration, as API Gateway applies it: it
+// answers the browsers' preflight requests itself and adds the
+// Access-Control-* headers to the functions' answers. A list given as a
+// !Ref to a CommaDelimitedList parameter holds the parameter's default
+// (what a deployment that does not override it gets), and the parameter's
+// name is kept in AllowOriginsParameter.
+type CORS struct {
+	AllowOrigins []string
+	// AllowOriginsParameter names the parameter AllowOrigins comes from;
+	// empty when the template lists the origins itself.
+	AllowOriginsParameter string
+	AllowHeaders          []string
+	AllowMethods          []string
+	ExposeHeaders         []string
+	// MaxAge is how many seconds a browser may keep a preflight's answer;
+	// 0 when unset.
+	MaxAge           int
+	AllowCredentials bool
 }
 
 // Parameter is one template parameter.
@@ -237,10 +259,56 @@ func Parse(b []byte) (*Template, error) {
 			t.Buckets = append(t.Buckets, Bucket{LogicalID: id})
 		case "AWS::Serverless::HttpApi":
 			rs, _ := props["DefaultRouteSettings"].(map[string]any)
-			t.APIs = append(t.APIs, HttpAPI{LogicalID: id, ThrottlingBurstLimit: ref(rs["ThrottlingBurstLimit"]), ThrottlingRateLimit: ref(rs["ThrottlingRateLimit"])})
+			t.APIs = append(t.APIs, HttpAPI{
+				LogicalID: id, ThrottlingBurstLimit: ref(rs["ThrottlingBurstLimit"]), ThrottlingRateLimit: ref(rs["ThrottlingRateLimit"]),
+				CORS: t.parseCORS(props["CorsConfiguration"]),
+			})
 		}
 	}
 	return t, nil
+}
+
+// parseCORS reads an HttpApi's CorsConfiguration (nil when absent),
+// resolving a !Ref to a parameter to the parameter's default.
+func (t *Template) parseCORS(v any) *CORS {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	c := &CORS{
+		AllowHeaders:     t.strings(m["AllowHeaders"]),
+		AllowMethods:     t.strings(m["AllowMethods"]),
+		ExposeHeaders:    t.strings(m["ExposeHeaders"]),
+		MaxAge:           integer(m["MaxAge"], 0),
+		AllowCredentials: boolean(m["AllowCredentials"]),
+	}
+	if r, ok := m["AllowOrigins"].(map[string]any); ok {
+		c.AllowOriginsParameter = str(r["Ref"])
+	}
+	c.AllowOrigins = t.strings(m["AllowOrigins"])
+	return c
+}
+
+// strings reads a list of strings: a YAML sequence, or a !Ref to a
+// parameter whose default is a comma-separated list.
+func (t *Template) strings(v any) []string {
+	if r, ok := v.(map[string]any); ok {
+		p, ok := t.Parameters[str(r["Ref"])]
+		if !ok || p.Default == "" {
+			return nil
+		}
+		out := strings.Split(p.Default, ",")
+		for i := range out {
+			out[i] = strings.TrimSpace(out[i])
+		}
+		return out
+	}
+	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, str(it))
+	}
+	return out
 }
 
 // Function returns the function with the given directory name.
