@@ -6342,6 +6342,9 @@ type TenantSettings struct {
 	// Currency The ISO 4217 code of the tenant's money (absent - GBP). Changing it converts no stored amount.
 	Currency *string `json:"currency,omitempty"`
 
+	// EmailsPerHour The tenant's own cap of the codes it sends by e-mail in a clock hour, as smsPerHour.
+	EmailsPerHour *int `json:"emailsPerHour,omitempty"`
+
 	// InitialPoints The points balance (`points`) of a new user.
 	InitialPoints int `json:"initialPoints"`
 
@@ -6366,6 +6369,9 @@ type TenantSettings struct {
 	// SmsCountryCodes The country calling codes text messages go to (absent - every country; see Abuse limits).
 	SmsCountryCodes *[]string `json:"smsCountryCodes,omitempty"`
 
+	// SmsPerHour The tenant's own cap of the codes it sends by text message in a clock hour. It only lowers the operator's cap (the lower applies; 0 sends none); absent - the operator's cap alone. Beyond it a request that would send one is 429 MESSAGE_LIMIT_REACHED.
+	SmsPerHour *int `json:"smsPerHour,omitempty"`
+
 	// SsoClientIds The client ids an SSO provider's ID tokens must be issued to (their
 	// audience), per provider; a provider without any refuses every
 	// sign-in with it (422).
@@ -6381,6 +6387,7 @@ type TenantSettings struct {
 // `singleAccountPerDevice` cannot be null.
 type TenantSettingsUpdate struct {
 	Currency           *string `json:"currency,omitempty"`
+	EmailsPerHour      *int    `json:"emailsPerHour,omitempty"`
 	InitialPoints      *int    `json:"initialPoints,omitempty"`
 	PointsExpiringDays *int    `json:"pointsExpiringDays,omitempty"`
 
@@ -6398,6 +6405,7 @@ type TenantSettingsUpdate struct {
 
 	// SmsCountryCodes An empty list, like null, allows every country.
 	SmsCountryCodes *[]string `json:"smsCountryCodes,omitempty"`
+	SmsPerHour      *int      `json:"smsPerHour,omitempty"`
 
 	// SsoClientIds Merged per provider: a provider sent replaces its list, `null` or an
 	// empty list removes it, a provider left out is unchanged. `null` for

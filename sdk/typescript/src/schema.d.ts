@@ -4601,6 +4601,8 @@ export interface components {
         TenantSettings: {
             /** @description The ISO 4217 code of the tenant's money (absent - GBP). Changing it converts no stored amount. */
             currency?: string;
+            /** @description The tenant's own cap of the codes it sends by e-mail in a clock hour, as smsPerHour. */
+            emailsPerHour?: number;
             /** @description The points balance (`points`) of a new user. */
             initialPoints: number;
             /** @description Days before a lot of points expires that POINTS_EXPIRING is recorded (absent - 30). */
@@ -4620,6 +4622,8 @@ export interface components {
             singleAccountPerDevice: boolean;
             /** @description The country calling codes text messages go to (absent - every country; see Abuse limits). */
             smsCountryCodes?: string[];
+            /** @description The tenant's own cap of the codes it sends by text message in a clock hour. It only lowers the operator's cap (the lower applies; 0 sends none); absent - the operator's cap alone. Beyond it a request that would send one is 429 MESSAGE_LIMIT_REACHED. */
+            smsPerHour?: number;
             ssoClientIds?: components["schemas"]["TenantSSOClientIds"];
             /** @description The IANA name of the tenant's time zone (absent - Europe/London). */
             timezone?: string;
@@ -4632,6 +4636,7 @@ export interface components {
          */
         TenantSettingsUpdate: {
             currency?: string | null;
+            emailsPerHour?: number | null;
             initialPoints?: number;
             pointsExpiringDays?: number | null;
             /**
@@ -4648,6 +4653,7 @@ export interface components {
             singleAccountPerDevice?: boolean;
             /** @description An empty list, like null, allows every country. */
             smsCountryCodes?: string[] | null;
+            smsPerHour?: number | null;
             ssoClientIds?: components["schemas"]["TenantSSOClientIdsUpdate"];
             timezone?: string | null;
         };

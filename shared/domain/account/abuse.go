@@ -101,7 +101,11 @@ func (s *Service) reserveCode(ctx context.Context, t tenant.Tenant, provider, id
 	if err := checkSMSCountry(t, provider, id, field); err != nil {
 		return notify.Reservation{}, err
 	}
-	return s.Caps.Reserve(ctx, t.ID, channelOf(provider))
+	own := t.Settings.EmailsPerHour
+	if channelOf(provider) == notify.SMS {
+		own = t.Settings.SMSPerHour
+	}
+	return s.Caps.Reserve(ctx, t.ID, channelOf(provider), own)
 }
 
 // cancelCode gives back a reservation when err says its code was not sent.

@@ -248,7 +248,7 @@ func TestTenantUpdateRejected(t *testing.T) {
 		{"EmptySettings", map[string]any{"settings": map[string]any{}}, "settings:"},
 		{"SettingsNull", map[string]any{"settings": nil}, "settings:"},
 		{"UnknownField", map[string]any{"serviceKey": "sk_new"}, "serviceKey:"},
-		{"UnknownSetting", set("smsPerHour", 5), "settings.smsPerHour:"},
+		{"UnknownSetting", set("smsPerDay", 5), "settings.smsPerDay:"},
 		{"ChangeID", map[string]any{"id": "another-tenant"}, "id:"},
 		{"ChangeUpdatedAt", map[string]any{"updatedAt": "2020-01-01T00:00:00.000Z"}, "updatedAt:"},
 		{"ChangeSecretSet", set("posSecretSet", false), "settings.posSecretSet:"},
@@ -257,6 +257,9 @@ func TestTenantUpdateRejected(t *testing.T) {
 		{"TitleTooLong", map[string]any{"title": strings.Repeat("x", 201)}, "title: must be 1 to 200"},
 		{"TitleLongInBytesOnly", map[string]any{"title": strings.Repeat("é", 200), "settings": map[string]any{"initialPoints": -1}}, "settings.initialPoints:"},
 		{"InitialPointsNegative", set("initialPoints", -1), "settings.initialPoints:"},
+		{"SMSPerHourNegative", set("smsPerHour", -1), "settings.smsPerHour:"},
+		{"EmailsPerHourTooMany", set("emailsPerHour", 1_000_001), "settings.emailsPerHour:"},
+		{"EmailsPerHourFraction", set("emailsPerHour", 2.5), "settings.emailsPerHour:"},
 		{"InitialPointsTooMany", set("initialPoints", 1_000_000_001), "settings.initialPoints:"},
 		{"InitialPointsFraction", set("initialPoints", 1.5), "settings.initialPoints:"},
 		{"InitialPointsNull", set("initialPoints", nil), "settings.initialPoints:"},
@@ -369,4 +372,15 @@ func TestTenantSettingsTakeEffect(t *testing.T) {
 	signIn().Expect(t, 201, "")
 	h.Do("PUT", "/tenant", map[string]any{"settings": map[string]any{"ssoClientIds": nil}}, h.Admin()).Expect(t, 200, "")
 	signIn().Expect(t, 422, "VALIDATION_FAILED")
+
+	// The tenant's own e-mail cap: 1 an hour lets one sign-up's code
+	// through, 0 none; removing it leaves the operator's cap.
+	signUp := func(n int) *ts.Resp {
+		return h.Do("POST", "/users", ts.UserBody("Capped", "User", "EMAIL", fmt.Sprintf("capped-%d-%s@example.com", n, ts.Nonce()), "correct-horse-9"), h.Anon(), ts.From(fmt.Sprintf("198.51.100.%d", n)))
+	}
+	h.Do("PUT", "/tenant", map[string]any{"settings": map[string]any{"emailsPerHour": 1}}, h.Admin()).Expect(t, 200, "")
+	signUp(1).Expect(t, 201, "")
+	signUp(2).Expect(t, 429, "MESSAGE_LIMIT_REACHED")
+	h.Do("PUT", "/tenant", map[string]any{"settings": map[string]any{"emailsPerHour": nil}}, h.Admin()).Expect(t, 200, "")
+	signUp(3).Expect(t, 201, "")
 }

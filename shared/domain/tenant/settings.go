@@ -37,6 +37,8 @@ type SettingsView struct {
 	Currency               string              `json:"currency,omitempty"`
 	Timezone               string              `json:"timezone,omitempty"`
 	PointsExpiringDays     *int                `json:"pointsExpiringDays,omitempty"`
+	SMSPerHour             *int                `json:"smsPerHour,omitempty"`
+	EmailsPerHour          *int                `json:"emailsPerHour,omitempty"`
 }
 
 // ViewOf returns the admin's view of t.
@@ -48,7 +50,7 @@ func ViewOf(t Tenant) View {
 			InitialPoints: s.InitialPoints, SingleAccountPerDevice: s.SingleAccountPerDevice, SessionHours: s.SessionHours,
 			POSEndpoint: s.POSEndpoint, POSSecretSet: s.POSSecret != "", SSOClientIDs: s.SSOClientIDs,
 			SMSCountryCodes: s.SMSCountryCodes, RulesBudget: s.RulesBudget, Currency: s.Currency, Timezone: s.Timezone,
-			PointsExpiringDays: s.PointsExpiringDays,
+			PointsExpiringDays: s.PointsExpiringDays, SMSPerHour: s.SMSPerHour, EmailsPerHour: s.EmailsPerHour,
 		},
 	}
 }
@@ -80,6 +82,8 @@ type SettingsUpdate struct {
 	Currency               *string             `json:"currency"`
 	Timezone               *string             `json:"timezone"`
 	PointsExpiringDays     *int                `json:"pointsExpiringDays"`
+	SMSPerHour             *int                `json:"smsPerHour"`
+	EmailsPerHour          *int                `json:"emailsPerHour"`
 }
 
 // SSOClientIDsUpdate holds the client ids of an update, per provider
@@ -94,6 +98,7 @@ var nullable = []string{
 	"settings.sessionHours", "settings.posEndpoint", "settings.posSecret", "settings.ssoClientIds",
 	"settings.ssoClientIds.google", "settings.ssoClientIds.apple", "settings.smsCountryCodes",
 	"settings.rulesBudget", "settings.currency", "settings.timezone", "settings.pointsExpiringDays",
+	"settings.smsPerHour", "settings.emailsPerHour",
 }
 
 // patch is a decoded PUT /tenant body: the typed input, and the raw
@@ -194,6 +199,10 @@ func (p patch) apply(cur Tenant) (Tenant, error) {
 			s.Timezone = deref(in.Timezone)
 		case "pointsExpiringDays":
 			s.PointsExpiringDays = copied(in.PointsExpiringDays)
+		case "smsPerHour":
+			s.SMSPerHour = copied(in.SMSPerHour)
+		case "emailsPerHour":
+			s.EmailsPerHour = copied(in.EmailsPerHour)
 		case "ssoClientIds":
 			if null {
 				s.SSOClientIDs = nil

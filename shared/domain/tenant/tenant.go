@@ -88,7 +88,17 @@ type Settings struct {
 	// the daily expiry records POINTS_EXPIRING for it (1 to 365); absent
 	// means DefaultPointsExpiringDays.
 	PointsExpiringDays *int `json:"pointsExpiringDays,omitempty" dynamodbav:"pointsExpiringDays,omitempty"`
+	// SMSPerHour and EmailsPerHour are the tenant's own hourly caps of
+	// the codes it sends by text message and by e-mail (0 to
+	// MaxMessagesPerHour). They only lower the operator's caps
+	// (TENANT_SMS_PER_HOUR, TENANT_EMAILS_PER_HOUR): the lower of the two
+	// applies; absent means the operator's cap alone.
+	SMSPerHour    *int `json:"smsPerHour,omitempty" dynamodbav:"smsPerHour,omitempty"`
+	EmailsPerHour *int `json:"emailsPerHour,omitempty" dynamodbav:"emailsPerHour,omitempty"`
 }
+
+// MaxMessagesPerHour bounds a tenant's own hourly message caps.
+const MaxMessagesPerHour = 1_000_000
 
 // DefaultPointsExpiringDays is the reminder of a tenant without
 // settings.pointsExpiringDays.
@@ -231,6 +241,11 @@ func (t *Tenant) Validate() error {
 	}
 	if b := t.Settings.RulesBudget; b != nil && (*b < MinRulesBudget || *b > MaxRulesBudget) {
 		return apierr.Invalid("settings.rulesBudget", "must be an integer from %d to %d (the most effects the rules apply for one originating action; absent means %d)", MinRulesBudget, MaxRulesBudget, DefaultRulesBudget)
+	}
+	for name, v := range map[string]*int{"smsPerHour": t.Settings.SMSPerHour, "emailsPerHour": t.Settings.EmailsPerHour} {
+		if v != nil && (*v < 0 || *v > MaxMessagesPerHour) {
+			return apierr.Invalid("settings."+name, "must be an integer from 0 to %d (codes an hour; the operator's cap applies when lower; null removes the tenant's own cap)", MaxMessagesPerHour)
+		}
 	}
 	if d := t.Settings.PointsExpiringDays; d != nil && (*d < 1 || *d > 365) {
 		return apierr.Invalid("settings.pointsExpiringDays", "must be an integer from 1 to 365 (days before points expire that POINTS_EXPIRING is recorded; absent means %d)", DefaultPointsExpiringDays)

@@ -61,16 +61,31 @@ type Reservation struct {
 	use allowance.Use
 }
 
-// Reserve counts one message of the tenant on channel ch against the cap.
+// Reserve counts one message of the tenant on channel ch against the cap:
+// the operator's (SMSPerHour, EmailsPerHour), or own when the tenant set
+// a lower one (own nil: none; 0 refuses every message of the channel).
 // Beyond the cap it returns ErrMessageLimit with the time until the hour
 // ends, and records the MessagesRefused metric for the tenant.
-func (c *Caps) Reserve(ctx context.Context, tenantID string, ch Channel) (Reservation, error) {
+func (c *Caps) Reserve(ctx context.Context, tenantID string, ch Channel, own *int) (Reservation, error) {
 	if c == nil || c.Counter == nil {
 		return Reservation{}, nil
 	}
 	limit := allowance.Limit{Name: "MESSAGES-" + string(ch), Max: c.EmailsPerHour, Window: CapWindow}
 	if ch == SMS {
 		limit.Max = c.SMSPerHour
+	}
+	if own != nil && (limit.Max <= 0 || *own < limit.Max) {
+		if *own <= 0 {
+			metrics.Count(ctx, tenantID, metrics.MessagesRefused, 1)
+			e := *ErrMessageLimit
+			now := time.Now()
+			if c.Counter.Clock != nil {
+				now = c.Counter.Clock.Now()
+			}
+			e.RetryAfter = now.Truncate(CapWindow).Add(CapWindow).Sub(now)
+			return Reservation{}, &e
+		}
+		limit.Max = *own
 	}
 	use, err := c.Counter.Take(ctx, limit, tenantID)
 	var ex *allowance.Exhausted

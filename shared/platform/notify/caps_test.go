@@ -43,7 +43,7 @@ func TestCaps(t *testing.T) {
 	tenantID := h.Tenant.ID
 	var first notify.Reservation
 	for i := range 2 {
-		r, err := caps.Reserve(ctx, tenantID, notify.SMS)
+		r, err := caps.Reserve(ctx, tenantID, notify.SMS, nil)
 		if err != nil {
 			t.Fatalf("SMS %d under the cap: %v", i, err)
 		}
@@ -54,7 +54,7 @@ func TestCaps(t *testing.T) {
 	if logs.Len() != 0 {
 		t.Errorf("log lines under the cap: %s", logs.String())
 	}
-	_, err := caps.Reserve(ctx, tenantID, notify.SMS)
+	_, err := caps.Reserve(ctx, tenantID, notify.SMS, nil)
 	e, ok := apierr.As(err)
 	if !ok || e.Code != apierr.MessageLimitReached || e.RetryAfter < time.Second || e.RetryAfter > time.Hour {
 		t.Fatalf("SMS past the cap: %v, want MESSAGE_LIMIT_REACHED with a Retry-After up to an hour", err)
@@ -74,28 +74,56 @@ func TestCaps(t *testing.T) {
 	}
 
 	t.Run("EmailsApart", func(t *testing.T) {
-		if _, err := caps.Reserve(ctx, tenantID, notify.Email); err != nil {
+		if _, err := caps.Reserve(ctx, tenantID, notify.Email, nil); err != nil {
 			t.Errorf("e-mail: %v", err)
 		}
-		if _, err := caps.Reserve(ctx, tenantID, notify.Email); apierr.CodeOf(err) != apierr.MessageLimitReached {
+		if _, err := caps.Reserve(ctx, tenantID, notify.Email, nil); apierr.CodeOf(err) != apierr.MessageLimitReached {
 			t.Errorf("second e-mail: %v, want MESSAGE_LIMIT_REACHED", err)
 		}
 	})
 	t.Run("OtherTenant", func(t *testing.T) {
 		other, _ := h.NewTenant(h.Tenant.Settings)
-		if _, err := caps.Reserve(ctx, other.ID, notify.SMS); err != nil {
+		if _, err := caps.Reserve(ctx, other.ID, notify.SMS, nil); err != nil {
 			t.Errorf("another tenant: %v", err)
 		}
 	})
 	t.Run("Cancel", func(t *testing.T) {
 		caps.Cancel(ctx, first)
-		if _, err := caps.Reserve(ctx, tenantID, notify.SMS); err != nil {
+		if _, err := caps.Reserve(ctx, tenantID, notify.SMS, nil); err != nil {
 			t.Errorf("after a cancel: %v", err)
+		}
+	})
+	t.Run("OwnCaps", func(t *testing.T) {
+		for _, tc := range []struct {
+			name     string
+			operator int
+			own      int
+			want     int // messages let through before the refusal
+		}{
+			{"OwnLower", 2, 1, 1},
+			{"OwnHigherIgnored", 2, 5, 2},
+			{"OwnZeroRefusesAll", 2, 0, 0},
+			{"OperatorOffOwnApplies", 0, 3, 3},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				other, _ := h.NewTenant(h.Tenant.Settings)
+				c := &notify.Caps{Counter: caps.Counter, SMSPerHour: tc.operator}
+				own := tc.own
+				for i := range tc.want {
+					if _, err := c.Reserve(ctx, other.ID, notify.SMS, &own); err != nil {
+						t.Fatalf("SMS %d under the cap: %v", i, err)
+					}
+				}
+				_, err := c.Reserve(ctx, other.ID, notify.SMS, &own)
+				if e, ok := apierr.As(err); !ok || e.Code != apierr.MessageLimitReached || e.RetryAfter <= 0 || e.RetryAfter > time.Hour {
+					t.Errorf("SMS %d: %v, want MESSAGE_LIMIT_REACHED with a Retry-After up to an hour", tc.want+1, err)
+				}
+			})
 		}
 	})
 	t.Run("NextHour", func(t *testing.T) {
 		clk.Advance(time.Hour)
-		if _, err := caps.Reserve(ctx, tenantID, notify.SMS); err != nil {
+		if _, err := caps.Reserve(ctx, tenantID, notify.SMS, nil); err != nil {
 			t.Errorf("next hour: %v", err)
 		}
 	})
