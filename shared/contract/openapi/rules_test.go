@@ -38,8 +38,9 @@ func lintDoc(t *testing.T, raw []byte) []spectralResult {
 
 // TestRequestLimitRules checks that the project's rules request-string-limit
 // and request-array-limit catch an unbounded request body whose schema is
-// itself a string or an array (not only one nested in an object), and pass
-// the same body once bounded.
+// itself a string or an array (not only one nested in an object), that
+// request-number-limit and request-integer-limit catch a request number
+// without both bounds, and that each passes the same body once bounded.
 func TestRequestLimitRules(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(spectralBin); err != nil {
@@ -56,6 +57,9 @@ func TestRequestLimitRules(t *testing.T) {
 		{"root array without maxItems", map[string]any{"type": "array", "items": map[string]any{"type": "string", "maxLength": 5}}, "request-array-limit", true},
 		{"root array with maxItems", map[string]any{"type": "array", "maxItems": 3, "items": map[string]any{"type": "string", "maxLength": 5}}, "request-array-limit", false},
 		{"nested string without maxLength", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}, "request-string-limit", true},
+		{"nested number without maximum", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number", "minimum": 0}}}, "request-number-limit", true},
+		{"nested number bounded", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number", "minimum": 0, "maximum": 9}}}, "request-number-limit", false},
+		{"nested integer without minimum", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer", "maximum": 9}}}, "request-integer-limit", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
