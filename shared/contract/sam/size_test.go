@@ -1,10 +1,13 @@
 package sam_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +27,9 @@ const MaxFunctionBytes = 10 << 20
 // TestFunctionSizes builds every function of the template as make build
 // does (linux/arm64, -tags lambda.norpc, -trimpath, -s -w) and fails when
 // one is over MaxFunctionBytes, so that a new dependency or a route moved
-// into the wrong function shows here rather than at a cold start.
+// into the wrong function shows here rather than at a cold start. It also
+// fails when the README's size table differs from what it measured, and
+// prints the table to paste.
 func TestFunctionSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every function")
@@ -32,6 +37,8 @@ func TestFunctionSizes(t *testing.T) {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	root := filepath.Join("..", "..", "..")
 	dir := t.TempDir()
+	sizes := map[string]int64{}
+	t.Cleanup(func() { compareSizeTable(t, filepath.Join(root, "README.md"), sizes) })
 	for _, f := range loadTemplate(t).Functions {
 		t.Run(f.Name, func(t *testing.T) {
 			out := filepath.Join(dir, f.Name)
@@ -49,8 +56,54 @@ func TestFunctionSizes(t *testing.T) {
 				t.Errorf("%s is %d bytes, over the %d-byte limit by %d", f.Name, got, MaxFunctionBytes, got-MaxFunctionBytes)
 			}
 			t.Logf("%s: %d bytes", f.Name, st.Size())
+			sizes[f.Name] = st.Size()
 		})
 	}
+}
+
+// compareSizeTable fails t when the README's table of function sizes (the
+// rows after "| function | bytes |") is not sizes, largest first (then by
+// name), and logs the table as it should be.
+func compareSizeTable(t *testing.T, readme string, sizes map[string]int64) {
+	t.Helper()
+	if t.Failed() || len(sizes) == 0 {
+		return
+	}
+	raw, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "| function | bytes |\n|---|---|\n")
+	if !ok {
+		t.Fatal("README.md has no function size table (| function | bytes |)")
+	}
+	got, _, _ := strings.Cut(rest, "\n\n")
+	names := make([]string, 0, len(sizes))
+	for n := range sizes {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if sizes[names[i]] != sizes[names[j]] {
+			return sizes[names[i]] > sizes[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var want strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&want, "| %s | %s |\n", n, commas(sizes[n]))
+	}
+	if strings.TrimSpace(got) != strings.TrimSpace(want.String()) {
+		t.Errorf("README.md's function size table is not what this build measured; replace its rows with:\n%s", want.String())
+	}
+}
+
+// commas writes n with thousands separators (10,420,386).
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // TestCodeLocations proves that the template names where each function's
