@@ -365,26 +365,17 @@ func (s *store) batchGetChunk(ctx context.Context, tenantID string, ids []string
 			keys = append(keys, key(locationPK(tenantID, id), skLocation))
 		}
 	}
-	var recs []record
 	ka := types.KeysAndAttributes{Keys: keys, ConsistentRead: aws.Bool(true)}
 	if idOnly {
 		ka.ProjectionExpression, ka.ExpressionAttributeNames = aws.String("#id"), map[string]string{"#id": "id"}
 	}
-	req := map[string]types.KeysAndAttributes{s.table: ka}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(min(attempt, 8)*25) * time.Millisecond)
-		}
-		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return nil, fmt.Errorf("batch get locations: %w", err)
-		}
-		var page []record
-		if err := attributevalue.UnmarshalListOfMaps(out.Responses[s.table], &page); err != nil {
-			return nil, fmt.Errorf("batch get locations: %w", err)
-		}
-		recs = append(recs, page...)
-		req = out.UnprocessedKeys
+	items, err := ddb.BatchGet(ctx, s.db, s.table, ka)
+	if err != nil {
+		return nil, fmt.Errorf("batch get locations: %w", err)
+	}
+	var recs []record
+	if err := attributevalue.UnmarshalListOfMaps(items, &recs); err != nil {
+		return nil, fmt.Errorf("batch get locations: %w", err)
 	}
 	return recs, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -133,8 +132,8 @@ func (s *Service) SearchTransactions(ctx context.Context, caller actor.Actor, ke
 	return TransactionPage{Items: txns, Page: web.Page{Limit: limit, Count: len(txns), StartKey: startKey, NextKey: nk}}, nil
 }
 
-// txns reads the transactions of ids (at most MaxSearchLimit) with one
-// BatchGetItem (and its unprocessed keys again), in the order of ids.
+// txns reads the transactions of ids (at most MaxSearchLimit, so one
+// BatchGetItem), in the order of ids.
 func (st *store) txns(ctx context.Context, t string, ids []string) ([]Transaction, error) {
 	out := make([]Transaction, 0, len(ids))
 	if len(ids) == 0 {
@@ -144,24 +143,17 @@ func (st *store) txns(ctx context.Context, t string, ids []string) ([]Transactio
 	for _, id := range ids {
 		keys = append(keys, key(txnPK(t, id), "TXN"))
 	}
-	byID := make(map[string]Transaction, len(ids))
-	req := map[string]types.KeysAndAttributes{st.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(min(attempt, 8)*25) * time.Millisecond)
-		}
-		res, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return nil, fmt.Errorf("get transactions: %w", err)
-		}
-		var page []txnRecord
-		if err := attributevalue.UnmarshalListOfMaps(res.Responses[st.table], &page); err != nil {
-			return nil, fmt.Errorf("get transactions: %w", err)
-		}
-		for _, r := range page {
-			byID[r.ID] = r.Transaction
-		}
-		req = res.UnprocessedKeys
+	items, err := ddb.BatchGet(ctx, st.db, st.table, types.KeysAndAttributes{Keys: keys, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get transactions: %w", err)
+	}
+	var page []txnRecord
+	if err := attributevalue.UnmarshalListOfMaps(items, &page); err != nil {
+		return nil, fmt.Errorf("get transactions: %w", err)
+	}
+	byID := make(map[string]Transaction, len(page))
+	for _, r := range page {
+		byID[r.ID] = r.Transaction
 	}
 	for _, id := range ids {
 		if tr, ok := byID[id]; ok {

@@ -144,26 +144,20 @@ func (r *Reader) Many(ctx context.Context, tenantID string, ids []string) (map[s
 		}
 	}
 	now := r.Clock.Now()
-	for i := 0; i < len(keys); i += 100 {
-		req := map[string]types.KeysAndAttributes{r.Table: {
-			Keys: keys[i:min(i+100, len(keys))], ConsistentRead: aws.Bool(true),
-			ProjectionExpression: aws.String(projection), ExpressionAttributeNames: projectionNames,
-		}}
-		for len(req) > 0 {
-			res, err := r.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("batch get users: %w", err)
-			}
-			var ps []Profile
-			if err := attributevalue.UnmarshalListOfMaps(res.Responses[r.Table], &ps); err != nil {
-				return nil, fmt.Errorf("batch get users: %w", err)
-			}
-			for _, p := range ps {
-				if p.live(now) {
-					out[p.ID] = p.normalized()
-				}
-			}
-			req = res.UnprocessedKeys
+	items, err := ddb.BatchGet(ctx, r.DB, r.Table, types.KeysAndAttributes{
+		Keys: keys, ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(projection), ExpressionAttributeNames: projectionNames,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch get users: %w", err)
+	}
+	var ps []Profile
+	if err := attributevalue.UnmarshalListOfMaps(items, &ps); err != nil {
+		return nil, fmt.Errorf("batch get users: %w", err)
+	}
+	for _, p := range ps {
+		if p.live(now) {
+			out[p.ID] = p.normalized()
 		}
 	}
 	return out, nil

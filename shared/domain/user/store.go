@@ -435,33 +435,26 @@ func (s *Store) DeleteSessions(ctx context.Context, tenantID, userID string) (in
 // BatchGetUsers reads users by id, in the order given, skipping missing and
 // expired ones.
 func (s *Store) BatchGetUsers(ctx context.Context, tenantID string, ids []string, now time.Time) ([]Record, error) {
-	byID := map[string]Record{}
-	for i := 0; i < len(ids); i += 100 {
-		end := min(i+100, len(ids))
-		seen := map[string]bool{}
-		var keys []map[string]types.AttributeValue
-		for _, id := range ids[i:end] {
-			if !seen[id] {
-				seen[id] = true
-				keys = append(keys, Key(UserPK(tenantID, id), SKProfile))
-			}
+	seen := map[string]bool{}
+	var keys []map[string]types.AttributeValue
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, Key(UserPK(tenantID, id), SKProfile))
 		}
-		req := map[string]types.KeysAndAttributes{s.Users: {Keys: keys}}
-		for len(req) > 0 {
-			out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("batch get users: %w", err)
-			}
-			var recs []Record
-			if err := attributevalue.UnmarshalListOfMaps(out.Responses[s.Users], &recs); err != nil {
-				return nil, fmt.Errorf("batch get users: %w", err)
-			}
-			for _, r := range recs {
-				if !r.Expired(now) {
-					byID[r.ID] = r
-				}
-			}
-			req = out.UnprocessedKeys
+	}
+	items, err := ddb.BatchGet(ctx, s.DB, s.Users, types.KeysAndAttributes{Keys: keys})
+	if err != nil {
+		return nil, fmt.Errorf("batch get users: %w", err)
+	}
+	var recs []Record
+	if err := attributevalue.UnmarshalListOfMaps(items, &recs); err != nil {
+		return nil, fmt.Errorf("batch get users: %w", err)
+	}
+	byID := map[string]Record{}
+	for _, r := range recs {
+		if !r.Expired(now) {
+			byID[r.ID] = r
 		}
 	}
 	out := make([]Record, 0, len(ids))
