@@ -2,7 +2,8 @@
 // signed with Signature Version 4 by the SDK's signer, tried once more
 // when the service throttles or fails, its answer read up to MaxAnswer
 // bytes. It lets a package call one or two operations of a service without
-// linking the SDK's client for it (shared/aws/sesmail, shared/aws/snsapi).
+// linking the SDK's client for it (shared/aws/sesmail, shared/aws/snsapi,
+// shared/aws/sqsapi).
 package awsapi
 
 import (
@@ -95,7 +96,9 @@ type Request struct {
 	// Method, Path (from the endpoint, with its leading slash) and
 	// ContentType of the request, and its Body.
 	Method, Path, ContentType string
-	Body                      []byte
+	// Header holds further headers to send and sign (SQS's X-Amz-Target).
+	Header map[string]string
+	Body   []byte
 	// Refused turns an answer whose status is not 2xx into the call's
 	// error; nil makes it a *StatusError.
 	Refused func(Answer) error
@@ -206,6 +209,9 @@ func (c *Caller) attempt(ctx context.Context, req Request, hash string) (Answer,
 		return Answer{}, fmt.Errorf("%s: %w", req.Op, err)
 	}
 	r.Header.Set("Content-Type", req.ContentType)
+	for k, v := range req.Header {
+		r.Header.Set(k, v)
+	}
 	signer := c.signer
 	if signer == nil {
 		signer = v4.NewSigner()

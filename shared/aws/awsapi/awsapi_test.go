@@ -53,6 +53,7 @@ func TestCallRequest(t *testing.T) {
 		{name: "session token", token: "IQoJb3JpZ2luX2VjEXAMPLETOKEN", req: awsapi.Request{Op: "example send", Method: http.MethodPost, Path: "/", ContentType: "application/x-www-form-urlencoded; charset=utf-8", Body: []byte("Action=Do&Version=1")}},
 		{name: "reserved and non-ascii characters", req: awsapi.Request{Op: "example put", Method: http.MethodPut, Path: "/v2/things/a%2Fb", ContentType: "text/plain; charset=utf-8", Body: []byte("Código: 1 & 2 = 3 + 4 % ✓ <b>\"x\"</b>\nline 2 ~*'()!")}},
 		{name: "no body", req: awsapi.Request{Op: "example get", Method: http.MethodGet, Path: "/v2/things?limit=2", ContentType: "application/json"}},
+		{name: "own headers", req: awsapi.Request{Op: "example do", Method: http.MethodPost, Path: "/", ContentType: "application/x-amz-json-1.0", Header: map[string]string{"X-Amz-Target": "Example.Do"}, Body: []byte(`{}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +85,14 @@ func TestCallRequest(t *testing.T) {
 			if got, want := r.Body, tt.req.Body; !bytes.Equal(got, want) {
 				t.Errorf("body: got %q, want %q", got, want)
 			}
-			awsapitest.CheckSigned(t, r, tt.token, service)
+			var own []string
+			for k, v := range tt.req.Header {
+				own = append(own, k)
+				if got := r.Header.Get(k); got != v {
+					t.Errorf("%s: got %q, want %q", k, got, v)
+				}
+			}
+			awsapitest.CheckSigned(t, r, tt.token, service, own...)
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -122,9 +123,10 @@ func Resign(t testing.TB, r Received, creds aws.Credentials, service string) str
 // CheckSigned checks that r was signed as the SDK's signer signs it with
 // Key, Secret and the session token token, for service in Region at
 // SignedAt: its X-Amz-Date and X-Amz-Security-Token, the signed headers
-// (Content-Length when there is a body), the scope and the signature, and
+// (Content-Length when there is a body, and the request's own headers
+// extra, such as SQS's x-amz-target), the scope and the signature, and
 // that the secret key shows in no header.
-func CheckSigned(t testing.TB, r Received, token, service string) {
+func CheckSigned(t testing.TB, r Received, token, service string, extra ...string) {
 	t.Helper()
 	if got, want := r.Header.Get("X-Amz-Date"), "20260102T030405Z"; got != want {
 		t.Errorf("X-Amz-Date: got %q, want %q", got, want)
@@ -132,13 +134,18 @@ func CheckSigned(t testing.TB, r Received, token, service string) {
 	if got, want := r.Header.Get("X-Amz-Security-Token"), token; got != want {
 		t.Errorf("X-Amz-Security-Token: got %q, want %q", got, want)
 	}
-	signed := "content-type;host;x-amz-date"
+	headers := []string{"content-type", "host", "x-amz-date"}
 	if len(r.Body) > 0 {
-		signed = "content-length;" + signed
+		headers = append(headers, "content-length")
 	}
 	if token != "" {
-		signed += ";x-amz-security-token"
+		headers = append(headers, "x-amz-security-token")
 	}
+	for _, h := range extra {
+		headers = append(headers, strings.ToLower(h))
+	}
+	sort.Strings(headers)
+	signed := strings.Join(headers, ";")
 	auth := r.Header.Get("Authorization")
 	wantPrefix := "AWS4-HMAC-SHA256 Credential=" + Key + "/20260102/" + Region + "/" + service + "/aws4_request, SignedHeaders=" + signed + ", Signature="
 	if !strings.HasPrefix(auth, wantPrefix) {
