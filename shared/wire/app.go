@@ -58,6 +58,9 @@ type Config struct {
 	// service key it read (TENANT_CACHE_SECONDS, default
 	// tenant.CacheTTL; 0 turns the cache off).
 	TenantCacheTTL time.Duration
+	// WebhookQueueURL is the FIFO queue the webhook fan-out sends to and
+	// the sender reads (WEBHOOK_QUEUE_URL).
+	WebhookQueueURL string
 }
 
 // ConfigFromEnv reads the configuration.
@@ -69,6 +72,8 @@ func ConfigFromEnv() Config {
 		Notifier:     os.Getenv("NOTIFIER"),
 		SenderEmail:  os.Getenv("SENDER_EMAIL"),
 		MediaURL:     os.Getenv("MEDIA_URL"),
+
+		WebhookQueueURL: os.Getenv("WEBHOOK_QUEUE_URL"),
 	}
 	c.TenantCacheTTL = tenant.CacheTTL
 	if v, err := strconv.Atoi(os.Getenv("TENANT_CACHE_SECONDS")); err == nil && v >= 0 {

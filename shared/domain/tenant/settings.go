@@ -39,6 +39,7 @@ type SettingsView struct {
 	PointsExpiringDays     *int                `json:"pointsExpiringDays,omitempty"`
 	SMSPerHour             *int                `json:"smsPerHour,omitempty"`
 	EmailsPerHour          *int                `json:"emailsPerHour,omitempty"`
+	WebhookEndpoints       *int                `json:"webhookEndpoints,omitempty"`
 }
 
 // ViewOf returns the admin's view of t.
@@ -51,6 +52,7 @@ func ViewOf(t Tenant) View {
 			POSEndpoint: s.POSEndpoint, POSSecretSet: s.POSSecret != "", SSOClientIDs: s.SSOClientIDs,
 			SMSCountryCodes: s.SMSCountryCodes, RulesBudget: s.RulesBudget, Currency: s.Currency, Timezone: s.Timezone,
 			PointsExpiringDays: s.PointsExpiringDays, SMSPerHour: s.SMSPerHour, EmailsPerHour: s.EmailsPerHour,
+			WebhookEndpoints: s.WebhookEndpoints,
 		},
 	}
 }
@@ -84,6 +86,7 @@ type SettingsUpdate struct {
 	PointsExpiringDays     *int                `json:"pointsExpiringDays"`
 	SMSPerHour             *int                `json:"smsPerHour"`
 	EmailsPerHour          *int                `json:"emailsPerHour"`
+	WebhookEndpoints       *int                `json:"webhookEndpoints"`
 }
 
 // SSOClientIDsUpdate holds the client ids of an update, per provider
@@ -98,7 +101,7 @@ var nullable = []string{
 	"settings.sessionHours", "settings.posEndpoint", "settings.posSecret", "settings.ssoClientIds",
 	"settings.ssoClientIds.google", "settings.ssoClientIds.apple", "settings.smsCountryCodes",
 	"settings.rulesBudget", "settings.currency", "settings.timezone", "settings.pointsExpiringDays",
-	"settings.smsPerHour", "settings.emailsPerHour",
+	"settings.smsPerHour", "settings.emailsPerHour", "settings.webhookEndpoints",
 }
 
 // patch is a decoded PUT /tenant body: the typed input, and the raw
@@ -203,6 +206,8 @@ func (p patch) apply(cur Tenant) (Tenant, error) {
 			s.SMSPerHour = copied(in.SMSPerHour)
 		case "emailsPerHour":
 			s.EmailsPerHour = copied(in.EmailsPerHour)
+		case "webhookEndpoints":
+			s.WebhookEndpoints = copied(in.WebhookEndpoints)
 		case "ssoClientIds":
 			if null {
 				s.SSOClientIDs = nil

@@ -95,7 +95,13 @@ type Settings struct {
 	// applies; absent means the operator's cap alone.
 	SMSPerHour    *int `json:"smsPerHour,omitempty" dynamodbav:"smsPerHour,omitempty"`
 	EmailsPerHour *int `json:"emailsPerHour,omitempty" dynamodbav:"emailsPerHour,omitempty"`
+	// WebhookEndpoints is how many webhook endpoints the tenant may
+	// register (1 to MaxWebhookEndpoints); absent means 10.
+	WebhookEndpoints *int `json:"webhookEndpoints,omitempty" dynamodbav:"webhookEndpoints,omitempty"`
 }
+
+// MaxWebhookEndpoints bounds a tenant's settings.webhookEndpoints.
+const MaxWebhookEndpoints = 100
 
 // MaxMessagesPerHour bounds a tenant's own hourly message caps.
 const MaxMessagesPerHour = 1_000_000
@@ -246,6 +252,9 @@ func (t *Tenant) Validate() error {
 		if v != nil && (*v < 0 || *v > MaxMessagesPerHour) {
 			return apierr.Invalid("settings."+name, "must be an integer from 0 to %d (codes an hour; the operator's cap applies when lower; null removes the tenant's own cap)", MaxMessagesPerHour)
 		}
+	}
+	if n := t.Settings.WebhookEndpoints; n != nil && (*n < 1 || *n > MaxWebhookEndpoints) {
+		return apierr.Invalid("settings.webhookEndpoints", "must be an integer from 1 to %d (webhook endpoints the tenant may register; absent means 10)", MaxWebhookEndpoints)
 	}
 	if d := t.Settings.PointsExpiringDays; d != nil && (*d < 1 || *d > 365) {
 		return apierr.Invalid("settings.pointsExpiringDays", "must be an integer from 1 to 365 (days before points expire that POINTS_EXPIRING is recorded; absent means %d)", DefaultPointsExpiringDays)

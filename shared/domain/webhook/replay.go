@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loyalty-platform/platform/shared/aws/sqsapi"
-	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/operation"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
 )
@@ -133,5 +132,3 @@ func (s *Service) runReplay(ctx context.Context, msg message) error {
 	_, err = s.Operations.Finish(ctx, lease, res)
 	return err
 }
-
-var _ = action.NewID

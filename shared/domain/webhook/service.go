@@ -3,9 +3,11 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/aws/sqsapi"
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -254,7 +256,7 @@ func (s *Service) Update(ctx context.Context, caller actor.Actor, id string, bod
 		if err == nil {
 			return r.view(), nil
 		}
-		if !errorsIs(err, ErrConcurrent) || attempt+1 >= updateAttempts {
+		if !errors.Is(err, ErrConcurrent) || attempt+1 >= updateAttempts {
 			return Endpoint{}, err
 		}
 	}
@@ -301,7 +303,7 @@ func (s *Service) Rotate(ctx context.Context, caller actor.Actor, id string) (Ro
 		if err == nil {
 			return Rotated{Secret: secret, PreviousValidUntil: clock.Stamp(until)}, nil
 		}
-		if !errorsIs(err, ErrConcurrent) || attempt+1 >= updateAttempts {
+		if !errors.Is(err, ErrConcurrent) || attempt+1 >= updateAttempts {
 			return Rotated{}, err
 		}
 	}

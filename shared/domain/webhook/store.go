@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -43,9 +42,9 @@ const (
 	eventKept = Kept + 24*time.Hour
 )
 
-func endpointsPK(t string) string       { return t + "#WHEP" }
-func eventPK(t, id string) string       { return t + "#WHEV#" + id }
-func deliveriesPK(t, ep string) string  { return t + "#WHDL#" + ep }
+func endpointsPK(t string) string      { return t + "#WHEP" }
+func eventPK(t, id string) string      { return t + "#WHEV#" + id }
+func deliveriesPK(t, ep string) string { return t + "#WHDL#" + ep }
 func deliverySK(ev, replay string) string {
 	if replay == "" {
 		replay = noReplay
@@ -403,5 +402,3 @@ func (s *store) deliveriesQuery(t, ep string) dynamodb.QueryInput {
 		ScanIndexForward:          aws.Bool(false),
 	}
 }
-
-var _ = errors.New

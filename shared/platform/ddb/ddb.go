@@ -71,6 +71,7 @@ type Tables struct {
 	Pos        string
 	Actions    string
 	Operations string
+	Webhooks   string
 }
 
 // TablesFromEnv reads the table names from the environment.
@@ -92,6 +93,7 @@ func TablesFromEnv() Tables {
 		Pos:        get("POS_TABLE", "PosTable"),
 		Actions:    get("ACTIONS_TABLE", "ActionsTable"),
 		Operations: get("OPERATIONS_TABLE", "OperationsTable"),
+		Webhooks:   get("WEBHOOKS_TABLE", "WebhooksTable"),
 	}
 }
 

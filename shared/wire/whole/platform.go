@@ -37,6 +37,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/segmentgrant"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/webhook"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/platform/web"
@@ -58,6 +59,9 @@ import (
 	"github.com/loyalty-platform/platform/shared/wire/rules"
 	"github.com/loyalty-platform/platform/shared/wire/tenants"
 	"github.com/loyalty-platform/platform/shared/wire/users"
+	"github.com/loyalty-platform/platform/shared/wire/webhookfanout"
+	"github.com/loyalty-platform/platform/shared/wire/webhooks"
+	"github.com/loyalty-platform/platform/shared/wire/webhooksender"
 )
 
 // Functions are the platform's functions, each as its wiring builds it.
@@ -78,6 +82,9 @@ type Functions struct {
 	Rules         *rules.Function
 	Tenants       *tenants.Function
 	Users         *users.Function
+	Webhooks      *webhooks.Function
+	WebhookFanout *webhookfanout.Function
+	WebhookSender *webhooksender.Function
 }
 
 // Deps is the whole platform: one base, the functions, and short names for
@@ -109,6 +116,7 @@ type Deps struct {
 	ActionLog    *actionlog.Service   // the actions function's
 	Rules        *rule.Engine         // the rules function's (the stream)
 	POS          *pos.Service         // the pos function's
+	Webhooks     *webhook.Service     // the webhooks function's
 	// SegmentGrants is the legacy grant (the jobs function's).
 	SegmentGrants *segmentgrant.Service
 }
@@ -164,6 +172,9 @@ func (d *Deps) Wire() error {
 	f.POS = posfn.New(b)
 	f.Rules = rules.New(b)
 	f.Tenants = tenants.New(b)
+	f.Webhooks = webhooks.New(b)
+	f.WebhookFanout = webhookfanout.New(b)
+	f.WebhookSender = webhooksender.New(b)
 
 	d.Tenants = f.Tenants.Tenants
 	d.Accounts = f.Accounts.Accounts
@@ -180,6 +191,7 @@ func (d *Deps) Wire() error {
 	d.ActionLog = f.Actions.ActionLog
 	d.Rules = f.Rules.Rules
 	d.POS = f.POS.POS
+	d.Webhooks = f.Webhooks.Webhooks
 	d.SegmentGrants = f.Jobs.SegmentGrants
 	return nil
 }
@@ -202,6 +214,7 @@ func (d *Deps) Routes() map[string][]web.Route {
 		"actions":       f.Actions.Routes(),
 		"pos":           f.POS.Routes(),
 		"tenants":       f.Tenants.Routes(),
+		"webhooks":      f.Webhooks.Routes(),
 	}
 }
 
@@ -248,12 +261,26 @@ func (d *Deps) EventHandler(name string) (func(context.Context, json.RawMessage)
 }
 
 // StreamHandler returns the handler of a function that consumes a
-// DynamoDB stream: the rules function (the Actions table's stream).
+// DynamoDB stream: the rules and webhookfanout functions (the Actions
+// table's stream).
 func (d *Deps) StreamHandler(name string) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
-	if name == "rules" {
+	switch name {
+	case "rules":
 		return d.Fn.Rules.Handle, nil
+	case "webhookfanout":
+		return d.Fn.WebhookFanout.Handle, nil
 	}
 	return nil, fmt.Errorf("no stream-triggered function %q", name)
+}
+
+// QueueHandler returns the handler of a function that consumes an SQS
+// queue through an event source mapping: the webhooksender function (the
+// FIFO delivery queue).
+func (d *Deps) QueueHandler(name string) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	if name == "webhooksender" {
+		return d.Fn.WebhookSender.Handle, nil
+	}
+	return nil, fmt.Errorf("no queue-triggered function %q", name)
 }
 
 // ScheduleHandler returns the handler of a function run by an EventBridge
