@@ -24,5 +24,14 @@
 //	}
 //	perkID := r.JSON201.UnderscoreId
 //
+// webhooks.go, hand-written too, checks the webhooks the platform sends
+// (Standard Webhooks v1) and decodes their Event:
+//
+//	ev, err := sdk.VerifyWebhook(secret, r.Header, body, 0) // body: the request's exact bytes
+//	if err != nil {
+//		http.Error(w, "invalid signature", http.StatusUnauthorized)
+//		return
+//	}
+//
 // pos_test.go walks the pay-at-POS loop against a running stack.
 package sdk
