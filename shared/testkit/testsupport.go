@@ -100,6 +100,9 @@ func Stack(t testing.TB) *stack.Stack {
 		if stkErr == nil {
 			stkErr = subscribeStreams(stk)
 		}
+		if stkErr == nil {
+			stkErr = subscribeQueues(stk)
+		}
 	})
 	if stkErr != nil {
 		t.Fatalf("start test stack: %v", stkErr)
