@@ -22,7 +22,8 @@ import (
 )
 
 // The local SQS: an in-process stand-in for Amazon SQS, not ElasticMQ
-// (which needs Docker or a JVM build this machine does not have). Every
+// (a Docker image, a downloaded jar or a Maven build; the stack installs
+// nothing beyond its pinned npm package). Every
 // AWS::SQS::Queue of the template is a queue in memory, served in SQS's
 // AWS JSON 1.0 protocol on a port of 127.0.0.1 (sqsserver.go) and
 // delivered to the functions' SQS events as Lambda's event source mapping
