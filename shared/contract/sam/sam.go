@@ -1,7 +1,8 @@
 // Package sam reads the project's AWS SAM template: the functions and their
-// HttpApi routes, S3 triggers, DynamoDB stream events and schedules, the
-// DynamoDB tables (with their streams) and the buckets. The local stack and
-// the tests wire everything from it, so the template stays the single truth.
+// HttpApi routes, S3 triggers, DynamoDB stream events, SQS events and
+// schedules, the DynamoDB tables (with their streams), the buckets and the
+// SQS queues. The local stack and the tests wire everything from it, so the
+// template stays the single truth.
 package sam
 
 import (
@@ -22,6 +23,7 @@ type Template struct {
 	Functions  []Function
 	Tables     []Table
 	Buckets    []Bucket
+	Queues     []Queue
 	APIs       []HttpAPI
 	Parameters map[string]Parameter
 	// Resources is every resource in its plain form, by logical id: what
@@ -96,10 +98,12 @@ type Function struct {
 	// Env is the function's own environment
 	// (Properties.Environment.Variables), by variable name; the template's
 	// GlobalEnv comes on top.
-	Env       map[string]any
-	S3Events  []S3Event
-	Streams   []StreamEvent // DynamoDB events: the table streams it reads
-	Schedules []string
+	Env      map[string]any
+	S3Events []S3Event
+	Streams  []StreamEvent // DynamoDB events: the table streams it reads
+	// QueueEvents are its SQS events: the queues it consumes.
+	QueueEvents []QueueEvent
+	Schedules   []string
 	// Timeout is how long one invocation may run: the function's Timeout,
 	// else Globals.Function.Timeout, else Lambda's default of 3 seconds.
 	// Lambda ends an invocation that runs longer as failed ("Task timed
@@ -157,13 +161,84 @@ type StreamEvent struct {
 // ReportsBatchItemFailures tells whether the function answers its failed
 // records (FunctionResponseTypes: [ReportBatchItemFailures]).
 func (e StreamEvent) ReportsBatchItemFailures() bool {
-	for _, t := range e.FunctionResponseTypes {
+	return reportsFailures(e.FunctionResponseTypes)
+}
+
+// QueueEvent is one SQS event of a function: an event source mapping that
+// receives a queue's messages in batches.
+type QueueEvent struct {
+	Event string
+	// Queue is the logical id of the queue the event reads (Queue:
+	// !GetAtt WebhookQueue.Arn); empty when Queue names no template queue.
+	Queue string
+	// BatchSize is the most messages in one invocation; 0 when unset
+	// (Lambda's default is 10).
+	BatchSize int
+	// MaximumBatchingWindowInSeconds is how long Lambda may gather
+	// messages before it invokes; 0 when unset.
+	MaximumBatchingWindowInSeconds int
+	// FunctionResponseTypes lists ReportBatchItemFailures when the function
+	// answers the messages that failed.
+	FunctionResponseTypes []string
+	// MaximumConcurrency is the most invocations the event runs at once
+	// (ScalingConfig.MaximumConcurrency); 0 when unset.
+	MaximumConcurrency int
+	// Enabled is false when the template turns the mapping off.
+	Enabled bool
+}
+
+// ReportsBatchItemFailures tells whether the function answers its failed
+// messages (FunctionResponseTypes: [ReportBatchItemFailures]).
+func (e QueueEvent) ReportsBatchItemFailures() bool {
+	return reportsFailures(e.FunctionResponseTypes)
+}
+
+func reportsFailures(types []string) bool {
+	for _, t := range types {
 		if t == "ReportBatchItemFailures" {
 			return true
 		}
 	}
 	return false
 }
+
+// Queue is one AWS::SQS::Queue, with SQS's defaults for what the template
+// leaves out. A value given as a !Ref to a parameter is the parameter's
+// default.
+type Queue struct {
+	LogicalID string
+	// Name is the QueueName; empty when CloudFormation names the queue.
+	Name string
+	// Fifo is set for a FIFO queue (FifoQueue: true).
+	Fifo bool
+	// ContentBasedDeduplication deduplicates a FIFO queue's messages sent
+	// without a deduplication id by the SHA-256 of their body.
+	ContentBasedDeduplication bool
+	// DeduplicationScope is "queue" or "messageGroup"; empty when unset
+	// (queue).
+	DeduplicationScope string
+	// VisibilityTimeout is how long a received message stays invisible
+	// (30 seconds when unset).
+	VisibilityTimeout time.Duration
+	// MessageRetentionPeriod is how long the queue keeps a message (4
+	// days when unset).
+	MessageRetentionPeriod time.Duration
+	// DelaySeconds delays every message sent (0 when unset).
+	DelaySeconds time.Duration
+	// DeadLetterQueue is the logical id of the queue RedrivePolicy's
+	// deadLetterTargetArn names (!GetAtt X.Arn); empty without a redrive
+	// policy or for an ARN that names no template queue.
+	DeadLetterQueue string
+	// MaxReceiveCount is how often a message is received before SQS moves
+	// it to the dead-letter queue; 0 without a redrive policy.
+	MaxReceiveCount int
+}
+
+// SQS's defaults for a queue's VisibilityTimeout and MessageRetentionPeriod.
+const (
+	DefaultVisibilityTimeout = 30 * time.Second
+	DefaultRetentionPeriod   = 4 * 24 * time.Hour
+)
 
 // Table is one AWS::DynamoDB::Table.
 type Table struct {
@@ -250,13 +325,15 @@ func Parse(b []byte) (*Template, error) {
 		t.Resources[id] = Resource{Type: str(r["Type"]), DeletionPolicy: str(r["DeletionPolicy"]), UpdateReplacePolicy: str(r["UpdateReplacePolicy"]), Properties: props}
 		switch r["Type"] {
 		case "AWS::Serverless::Function":
-			f := parseFunction(id, props)
+			f := t.parseFunction(id, props)
 			f.Timeout = seconds(props["Timeout"], timeout)
 			t.Functions = append(t.Functions, f)
 		case "AWS::DynamoDB::Table":
 			t.Tables = append(t.Tables, parseTable(id, props))
 		case "AWS::S3::Bucket":
 			t.Buckets = append(t.Buckets, Bucket{LogicalID: id})
+		case "AWS::SQS::Queue":
+			t.Queues = append(t.Queues, t.parseQueue(id, props))
 		case "AWS::Serverless::HttpApi":
 			rs, _ := props["DefaultRouteSettings"].(map[string]any)
 			t.APIs = append(t.APIs, HttpAPI{
@@ -311,6 +388,16 @@ func (t *Template) strings(v any) []string {
 	return out
 }
 
+// Queue returns the queue with the given logical id.
+func (t *Template) Queue(logicalID string) (Queue, bool) {
+	for _, q := range t.Queues {
+		if q.LogicalID == logicalID {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}
+
 // Function returns the function with the given directory name.
 func (t *Template) Function(name string) (Function, bool) {
 	for _, f := range t.Functions {
@@ -321,7 +408,7 @@ func (t *Template) Function(name string) (Function, bool) {
 	return Function{}, false
 }
 
-func parseFunction(id string, props map[string]any) Function {
+func (t *Template) parseFunction(id string, props map[string]any) Function {
 	f := Function{LogicalID: id, Name: strings.ToLower(strings.TrimSuffix(id, "Function")), Env: envVars(props)}
 	evs, _ := props["Events"].(map[string]any)
 	names := make([]string, 0, len(evs))
@@ -353,6 +440,8 @@ func parseFunction(id string, props map[string]any) Function {
 			f.S3Events = append(f.S3Events, s)
 		case "DynamoDB":
 			f.Streams = append(f.Streams, parseStreamEvent(n, p))
+		case "SQS":
+			f.QueueEvents = append(f.QueueEvents, t.parseQueueEvent(n, p))
 		case "Schedule", "ScheduleV2":
 			f.Schedules = append(f.Schedules, str(p["Schedule"])+str(p["ScheduleExpression"]))
 		}
@@ -380,33 +469,92 @@ func parseStreamEvent(name string, p map[string]any) StreamEvent {
 		BisectBatchOnFunctionError:     boolean(p["BisectBatchOnFunctionError"]),
 	}
 	types, _ := p["FunctionResponseTypes"].([]any)
-	for _, t := range types {
-		if s := str(t); s != "" {
+	for _, typ := range types {
+		if s := str(typ); s != "" {
 			e.FunctionResponseTypes = append(e.FunctionResponseTypes, s)
 		}
 	}
 	return e
 }
 
-// streamTable returns the logical id of the table whose stream ARN v names:
-// !GetAtt X.StreamArn, {"Fn::GetAtt": "X.StreamArn"} or
-// {"Fn::GetAtt": [X, StreamArn]}; "" for anything else (a literal ARN).
-func streamTable(v any) string {
+func (t *Template) parseQueueEvent(name string, p map[string]any) QueueEvent {
+	scaling, _ := p["ScalingConfig"].(map[string]any)
+	e := QueueEvent{
+		Event:                          name,
+		Queue:                          getAttOf(p["Queue"], "Arn"),
+		BatchSize:                      integer(t.scalar(p["BatchSize"]), 0),
+		MaximumBatchingWindowInSeconds: integer(t.scalar(p["MaximumBatchingWindowInSeconds"]), 0),
+		MaximumConcurrency:             integer(t.scalar(scaling["MaximumConcurrency"]), 0),
+		Enabled:                        true,
+	}
+	if v, ok := p["Enabled"]; ok {
+		e.Enabled = boolean(t.scalar(v))
+	}
+	types, _ := p["FunctionResponseTypes"].([]any)
+	for _, typ := range types {
+		if s := str(typ); s != "" {
+			e.FunctionResponseTypes = append(e.FunctionResponseTypes, s)
+		}
+	}
+	return e
+}
+
+func (t *Template) parseQueue(id string, props map[string]any) Queue {
+	q := Queue{
+		LogicalID:                 id,
+		Name:                      str(t.scalar(props["QueueName"])),
+		Fifo:                      boolean(t.scalar(props["FifoQueue"])),
+		ContentBasedDeduplication: boolean(t.scalar(props["ContentBasedDeduplication"])),
+		DeduplicationScope:        str(t.scalar(props["DeduplicationScope"])),
+		VisibilityTimeout:         time.Duration(integer(t.scalar(props["VisibilityTimeout"]), int(DefaultVisibilityTimeout/time.Second))) * time.Second,
+		MessageRetentionPeriod:    time.Duration(integer(t.scalar(props["MessageRetentionPeriod"]), int(DefaultRetentionPeriod/time.Second))) * time.Second,
+		DelaySeconds:              time.Duration(integer(t.scalar(props["DelaySeconds"]), 0)) * time.Second,
+	}
+	if redrive, ok := props["RedrivePolicy"].(map[string]any); ok {
+		q.DeadLetterQueue = getAttOf(redrive["deadLetterTargetArn"], "Arn")
+		q.MaxReceiveCount = integer(t.scalar(redrive["maxReceiveCount"]), 0)
+	}
+	return q
+}
+
+// scalar returns v, or the default of the parameter a !Ref v names.
+func (t *Template) scalar(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		if name, ok := m["Ref"].(string); ok {
+			if p, ok := t.Parameters[name]; ok && p.HasDefault {
+				return p.Default
+			}
+		}
+	}
+	return v
+}
+
+// getAttOf returns the logical id of the resource whose attribute attr v
+// names: !GetAtt X.<attr>, {"Fn::GetAtt": "X.<attr>"} or
+// {"Fn::GetAtt": [X, <attr>]}; "" for anything else (a literal ARN).
+func getAttOf(v any, attr string) string {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return ""
 	}
 	switch att := m["Fn::GetAtt"].(type) {
 	case string:
-		if id, attr, ok := strings.Cut(att, "."); ok && attr == "StreamArn" {
+		if id, a, ok := strings.Cut(att, "."); ok && a == attr {
 			return id
 		}
 	case []any:
-		if len(att) == 2 && str(att[1]) == "StreamArn" {
+		if len(att) == 2 && str(att[1]) == attr {
 			return str(att[0])
 		}
 	}
 	return ""
+}
+
+// streamTable returns the logical id of the table whose stream ARN v names:
+// !GetAtt X.StreamArn, {"Fn::GetAtt": "X.StreamArn"} or
+// {"Fn::GetAtt": [X, StreamArn]}; "" for anything else (a literal ARN).
+func streamTable(v any) string {
+	return getAttOf(v, "StreamArn")
 }
 
 func parseTable(id string, props map[string]any) Table {

@@ -294,3 +294,112 @@ Resources:
 		t.Errorf("stream view = %q", got)
 	}
 }
+
+func TestParseQueues(t *testing.T) {
+	tpl, err := sam.Parse([]byte(`
+Parameters:
+  MaxReceives:
+    Type: Number
+    Default: 7
+  Concurrency:
+    Type: Number
+    Default: 4
+Resources:
+  SenderFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        Deliveries:
+          Type: SQS
+          Properties:
+            Queue: !GetAtt DeliveryQueue.Arn
+            BatchSize: 10
+            FunctionResponseTypes: [ReportBatchItemFailures]
+            ScalingConfig:
+              MaximumConcurrency: !Ref Concurrency
+        Literal:
+          Type: SQS
+          Properties:
+            Queue: arn:aws:sqs:us-east-1:123456789012:elsewhere
+            Enabled: false
+        Listed:
+          Type: SQS
+          Properties:
+            Queue:
+              Fn::GetAtt: [PlainQueue, Arn]
+            MaximumBatchingWindowInSeconds: 2
+  DeliveryQueue:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: deliveries.fifo
+      FifoQueue: true
+      ContentBasedDeduplication: "false"
+      DeduplicationScope: messageGroup
+      VisibilityTimeout: 120
+      MessageRetentionPeriod: 1209600
+      RedrivePolicy:
+        deadLetterTargetArn: !GetAtt DeadQueue.Arn
+        maxReceiveCount: !Ref MaxReceives
+  DeadQueue:
+    Type: AWS::SQS::Queue
+    Properties:
+      FifoQueue: true
+      ContentBasedDeduplication: true
+  PlainQueue:
+    Type: AWS::SQS::Queue
+    Properties:
+      DelaySeconds: 5
+      VisibilityTimeout: 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvents := []sam.QueueEvent{
+		{Event: "Deliveries", Queue: "DeliveryQueue", BatchSize: 10, FunctionResponseTypes: []string{"ReportBatchItemFailures"}, MaximumConcurrency: 4, Enabled: true},
+		{Event: "Listed", Queue: "PlainQueue", MaximumBatchingWindowInSeconds: 2, Enabled: true},
+		{Event: "Literal", Enabled: false},
+	}
+	f, ok := tpl.Function("sender")
+	if !ok {
+		t.Fatal("no sender function")
+	}
+	if !reflect.DeepEqual(f.QueueEvents, wantEvents) {
+		t.Errorf("queue events =\n%+v\nwant\n%+v", f.QueueEvents, wantEvents)
+	}
+	if !f.QueueEvents[0].ReportsBatchItemFailures() || f.QueueEvents[1].ReportsBatchItemFailures() {
+		t.Error("ReportsBatchItemFailures: want true for Deliveries alone")
+	}
+	wantQueues := []sam.Queue{
+		{LogicalID: "DeadQueue", Fifo: true, ContentBasedDeduplication: true, VisibilityTimeout: 30 * time.Second, MessageRetentionPeriod: 4 * 24 * time.Hour},
+		{LogicalID: "DeliveryQueue", Name: "deliveries.fifo", Fifo: true, DeduplicationScope: "messageGroup", VisibilityTimeout: 2 * time.Minute,
+			MessageRetentionPeriod: 14 * 24 * time.Hour, DeadLetterQueue: "DeadQueue", MaxReceiveCount: 7},
+		{LogicalID: "PlainQueue", VisibilityTimeout: 0, MessageRetentionPeriod: 4 * 24 * time.Hour, DelaySeconds: 5 * time.Second},
+	}
+	if !reflect.DeepEqual(tpl.Queues, wantQueues) {
+		t.Errorf("queues =\n%+v\nwant\n%+v", tpl.Queues, wantQueues)
+	}
+	if q, ok := tpl.Queue("PlainQueue"); !ok || q.DelaySeconds != 5*time.Second {
+		t.Errorf("Queue(PlainQueue) = %+v, %v", q, ok)
+	}
+	if _, ok := tpl.Queue("Nothing"); ok {
+		t.Error("Queue(Nothing) found a queue")
+	}
+}
+
+// TestParseTemplateQueues: the failure queue of the jobs function is read
+// with its redrive policy (the parameter's default).
+func TestParseTemplateQueues(t *testing.T) {
+	tpl, err := sam.Load(sam.Path())
+	if err != nil {
+		t.Fatalf("load template: %v", err)
+	}
+	q, ok := tpl.Queue("JobsFailedQueue")
+	if !ok {
+		t.Fatal("no JobsFailedQueue")
+	}
+	want := sam.Queue{LogicalID: "JobsFailedQueue", VisibilityTimeout: 30 * time.Minute, MessageRetentionPeriod: 14 * 24 * time.Hour,
+		DeadLetterQueue: "JobsFailedDeadLetterQueue", MaxReceiveCount: 5}
+	if !reflect.DeepEqual(q, want) {
+		t.Errorf("JobsFailedQueue = %+v, want %+v", q, want)
+	}
+}
