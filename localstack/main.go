@@ -360,8 +360,19 @@ func route(gw *apigw.Gateway, f sam.Function, r sam.Route, h apigw.LambdaHandler
 // of those that failed after the retries), and the stream handler of every
 // function with DynamoDB events, so the stack polls the tables' streams
 // for them as Lambda's event source mappings do (the rules function runs on
-// new actions).
+// new actions), and the queue handler of every function with SQS events,
+// so the stack's SQS stand-in delivers their batches (the webhook sender).
 func (l *local) subscribe() error {
+	for _, f := range l.template.Functions {
+		if len(f.QueueEvents) == 0 {
+			continue
+		}
+		h, err := l.deps.QueueHandler(f.Name)
+		if err != nil {
+			return fmt.Errorf("function %s (%s) has SQS events but no handler: %w", f.Name, f.LogicalID, err)
+		}
+		l.stack.OnQueue(f.Name, h)
+	}
 	for _, f := range l.template.Functions {
 		if len(f.Streams) == 0 {
 			continue

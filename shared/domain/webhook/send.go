@@ -32,7 +32,7 @@ const UserAgent = "LoyaltyPlatform-Webhooks/1.0 (+standard-webhooks v1)"
 const MetricExhausted = "WebhooksExhausted"
 
 // maxVisibility is the longest SQS lets a received message stay invisible.
-const maxVisibility = 12 * time.Hour
+const maxVisibility = 12*time.Hour - time.Minute
 
 // HandleQueue is the webhooksender function's handler: a batch of the
 // delivery queue's messages. The messages of one group (an endpoint and a
