@@ -95,7 +95,7 @@ func TestEndpointValidation(t *testing.T) {
 			h.Do(tc.method, tc.path, tc.body, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
 		})
 	}
-	for _, q := range []string{"status=SENT", "eventType=NOPE", "userId=x"} {
+	for _, q := range []string{"status=SENT", "eventType=NOPE", "userId=a.b"} {
 		t.Run("Deliveries "+q, func(t *testing.T) {
 			h.Do("GET", "/webhooks/endpoints/"+id+"/deliveries?"+q, nil, h.Admin()).Expect(t, 422, "VALIDATION_FAILED")
 		})
