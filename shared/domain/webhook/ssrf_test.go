@@ -42,24 +42,24 @@ func TestSSRF(t *testing.T) {
 	awsMode(h, resolver{"evil.example.com": {"10.0.0.5"}, "mixed.example.com": {"93.184.216.34", "127.0.0.1"}, "meta.example.com": {"169.254.169.254"}})
 	h.OnQueue("webhooksender")
 	refused := []string{
-		"http://hooks.example.com/in",       // not https
-		"https://127.0.0.1/in",              // loopback
-		"https://2130706433/in",             // decimal 127.0.0.1
-		"https://0177.0.0.1/in",             // octal
-		"https://0x7f.0.0.1/in",             // hexadecimal
-		"https://127.1/in",                  // short form
-		"https://[::1]/in",                  // IPv6 loopback
-		"https://[::ffff:127.0.0.1]/in",     // IPv4-mapped loopback
-		"https://[::ffff:a00:1]/in",         // IPv4-mapped 10.0.0.1
-		"https://10.1.2.3/in",               // RFC 1918
-		"https://172.16.0.1/in",             // RFC 1918
-		"https://192.168.1.1/in",            // RFC 1918
-		"https://169.254.169.254/latest",    // the metadata service
-		"https://[fd00::1]/in",              // IPv6 ULA
-		"https://[fe80::1]/in",              // IPv6 link-local
-		"https://0.0.0.0/in",                // unspecified
-		"https://localhost/in",              // loopback by name
-		"https://metadata.google.internal/", // internal names
+		"http://hooks.example.com/in",        // not https
+		"https://127.0.0.1/in",               // loopback
+		"https://2130706433/in",              // decimal 127.0.0.1
+		"https://0177.0.0.1/in",              // octal
+		"https://0x7f.0.0.1/in",              // hexadecimal
+		"https://127.1/in",                   // short form
+		"https://[::1]/in",                   // IPv6 loopback
+		"https://[::ffff:127.0.0.1]/in",      // IPv4-mapped loopback
+		"https://[::ffff:a00:1]/in",          // IPv4-mapped 10.0.0.1
+		"https://10.1.2.3/in",                // RFC 1918
+		"https://172.16.0.1/in",              // RFC 1918
+		"https://192.168.1.1/in",             // RFC 1918
+		"https://169.254.169.254/latest",     // the metadata service
+		"https://[fd00::1]/in",               // IPv6 ULA
+		"https://[fe80::1]/in",               // IPv6 link-local
+		"https://0.0.0.0/in",                 // unspecified
+		"https://localhost/in",               // loopback by name
+		"https://metadata.google.internal/",  // internal names
 		"https://user:pw@hooks.example.com/", // credentials in the url
 	}
 	for _, u := range refused {
