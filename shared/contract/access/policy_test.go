@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
@@ -149,12 +151,15 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	events := map[string]*callcount.Counter{}
 	source := map[string]string{} // what invokes them
 	for _, fn := range h.Template.Functions {
-		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 {
+		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 || len(fn.QueueEvents) > 0 {
 			events[fn.Name] = callcount.NewRecording()
 			h.CountFunction(fn.Name, events[fn.Name])
 			source[fn.Name] = "its stream records"
-			if len(fn.S3Events) > 0 {
+			switch {
+			case len(fn.S3Events) > 0:
 				source[fn.Name] = "its S3 events"
+			case len(fn.QueueEvents) > 0:
+				source[fn.Name] = "its SQS messages"
 			}
 		}
 	}
@@ -217,7 +222,9 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	recovery(t, h, pf, got)
 	expiry(t, h, got)
 	tenants(t, h, got)
+	webhooks(t, h)
 	h.WaitStreams()
+	h.WaitQueues()
 	for fn, c := range events {
 		got.add(fn, source[fn], c)
 	}
@@ -709,4 +716,24 @@ func sources(s []string) string {
 		return strings.Join(s[:3], "; ") + fmt.Sprintf("; and %d more", len(s)-3)
 	}
 	return strings.Join(s, "; ")
+}
+
+// webhooks makes the webhook functions do what they do: the fan-out sends
+// the fixture's actions to an endpoint that answers (a receiver on
+// 127.0.0.1) and to the fixture's endpoint, whose name does not resolve
+// (failed attempts: a delivery PENDING, the endpoint's failure streak);
+// the sender delivers them and runs a replay.
+func webhooks(t *testing.T, h *ts.Harness) {
+	t.Helper()
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	t.Cleanup(rcv.Close)
+	ep := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": rcv.URL}, h.Admin()).Expect(t, 201, ""))
+	from := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	h.ActiveUser(t, "Web", "Hook")
+	h.WaitStreams()
+	h.WaitQueues()
+	op := idFrom(t, h.Do("POST", "/webhooks/endpoints/"+ep+"/replay", map[string]any{"from": from, "to": time.Now().UTC().Format(time.RFC3339)}, h.Admin()).Expect(t, 202, ""))
+	if got := h.WaitOperation(op); got["status"] != "DONE" {
+		t.Errorf("replay %s = %v", op, got)
+	}
 }
