@@ -1547,25 +1547,27 @@ func (e RuleEffectType) Valid() bool {
 
 // Defines values for RuleTrigger.
 const (
-	RuleTriggerAWARDGRANTED        RuleTrigger = "AWARD_GRANTED"
-	RuleTriggerAWARDREDEEMED       RuleTrigger = "AWARD_REDEEMED"
-	RuleTriggerAWARDREFUNDED       RuleTrigger = "AWARD_REFUNDED"
-	RuleTriggerAWARDREVERSED       RuleTrigger = "AWARD_REVERSED"
-	RuleTriggerAWARDREVOKED        RuleTrigger = "AWARD_REVOKED"
-	RuleTriggerBALANCECREDITED     RuleTrigger = "BALANCE_CREDITED"
-	RuleTriggerCHECKIN             RuleTrigger = "CHECKIN"
-	RuleTriggerCHECKINCREATED      RuleTrigger = "CHECKIN_CREATED"
-	RuleTriggerCHECKOUT            RuleTrigger = "CHECKOUT"
-	RuleTriggerLOCATIONCREATED     RuleTrigger = "LOCATION_CREATED"
-	RuleTriggerLOCATIONUPDATED     RuleTrigger = "LOCATION_UPDATED"
-	RuleTriggerORDERCOMPLETED      RuleTrigger = "ORDER_COMPLETED"
-	RuleTriggerSEGMENTJOINED       RuleTrigger = "SEGMENT_JOINED"
-	RuleTriggerSEGMENTLEFT         RuleTrigger = "SEGMENT_LEFT"
-	RuleTriggerTENANTUPDATED       RuleTrigger = "TENANT_UPDATED"
-	RuleTriggerTRANSACTIONCREATED  RuleTrigger = "TRANSACTION_CREATED"
-	RuleTriggerTRANSACTIONREFUNDED RuleTrigger = "TRANSACTION_REFUNDED"
-	RuleTriggerUSERACTIVATED       RuleTrigger = "USER_ACTIVATED"
-	RuleTriggerUSERCREATED         RuleTrigger = "USER_CREATED"
+	RuleTriggerAWARDGRANTED            RuleTrigger = "AWARD_GRANTED"
+	RuleTriggerAWARDREDEEMED           RuleTrigger = "AWARD_REDEEMED"
+	RuleTriggerAWARDREFUNDED           RuleTrigger = "AWARD_REFUNDED"
+	RuleTriggerAWARDREVERSED           RuleTrigger = "AWARD_REVERSED"
+	RuleTriggerAWARDREVOKED            RuleTrigger = "AWARD_REVOKED"
+	RuleTriggerBALANCECREDITED         RuleTrigger = "BALANCE_CREDITED"
+	RuleTriggerCHECKIN                 RuleTrigger = "CHECKIN"
+	RuleTriggerCHECKINCREATED          RuleTrigger = "CHECKIN_CREATED"
+	RuleTriggerCHECKOUT                RuleTrigger = "CHECKOUT"
+	RuleTriggerLOCATIONCREATED         RuleTrigger = "LOCATION_CREATED"
+	RuleTriggerLOCATIONUPDATED         RuleTrigger = "LOCATION_UPDATED"
+	RuleTriggerORDERCOMPLETED          RuleTrigger = "ORDER_COMPLETED"
+	RuleTriggerSEGMENTJOINED           RuleTrigger = "SEGMENT_JOINED"
+	RuleTriggerSEGMENTLEFT             RuleTrigger = "SEGMENT_LEFT"
+	RuleTriggerTENANTUPDATED           RuleTrigger = "TENANT_UPDATED"
+	RuleTriggerTRANSACTIONCREATED      RuleTrigger = "TRANSACTION_CREATED"
+	RuleTriggerTRANSACTIONREFUNDED     RuleTrigger = "TRANSACTION_REFUNDED"
+	RuleTriggerUSERACTIVATED           RuleTrigger = "USER_ACTIVATED"
+	RuleTriggerUSERCREATED             RuleTrigger = "USER_CREATED"
+	RuleTriggerWEBHOOKENDPOINTDISABLED RuleTrigger = "WEBHOOK_ENDPOINT_DISABLED"
+	RuleTriggerWEBHOOKEXHAUSTED        RuleTrigger = "WEBHOOK_EXHAUSTED"
 )
 
 // Valid indicates whether the value is a known member of the RuleTrigger enum.
@@ -1608,6 +1610,10 @@ func (e RuleTrigger) Valid() bool {
 	case RuleTriggerUSERACTIVATED:
 		return true
 	case RuleTriggerUSERCREATED:
+		return true
+	case RuleTriggerWEBHOOKENDPOINTDISABLED:
+		return true
+	case RuleTriggerWEBHOOKEXHAUSTED:
 		return true
 	default:
 		return false

@@ -2767,6 +2767,13 @@ export interface components {
             actions: components["schemas"]["Action"][];
             page: components["schemas"]["Page"];
         };
+        /**
+         * @description An action type: every type the platform records (see the Actions
+         *     tag for their metadata). Webhook endpoints name the types they take
+         *     with it; rules name their trigger with RuleTrigger.
+         * @enum {string}
+         */
+        ActionType: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "RULES_BUDGET_EXCEEDED" | "WEBHOOK_EXHAUSTED" | "WEBHOOK_ENDPOINT_DISABLED";
         /** @description Body of POST /users/activate. */
         Activation: {
             /** @description The credential (e-mail address or mobile number) the code was sent to. */
@@ -4343,7 +4350,7 @@ export interface components {
          *     VALIDATION_FAILED naming `trigger`.
          * @enum {string}
          */
-        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "CHECKIN";
+        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "WEBHOOK_EXHAUSTED" | "WEBHOOK_ENDPOINT_DISABLED" | "CHECKIN";
         /** @description Body of PUT /rules/{ruleId}; at least one field. Unknown fields, null and changed read-only fields are 422. */
         RuleUpdate: {
             /** @description Read-only (send it unchanged or leave it out). */
