@@ -6385,6 +6385,9 @@ type TenantSettings struct {
 
 	// Timezone The IANA name of the tenant's time zone (absent - Europe/London).
 	Timezone *string `json:"timezone,omitempty"`
+
+	// WebhookEndpoints How many webhook endpoints the tenant may register (absent - 10). Lowering it below the endpoints registered removes none; only new ones are refused (409).
+	WebhookEndpoints *int `json:"webhookEndpoints,omitempty"`
 }
 
 // TenantSettingsUpdate The settings to change: at least one (an empty object is 422). Each
@@ -6416,8 +6419,9 @@ type TenantSettingsUpdate struct {
 	// SsoClientIds Merged per provider: a provider sent replaces its list, `null` or an
 	// empty list removes it, a provider left out is unchanged. `null` for
 	// the whole object removes every provider.
-	SsoClientIds *TenantSSOClientIdsUpdate `json:"ssoClientIds,omitempty"`
-	Timezone     *string                   `json:"timezone,omitempty"`
+	SsoClientIds     *TenantSSOClientIdsUpdate `json:"ssoClientIds,omitempty"`
+	Timezone         *string                   `json:"timezone,omitempty"`
+	WebhookEndpoints *int                      `json:"webhookEndpoints,omitempty"`
 }
 
 // TenantUpdate The body of PUT /tenant: at least one field (an empty object is 422
@@ -12382,7 +12386,8 @@ type ClientInterface interface {
 	// caller's tenant with every setting it has; a setting that is not
 	// set is left out and its default applies (`sessionHours` 720,
 	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+	// every country).
 	//
 	// Corresponds with GET /tenant (the `GetTenant` operationId).
 	GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -15961,7 +15966,8 @@ func (c *Client) DeleteSessions(ctx context.Context, userId UserId, params *Dele
 // caller's tenant with every setting it has; a setting that is not
 // set is left out and its default applies (`sessionHours` 720,
 // `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-// `rulesBudget` 100, no `smsCountryCodes`: every country).
+// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+// every country).
 //
 // Corresponds with GET /tenant (the `GetTenant` operationId).
 func (c *Client) GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -27264,7 +27270,8 @@ type ClientWithResponsesInterface interface {
 	// caller's tenant with every setting it has; a setting that is not
 	// set is left out and its default applies (`sessionHours` 720,
 	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+	// every country).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -45168,7 +45175,8 @@ func (c *ClientWithResponses) DeleteSessionsWithResponse(ctx context.Context, us
 // caller's tenant with every setting it has; a setting that is not
 // set is left out and its default applies (`sessionHours` 720,
 // `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-// `rulesBudget` 100, no `smsCountryCodes`: every country).
+// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+// every country).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1599,7 +1599,8 @@ export interface paths {
          *     caller's tenant with every setting it has; a setting that is not
          *     set is left out and its default applies (`sessionHours` 720,
          *     `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-         *     `rulesBudget` 100, no `smsCountryCodes`: every country).
+         *     `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+         *     every country).
          */
         get: operations["getTenant"];
         /**
@@ -4634,6 +4635,8 @@ export interface components {
             ssoClientIds?: components["schemas"]["TenantSSOClientIds"];
             /** @description The IANA name of the tenant's time zone (absent - Europe/London). */
             timezone?: string;
+            /** @description How many webhook endpoints the tenant may register (absent - 10). Lowering it below the endpoints registered removes none; only new ones are refused (409). */
+            webhookEndpoints?: number;
         };
         /**
          * @description The settings to change: at least one (an empty object is 422). Each
@@ -4663,6 +4666,7 @@ export interface components {
             smsPerHour?: number | null;
             ssoClientIds?: components["schemas"]["TenantSSOClientIdsUpdate"];
             timezone?: string | null;
+            webhookEndpoints?: number | null;
         };
         /**
          * @description The body of PUT /tenant: at least one field (an empty object is 422
