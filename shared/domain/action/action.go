@@ -43,8 +43,9 @@ const (
 // Types lists every action type the platform records, in one place every
 // domain can reach (the domains own their constants: award.ActionGranted,
 // pos.ActionOrderCompleted, ...; the rule package's test checks that they
-// and the OpenAPI document agree with this list). Rules name one of them
-// as their trigger (RULES_BUDGET_EXCEEDED aside: rules never run on it).
+// and the OpenAPI document's ActionType and RuleTrigger agree with this
+// list). Rules name one of them as their trigger (RULES_BUDGET_EXCEEDED
+// aside: rules never run on it); webhook endpoints name those they take.
 var Types = []string{
 	CheckinCreated, Checkout,
 	"USER_CREATED", "USER_ACTIVATED",
@@ -54,6 +55,7 @@ var Types = []string{
 	"LOCATION_CREATED", "LOCATION_UPDATED",
 	"TENANT_UPDATED",
 	"RULES_BUDGET_EXCEEDED",
+	"WEBHOOK_EXHAUSTED", "WEBHOOK_ENDPOINT_DISABLED",
 }
 
 // Day parts of When.Daypart, by the hour of the local time (see DaypartOf).
