@@ -2,8 +2,10 @@ package sam_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -258,7 +260,7 @@ func TestQueues(t *testing.T) {
 				t.Errorf("RedrivePolicy.deadLetterTargetArn = %v, want the Arn of another queue of the template that nothing consumes", redrive["deadLetterTargetArn"])
 			}
 			if ownCount[id] {
-				if n, ok := redrive["maxReceiveCount"].(int); !ok || n < 10 {
+				if n, err := strconv.Atoi(fmt.Sprint(redrive["maxReceiveCount"])); err != nil || n < 10 {
 					t.Errorf("RedrivePolicy.maxReceiveCount = %v, want a count of at least 10", redrive["maxReceiveCount"])
 				}
 				return
