@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/platform/callcount"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -163,6 +164,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 	h.Do("POST", "/users/"+uid+"/checkins", map[string]any{"locationId": loc, "type": "MANUAL", "trigger": "CODE"}, admin).Expect(t, 201, "")
 	order := idFrom(t, h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "totalPrice": 12}, admin).Expect(t, 201, ""))
 	txn := idFrom(t, h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "V-1", "totalPrice": 12, "paymentType": "CARD_AT_POS", "orderId": order, "locationId": loc}, admin).Expect(t, 201, ""))
+	hook := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": "https://hooks.example.com/victim", "description": "Victim's CRM"}, admin).Expect(t, 201, ""))
 
 	nonce := ts.Headers{"x-platform-req-nonce", ts.Nonce()}
 	body, ct := multipartCSV(t, "title,geo_longitude,geo_latitude\nImported,-0.1,51.5\n")
@@ -184,7 +186,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 		ids: map[string]string{
 			"userId": uid, "credentialId": cred, "addressId": addr, "locationId": loc, "tagGroupId": tags,
 			"perkId": stamps, "awardId": uid + "-" + stamps, "enrichmentId": enr, "segmentId": seg, "ruleId": rule,
-			"orderId": order, "transactionId": txn, "operationId": locExport, "ssoProvider": "google",
+			"orderId": order, "transactionId": txn, "operationId": locExport, "ssoProvider": "google", "endpointId": hook,
 		},
 		byPath: map[string]map[string]string{
 			"/pointperks/":                       {"perkId": points},
@@ -197,7 +199,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 			"/reports/points-liability/exports/": {"fileId": liabExport},
 		},
 	}
-	f.secrets = []string{uid, email, addr, cred, order, txn, uid + "-" + stamps, uid + "-" + points, "Victim"}
+	f.secrets = []string{uid, email, addr, cred, order, txn, uid + "-" + stamps, uid + "-" + points, "Victim", hook}
 	return f
 }
 
@@ -298,6 +300,13 @@ func (f *fixture) body(t *testing.T, method, route string) (any, ts.Headers) {
 		return map[string]any{"state": "COMPLETED"}, nil
 	case "POST /users/{userId}/transactions", "POST /transactions":
 		return map[string]any{"shortCode": "X-1", "totalPrice": 1, "paymentType": "CASH_AT_POS", "userId": id["userId"]}, nil
+	case "POST /webhooks/endpoints":
+		return map[string]any{"url": "https://hooks.example.com/intruder", "eventTypes": []string{"CHECKIN_CREATED"}}, nil
+	case "PUT /webhooks/endpoints/{endpointId}":
+		return map[string]any{"url": "https://hooks.example.com/taken-over", "enabled": true}, nil
+	case "POST /webhooks/endpoints/{endpointId}/replay":
+		now := time.Now().UTC()
+		return map[string]any{"from": now.Add(-time.Hour).Format(time.RFC3339), "to": now.Format(time.RFC3339)}, nil
 	}
 	if method == "POST" || method == "PUT" {
 		return map[string]any{}, nil
@@ -347,6 +356,7 @@ func (f *fixture) snapshot(t *testing.T) map[string]string {
 		"/rules",
 		"/awards",
 		"/tenant",
+		"/webhooks/endpoints",
 	}
 	out := map[string]string{}
 	for _, p := range reads {

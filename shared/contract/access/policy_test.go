@@ -52,9 +52,10 @@ func (cs calls) run(fn, source string, f func(ctx context.Context) error) error 
 
 // logicalTables maps the physical table names the functions call to the
 // template's logical ids: each table variable of the template's global
-// environment (TENANTS_TABLE: !Ref TenantsTable) names the table its value
-// holds here (its logical id when unset). Every table of the
-// configuration must be one of them.
+// environment (TENANTS_TABLE: !Ref TenantsTable), or of the functions'
+// own (WEBHOOKS_TABLE: !Ref WebhooksTable, for the webhook functions
+// alone), names the table its value holds here (its logical id when
+// unset). Every table of the configuration must be one of them.
 func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 	t.Helper()
 	isTable := map[string]bool{}
@@ -62,22 +63,28 @@ func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 		isTable[tb.LogicalID] = true
 	}
 	out := map[string]string{}
-	for env, v := range h.Template.GlobalEnv {
-		m, _ := v.(map[string]any)
-		id, _ := m["Ref"].(string)
-		if !isTable[id] {
-			continue
+	envs := []map[string]any{h.Template.GlobalEnv}
+	for _, fn := range h.Template.Functions {
+		envs = append(envs, fn.Env)
+	}
+	for _, vars := range envs {
+		for env, v := range vars {
+			m, _ := v.(map[string]any)
+			id, _ := m["Ref"].(string)
+			if !isTable[id] {
+				continue
+			}
+			name := os.Getenv(env)
+			if name == "" {
+				name = id
+			}
+			out[name] = id
 		}
-		name := os.Getenv(env)
-		if name == "" {
-			name = id
-		}
-		out[name] = id
 	}
 	c := h.Deps.Config.Tables
-	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations} {
+	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations, c.Webhooks} {
 		if out[name] == "" {
-			t.Fatalf("table %q of the configuration is named by no table variable of the template's global environment", name)
+			t.Fatalf("table %q of the configuration is named by no table variable of the template's environments", name)
 		}
 	}
 	return out
@@ -136,8 +143,8 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // function; the rules
 // function on the actions the requests record (on a check-in's path, and
 // on an order whose request did not see a new rule); the expiry function
-// on a segment whose member expired; and the tenants function's direct
-// invocations.
+// on a segment whose member expired; the tenants function's direct
+// invocations; and the webhooksender function on messages it drops.
 func TestPoliciesAllowCalls(t *testing.T) {
 	// Not parallel: it counts the stream-triggered and S3-triggered runs
 	// of every tenant (CountFunction).
@@ -202,7 +209,9 @@ func TestPoliciesAllowCalls(t *testing.T) {
 				if resp.Status < 200 || resp.Status > 299 {
 					t.Errorf("%s (request %d): %d, want a success: %s", key, i+1, resp.Status, trim(resp.Body))
 				}
-				if resp.Status == 202 {
+				// A 202 answers an operation, but for a webhook test
+				// event's ({id, type}).
+				if resp.Status == 202 && resp.Map(t)["namespace"] != nil {
 					started = append(started, idFrom(t, resp))
 				}
 			}
@@ -217,6 +226,7 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	recovery(t, h, pf, got)
 	expiry(t, h, got)
 	tenants(t, h, got)
+	webhookSender(t, h, got)
 	h.WaitStreams()
 	for fn, c := range events {
 		got.add(fn, source[fn], c)
@@ -645,6 +655,43 @@ func tenants(t *testing.T, h *ts.Harness, got calls) {
 		}); err != nil {
 			t.Fatalf("%s: %v", req.Action, err)
 		}
+	}
+}
+
+// webhookSender runs the webhooksender function on a batch of the
+// delivery queue's messages that need no endpoint to answer: an event
+// that is no longer logged, for an endpoint of the tenant (it reads the
+// endpoint, the delivery and the event, and drops the message); an event
+// for an endpoint that was deleted (dropped); and a replay whose operation
+// does not exist (nothing to run).
+func webhookSender(t *testing.T, h *ts.Harness, got calls) {
+	t.Helper()
+	hook := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": "https://hooks.example.com/policy"}, h.Admin()).Expect(t, 201, ""))
+	gone := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": "https://hooks.example.com/gone"}, h.Admin()).Expect(t, 201, ""))
+	h.Do("DELETE", "/webhooks/endpoints/"+gone, nil, h.Admin()).Expect(t, 204, "")
+	tid := h.Tenant.ID
+	bodies := []string{
+		`{"k":"event","t":"` + tid + `","e":"` + hook + `","ev":"01a2274f8c1d007e2a3b4c5d","ty":"CHECKIN_CREATED"}`,
+		`{"k":"event","t":"` + tid + `","e":"` + gone + `","ev":"01a2274f8c1d007e2a3b4c5e","ty":"CHECKIN_CREATED"}`,
+		`{"k":"replay","t":"` + tid + `","e":"` + hook + `","r":"01a2275012c4008f3e4f5a6b"}`,
+	}
+	var ev awsevents.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, awsevents.SQSMessage{
+			MessageId: fmt.Sprintf("policy-%d", i), ReceiptHandle: fmt.Sprintf("receipt-%d", i), Body: b, EventSource: "aws:sqs",
+			Attributes: map[string]string{"MessageGroupId": fmt.Sprintf("%s:policy-%d", hook, i), "MessageDeduplicationId": fmt.Sprintf("policy-%d", i)},
+		})
+	}
+	handler, err := h.Deps.QueueHandler("webhooksender")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp awsevents.SQSEventResponse
+	if err := got.run("webhooksender", "messages it drops", func(ctx context.Context) (err error) {
+		resp, err = handler(ctx, ev)
+		return err
+	}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("webhooksender = %+v, %v; want no failures", resp, err)
 	}
 }
 
