@@ -219,8 +219,18 @@ func TestParseStreams(t *testing.T) {
 	if !rules.Streams[0].ReportsBatchItemFailures() {
 		t.Error("ReportsBatchItemFailures = false")
 	}
-	// The actions table is the only one with a stream, and the rules
-	// function the only one reading a stream.
+	// The webhook fan-out reads the same stream (its feed head records
+	// only, by FilterCriteria), retrying a failing record longer.
+	fanout, ok := tpl.Function("webhookfanout")
+	if !ok {
+		t.Fatal("no webhookfanout function")
+	}
+	want[0].MaximumRetryAttempts = 10
+	if !reflect.DeepEqual(fanout.Streams, want) {
+		t.Errorf("webhookfanout streams = %+v, want %+v", fanout.Streams, want)
+	}
+	// The actions table is the only one with a stream, and the rules and
+	// webhookfanout functions the only ones reading a stream.
 	for _, tb := range tpl.Tables {
 		want := ""
 		if tb.LogicalID == "ActionsTable" {
@@ -231,7 +241,7 @@ func TestParseStreams(t *testing.T) {
 		}
 	}
 	for _, f := range tpl.Functions {
-		if f.Name != "rules" && len(f.Streams) > 0 {
+		if f.Name != "rules" && f.Name != "webhookfanout" && len(f.Streams) > 0 {
 			t.Errorf("function %s has stream events %+v", f.Name, f.Streams)
 		}
 	}
