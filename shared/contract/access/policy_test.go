@@ -55,9 +55,10 @@ func (cs calls) run(fn, source string, f func(ctx context.Context) error) error 
 
 // logicalTables maps the physical table names the functions call to the
 // template's logical ids: each table variable of the template's global
-// environment (TENANTS_TABLE: !Ref TenantsTable) names the table its value
-// holds here (its logical id when unset). Every table of the
-// configuration must be one of them.
+// environment (TENANTS_TABLE: !Ref TenantsTable), or of the functions'
+// own (WEBHOOKS_TABLE: !Ref WebhooksTable, for the webhook functions
+// alone), names the table its value holds here (its logical id when
+// unset). Every table of the configuration must be one of them.
 func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 	t.Helper()
 	isTable := map[string]bool{}
@@ -65,22 +66,28 @@ func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 		isTable[tb.LogicalID] = true
 	}
 	out := map[string]string{}
-	for env, v := range h.Template.GlobalEnv {
-		m, _ := v.(map[string]any)
-		id, _ := m["Ref"].(string)
-		if !isTable[id] {
-			continue
+	envs := []map[string]any{h.Template.GlobalEnv}
+	for _, fn := range h.Template.Functions {
+		envs = append(envs, fn.Env)
+	}
+	for _, vars := range envs {
+		for env, v := range vars {
+			m, _ := v.(map[string]any)
+			id, _ := m["Ref"].(string)
+			if !isTable[id] {
+				continue
+			}
+			name := os.Getenv(env)
+			if name == "" {
+				name = id
+			}
+			out[name] = id
 		}
-		name := os.Getenv(env)
-		if name == "" {
-			name = id
-		}
-		out[name] = id
 	}
 	c := h.Deps.Config.Tables
 	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations, c.Webhooks} {
 		if out[name] == "" {
-			t.Fatalf("table %q of the configuration is named by no table variable of the template's global environment", name)
+			t.Fatalf("table %q of the configuration is named by no table variable of the template's environments", name)
 		}
 	}
 	return out
@@ -139,8 +146,9 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // function; the rules
 // function on the actions the requests record (on a check-in's path, and
 // on an order whose request did not see a new rule); the expiry function
-// on a segment whose member expired; and the tenants function's direct
-// invocations.
+// on a segment whose member expired; the tenants function's direct
+// invocations; and the webhook functions on the fixture's events and a
+// replay.
 func TestPoliciesAllowCalls(t *testing.T) {
 	// Not parallel: it counts the stream-triggered and S3-triggered runs
 	// of every tenant (CountFunction).
