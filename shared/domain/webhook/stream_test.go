@@ -51,8 +51,10 @@ func TestStreamRecordTwice(t *testing.T) {
 	r := newReceiver(t)
 	register(t, h, r.URL)
 	uid, _, _ := h.ActiveUser(t, "Twice", "Streamed")
+	r.wait(t, h, 1)
 	h.WaitStreams()
-	before := len(r.wait(t, h, 1))
+	h.WaitQueues()
+	before := len(r.got())
 
 	out, err := h.Deps.DB.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(h.Deps.Config.Tables.Actions), ConsistentRead: aws.Bool(true),
