@@ -5,8 +5,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
 )
 
 // HandleStream is the rules function's handler: the Actions table's
@@ -53,46 +53,9 @@ func actionOf(image map[string]events.DynamoDBAttributeValue) (action.Action, bo
 	if image["sk"].DataType() != events.DataTypeString || image["sk"].String() != "ACTION" {
 		return action.Action{}, false
 	}
-	item := make(map[string]types.AttributeValue, len(image))
-	for k, v := range image {
-		item[k] = sdkValue(v)
-	}
 	var a action.Action
-	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+	if err := attributevalue.UnmarshalMap(ddb.StreamItem(image), &a); err != nil {
 		return action.Action{}, false
 	}
 	return a, a.ID != "" && a.Type != ""
-}
-
-// sdkValue converts a stream attribute value to the SDK's.
-func sdkValue(v events.DynamoDBAttributeValue) types.AttributeValue {
-	switch v.DataType() {
-	case events.DataTypeString:
-		return &types.AttributeValueMemberS{Value: v.String()}
-	case events.DataTypeNumber:
-		return &types.AttributeValueMemberN{Value: v.Number()}
-	case events.DataTypeBoolean:
-		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}
-	case events.DataTypeBinary:
-		return &types.AttributeValueMemberB{Value: v.Binary()}
-	case events.DataTypeList:
-		var out []types.AttributeValue
-		for _, x := range v.List() {
-			out = append(out, sdkValue(x))
-		}
-		return &types.AttributeValueMemberL{Value: out}
-	case events.DataTypeMap:
-		out := map[string]types.AttributeValue{}
-		for k, x := range v.Map() {
-			out[k] = sdkValue(x)
-		}
-		return &types.AttributeValueMemberM{Value: out}
-	case events.DataTypeStringSet:
-		return &types.AttributeValueMemberSS{Value: v.StringSet()}
-	case events.DataTypeNumberSet:
-		return &types.AttributeValueMemberNS{Value: v.NumberSet()}
-	case events.DataTypeBinarySet:
-		return &types.AttributeValueMemberBS{Value: v.BinarySet()}
-	}
-	return &types.AttributeValueMemberNULL{Value: true}
 }
