@@ -19,12 +19,12 @@ import (
 // still grant (a row failed or prepared again counts as it is now), per
 // perk the Update that adds the sum of their liability changes to the
 // shard the batch chose for the perk.
-func (imp *importer) liability(entries []*entry) func(lo, hi int) []types.TransactWriteItem {
+func (imp *importer) liability(entries []*entry) func(lo, hi int) ([]types.TransactWriteItem, error) {
 	if imp.params.DryRun {
 		return nil
 	}
 	shards := map[string]int{}
-	return func(lo, hi int) []types.TransactWriteItem {
+	return func(lo, hi int) ([]types.TransactWriteItem, error) {
 		sums := map[string]award.LiabilityDelta{}
 		for _, e := range entries[lo:hi] {
 			if !e.ok() {
@@ -46,6 +46,6 @@ func (imp *importer) liability(entries []*entry) func(lo, hi int) []types.Transa
 			}
 			out = append(out, imp.s.Awards.LiabilityWrite(imp.tenantID, id, shard, sums[id]))
 		}
-		return out
+		return out, nil
 	}
 }
