@@ -61,13 +61,7 @@ func ledgerRace(err error) (bool, error) {
 
 // record adds to tx the action of a change of an award and returns it.
 func (s *Service) record(tx *ddb.Tx, sub Subject, typ string, now time.Time, meta map[string]any) (action.Action, error) {
-	a := s.act(sub, typ, now, meta)
-	it, err := s.Actions.TransactItem(a)
-	if err != nil {
-		return action.Action{}, err
-	}
-	tx.Add("action", it)
-	return a, nil
+	return s.Actions.Record(tx, s.act(sub, typ, now, meta))
 }
 
 // Raced reports whether a cancelled transaction failed because another
