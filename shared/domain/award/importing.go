@@ -113,7 +113,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		// the EXPIRY of a lot earned long enough ago to have expired.
 		cause := ledger.Cause{Source: SourceImport, OperationID: opt.OperationID}
 		if !opt.Silent {
-			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": res.granted, "pointsAvailable": res.available, "source": SourceImport}
+			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": res.granted, "pointsAvailable": res.available, "balanceAfter": res.available, "source": SourceImport}
 			if opt.OperationID != "" {
 				meta["operationId"] = opt.OperationID
 			}
@@ -135,7 +135,7 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 					lots = append(lots, e.Lots...)
 				}
 			}
-			a, err := s.importAction(&w, s.act(sub, ActionPointsExpired, now, map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": res.expired, "lots": lotsMeta(lots), "pointsAvailable": res.available}))
+			a, err := s.importAction(&w, s.act(sub, ActionPointsExpired, now, map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": res.expired, "lots": lotsMeta(lots), "pointsAvailable": res.available, "balanceAfter": res.available}))
 			if err != nil {
 				return nil, err
 			}

@@ -98,7 +98,7 @@ func (s *Service) AddGrant(ctx context.Context, tx *ddb.Tx, sub Subject, points 
 	if source == "" {
 		source = SourceAPI
 	}
-	meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": points, "pointsGranted": w.Granted, "pointsAvailable": w.Available, "source": source}
+	meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": points, "pointsGranted": w.Granted, "pointsAvailable": w.Available, "balanceAfter": w.Available, "source": source}
 	if opt.OperationID != "" {
 		meta["operationId"] = opt.OperationID
 	}
@@ -188,7 +188,7 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 	if p.HeldThroughSegment() {
 		w.MemberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.TenantID, p.SegmentID, uid, now))
 	}
-	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": v, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": v, "pointsAvailable": out.available, "balanceAfter": out.available}
 	if units > 1 {
 		m["units"] = units
 	}
@@ -251,7 +251,7 @@ func (s *Service) AddRefund(ctx context.Context, tx *ddb.Tx, sub Subject, v int,
 	}
 	w := RefundWrite{AwardAt: at, rec: pend.cur}
 	w.rec.UpdatedAt = clock.Stamp(now)
-	m := map[string]any{"awardId": ID(uid, perkID), "perkId": perkID, "points": v, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, perkID), "perkId": perkID, "points": v, "pointsAvailable": out.available, "balanceAfter": out.available}
 	if sub.Place != nil {
 		m["locationId"] = sub.Place.Ref.ID
 	}
@@ -310,7 +310,7 @@ func (s *Service) AddReverse(ctx context.Context, tx *ddb.Tx, sub Subject, point
 	if w.Taken == 0 {
 		return w, nil
 	}
-	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": points, "pointsTaken": w.Taken, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": points, "pointsTaken": w.Taken, "pointsAvailable": out.available, "balanceAfter": out.available}
 	maps.Copy(m, meta)
 	if w.Action, err = s.record(tx, sub, ActionReversed, now, m); err != nil {
 		return ReverseWrite{}, err

@@ -396,10 +396,10 @@ func TestImportEvents(t *testing.T) {
 				t.Errorf("context = %+v", act.Context)
 			}
 		}
-		if m := byPerk[a]; m["awardId"] != loud+"-"+a || m["points"] != 3.0 || m["pointsGranted"] != 3.0 || m["pointsAvailable"] != 3.0 {
+		if m := byPerk[a]; m["awardId"] != loud+"-"+a || m["points"] != 3.0 || m["pointsGranted"] != 3.0 || m["pointsAvailable"] != 3.0 || m["balanceAfter"] != 3.0 {
 			t.Errorf("metadata of %s = %v", a, m)
 		}
-		if m := byPerk[b]; m["points"] != 60.0 || m["pointsGranted"] != 50.0 || m["pointsAvailable"] != 50.0 {
+		if m := byPerk[b]; m["points"] != 60.0 || m["pointsGranted"] != 50.0 || m["pointsAvailable"] != 50.0 || m["balanceAfter"] != 50.0 {
 			t.Errorf("metadata of the clamped grant = %v", m)
 		}
 		// The row's two grants are one update of the user's feed head, in

@@ -169,6 +169,7 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, user
 	if err != nil {
 		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
 	}
+	balanceAfter(a.Metadata, w.Entry)
 	if a, err = s.Actions.Record(tx, a); err != nil {
 		return CreditResult{}, false, err
 	}

@@ -2,6 +2,7 @@ package pos_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -17,8 +18,9 @@ import (
 // user's feed head counts them without a gap
 // (its sign-up's two actions, then the 20), and the head's records on the
 // Actions table's stream, replayed in order, hold each of the user's
-// actions once with the sequences 1 .. 22. Serial: it watches the rules
-// function's stream.
+// actions once with the sequences 1 .. 22. Each BALANCE_CREDITED carries
+// the balance it left, and the order of the sequences is the order of the
+// balances. Serial: it watches the rules function's stream.
 func TestFeedOfConcurrentCredits(t *testing.T) {
 	h := ts.New(t)
 	var mu sync.Mutex
@@ -70,8 +72,8 @@ func TestFeedOfConcurrentCredits(t *testing.T) {
 	if seq != n+2 {
 		t.Errorf("head seq = %d, want %d (sign-up 2 + %d credits)", seq, n+2, n)
 	}
-	if len(last) != 1 || last[0].Type != "BALANCE_CREDITED" || last[0].Sequence != seq {
-		t.Errorf("the head's last events = %+v, want the last credit", last)
+	if len(last) != 1 || last[0].Type != "BALANCE_CREDITED" || last[0].Metadata["balanceAfter"] != "20.00" {
+		t.Errorf("the head's last events = %+v, want the credit that left 20.00", last)
 	}
 	h.WaitStreams()
 	mu.Lock()
@@ -95,9 +97,9 @@ func TestFeedOfConcurrentCredits(t *testing.T) {
 	if got := []string{replay[0].Type, replay[1].Type}; !slices.Equal(got, []string{"USER_CREATED", "USER_ACTIVATED"}) {
 		t.Errorf("first events = %v, want the sign-up's, in order", got)
 	}
-	for _, e := range replay[2:] {
-		if e.Type != "BALANCE_CREDITED" {
-			t.Errorf("event %d: %s, want BALANCE_CREDITED", e.Sequence, e.Type)
+	for i, e := range replay[2:] {
+		if want := fmt.Sprintf("%d.00", i+1); e.Type != "BALANCE_CREDITED" || e.Metadata["balanceAfter"] != want || e.Metadata["currency"] != "GBP" {
+			t.Errorf("event %d: %s balanceAfter %v %v, want BALANCE_CREDITED %s GBP", e.Sequence, e.Type, e.Metadata["balanceAfter"], e.Metadata["currency"], want)
 		}
 	}
 	for _, a := range actionsOf(t, h, uid, "BALANCE_CREDITED") {

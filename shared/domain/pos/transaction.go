@@ -301,6 +301,7 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 			return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
 		}
 		paid = &w
+		balanceAfter(created.Metadata, w.Entry)
 	}
 	// Recorded once its metadata is complete: its feed head holds a copy.
 	if created, err = s.Actions.Record(tx, created); err != nil {
@@ -507,6 +508,7 @@ func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction)
 			return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
 		}
 		restored = &w
+		balanceAfter(refunded.Metadata, w.Entry)
 	}
 	// Recorded once its metadata is complete: its feed head holds a copy.
 	if refunded, err = s.Actions.Record(tx, refunded); err != nil {
