@@ -1,8 +1,10 @@
 // Package action is the platform's event log: the Action shape of the API,
 // the calendar facts of its `when`, and a Recorder that appends actions to
 // the Actions table, either alone (Put) or inside the transaction of the
-// change that causes them (TransactItem). Listing and exporting actions come
-// later; the table's keys are already laid out for them (see store.go).
+// change that causes them (Record, TransactItems), each with its scope's
+// feed head, which numbers a user's (or, without a user, the tenant's)
+// actions in order (feed.go: FeedOf reads a head's stream record). It
+// lists actions by user, location or tenant (list.go; keys in store.go).
 package action
 
 import (
