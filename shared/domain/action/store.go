@@ -230,9 +230,29 @@ func (r *Recorder) newest(ctx context.Context, index, attr, pk string, limit int
 }
 
 // RedactUser erases the name of a deleted user from every action that
-// names them (context.user.name). The user id stays, so history keeps a
-// consistent user; each update is idempotent, so a retry finishes the job.
+// names them (context.user.name), and removes the events their feed head
+// keeps (copies of their last actions; its sequence stays). The user id
+// stays, so history keeps a consistent user; each update is idempotent,
+// so a retry finishes the job.
 func (r *Recorder) RedactUser(ctx context.Context, tenantID, userID string) error {
+	if err := r.redactActions(ctx, tenantID, userID); err != nil {
+		return err
+	}
+	_, err := r.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(r.Table),
+		Key:                      feedKey(tenantID, "USER#"+userID),
+		UpdateExpression:         aws.String("REMOVE #ev"),
+		ConditionExpression:      aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames: map[string]string{"#ev": "events"},
+	})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		return fmt.Errorf("redact the feed head of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// redactActions erases the name of a deleted user from their actions.
+func (r *Recorder) redactActions(ctx context.Context, tenantID, userID string) error {
 	var start map[string]types.AttributeValue
 	for {
 		out, err := r.DB.Query(ctx, &dynamodb.QueryInput{
