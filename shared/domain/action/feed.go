@@ -36,9 +36,9 @@ import (
 //
 // Heads carry no index attributes: no list and no export ever reads them.
 // Deleting a user removes the events of their head (Recorder.RedactUser):
-// a record with a sequence and no events.
-// The cost is one more item per scope in each transaction that records
-// actions (one more write unit, and the events' bytes twice).
+// a record with a sequence and no events. The cost is one more item per
+// scope in each transaction that records actions (one more write unit,
+// and the events' bytes twice).
 
 // ScopeTenant is the scope of an action without a user.
 const ScopeTenant = "TENANT"

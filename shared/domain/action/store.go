@@ -118,7 +118,8 @@ func (r *Recorder) put(a *Action) (types.TransactWriteItem, error) {
 // head of the other actions tx records for the scope (two actions of one
 // user in one transaction: one head update with both events, in the order
 // recorded). It returns the action as stored (an empty a.ID gets a new
-// id). a must not change afterwards: the head holds a copy.
+// id). Both the Put and the head hold a as it is now: changing its
+// metadata afterwards records nothing more.
 func (r *Recorder) Record(tx *ddb.Tx, a Action) (Action, error) {
 	put, err := r.put(&a)
 	if err != nil {
@@ -137,7 +138,10 @@ func (r *Recorder) Record(tx *ddb.Tx, a Action) (Action, error) {
 		events = append(events[:len(events):len(events)], ev)
 		return r.headItem(a.TenantID, scope, events), events, nil
 	})
-	return a, err
+	if err != nil {
+		return Action{}, fmt.Errorf("record action %s: %w", a.Type, err)
+	}
+	return a, nil
 }
 
 // TransactItems returns the items that record as, for a change that
