@@ -40,7 +40,7 @@ func TestStreamSkipsFeedHeads(t *testing.T) {
 			head := ev
 			head.Records = []events.DynamoDBEventRecord{ev.Records[0]}
 			head.Records[0].EventName = name
-			head.Records[0].Change.Keys, head.Records[0].Change.NewImage = streamImage(key), streamImage(out.Item)
+			head.Records[0].Change.Keys, head.Records[0].Change.NewImage = ts.StreamImage(key), ts.StreamImage(out.Item)
 			deliver(t, h, head, 1)
 			if got := points(t, h, h.Admin(), uid); got[p] != 0 {
 				t.Errorf("points after the head's record = %v, want none", got)

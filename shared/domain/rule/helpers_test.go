@@ -154,7 +154,7 @@ func streamEvent(t *testing.T, h *ts.Harness, tenantID, actionID string) events.
 	return events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
 		EventID: "redelivery", EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1",
 		Change: events.DynamoDBStreamRecord{
-			Keys: streamImage(key), NewImage: streamImage(out.Item),
+			Keys: ts.StreamImage(key), NewImage: ts.StreamImage(out.Item),
 			SequenceNumber: "1", StreamViewType: "NEW_IMAGE",
 		},
 	}}}
@@ -179,42 +179,4 @@ func deliver(t *testing.T, h *ts.Harness, ev events.DynamoDBEvent, n int) {
 		}()
 	}
 	wg.Wait()
-}
-
-// streamImage converts an item to the attribute values of Lambda's
-// DynamoDB event (as localstack/stack does for the stream poller).
-func streamImage(item map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	out := make(map[string]events.DynamoDBAttributeValue, len(item))
-	for k, v := range item {
-		out[k] = streamAttribute(v)
-	}
-	return out
-}
-
-func streamAttribute(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *types.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *types.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *types.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *types.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, 0, len(v.Value))
-		for _, x := range v.Value {
-			l = append(l, streamAttribute(x))
-		}
-		return events.NewListAttribute(l)
-	case *types.AttributeValueMemberM:
-		return events.NewMapAttribute(streamImage(v.Value))
-	}
-	return events.NewNullAttribute()
 }

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -157,6 +158,9 @@ type deliveryRecord struct {
 	Due       int64 `dynamodbav:"due,omitempty"`
 	ExpiresAt int64 `dynamodbav:"expiresAt"`
 }
+
+// errNoDelivery is a delivery not attempted yet.
+var errNoDelivery = errors.New("no delivery yet")
 
 // store is the webhook domain's access to DynamoDB.
 type store struct {
@@ -329,18 +333,9 @@ func (s *store) logEvents(ctx context.Context, recs []eventRecord) error {
 
 // event reads a logged event.
 func (s *store) event(ctx context.Context, t, id string) (eventRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(eventPK(t, id), skEvent), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return eventRecord{}, fmt.Errorf("read webhook event %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return eventRecord{}, fmt.Errorf("read webhook event %s: %w", id, errEventNotFound)
-	}
 	var r eventRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
-		return eventRecord{}, fmt.Errorf("read webhook event %s: %w", id, err)
-	}
-	return r, nil
+	err := ddb.Records{API: s.db, Table: s.table, Kind: "webhook event", NotFound: errEventNotFound}.Get(ctx, id, key(eventPK(t, id), skEvent), &r)
+	return r, err
 }
 
 // eventsIn calls each with the events logged in shard whose timestamps
@@ -364,20 +359,12 @@ func (s *store) eventsIn(ctx context.Context, t string, shard int, from, to stri
 
 // delivery reads a delivery; ok is false when there is none yet.
 func (s *store) delivery(ctx context.Context, t, ep, ev, replay string) (deliveryRecord, bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(deliveriesPK(t, ep), deliverySK(ev, replay)), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return deliveryRecord{}, false, fmt.Errorf("read delivery of %s to %s: %w", ev, ep, err)
-	}
-	if out.Item == nil {
+	var r deliveryRecord
+	err := ddb.Records{API: s.db, Table: s.table, Kind: "webhook delivery", NotFound: errNoDelivery}.Get(ctx, ev, key(deliveriesPK(t, ep), deliverySK(ev, replay)), &r)
+	if errors.Is(err, errNoDelivery) {
 		return deliveryRecord{}, false, nil
 	}
-	var r deliveryRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
-		return deliveryRecord{}, false, fmt.Errorf("read delivery of %s to %s: %w", ev, ep, err)
-	}
-	return r, true, nil
+	return r, err == nil, err
 }
 
 // putDelivery writes a delivery's state after an attempt.

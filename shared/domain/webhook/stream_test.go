@@ -12,34 +12,6 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
-// streamValue converts an item's attribute to a stream record's, as
-// DynamoDB Streams hands it to Lambda.
-func streamValue(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(x.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(x.Value)
-	case *types.AttributeValueMemberL:
-		out := make([]events.DynamoDBAttributeValue, len(x.Value))
-		for i, e := range x.Value {
-			out[i] = streamValue(e)
-		}
-		return events.NewListAttribute(out)
-	case *types.AttributeValueMemberM:
-		out := make(map[string]events.DynamoDBAttributeValue, len(x.Value))
-		for k, e := range x.Value {
-			out[k] = streamValue(e)
-		}
-		return events.NewMapAttribute(out)
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(x.Value)
-	}
-	return events.NewNullAttribute()
-}
-
 // TestStreamRecordTwice: the Actions stream delivering a feed head's record
 // again (a retried batch), within the queue's deduplication window or long
 // after it, sends no event a second time.
@@ -66,10 +38,7 @@ func TestStreamRecordTwice(t *testing.T) {
 	if err != nil || out.Item == nil {
 		t.Fatalf("read the user's feed head: %v %v", out, err)
 	}
-	image := map[string]events.DynamoDBAttributeValue{}
-	for k, v := range out.Item {
-		image[k] = streamValue(v)
-	}
+	image := ts.StreamImage(out.Item)
 	rec := events.DynamoDBEventRecord{EventName: "MODIFY", EventSource: "aws:dynamodb", Change: events.DynamoDBStreamRecord{
 		Keys: map[string]events.DynamoDBAttributeValue{"pk": image["pk"], "sk": image["sk"]}, NewImage: image,
 		SequenceNumber: "1", StreamViewType: "NEW_IMAGE",
