@@ -41,6 +41,16 @@
 // grows by streamPoints once, no batch item failures), then the rule is
 // deleted, before any other sample checks in. Rules left in local by an
 // earlier run are deleted first.
+//
+// The webhook samples: webhooks-endpoints-list.json is an HTTP API event
+// like the others; webhookfanout-stream.json a DynamoDB Streams record of
+// the user's feed head in the Actions table (pk <tenant>#FEED#USER#<user>,
+// sk FEED, seq, and the events of one transaction as stored), run twice
+// through the webhookfanout function's handler with no endpoint in the
+// tenant (nothing is queued); webhooksender-deleted-endpoint.json a
+// message of the FIFO delivery queue for an endpoint seedSamples created
+// and deleted (phEndpoint), which the webhooksender function drops.
+// Their placeholders are bound by a plain replace over the file's text.
 package events_test
 
 import (
@@ -51,11 +61,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
+	"github.com/loyalty-platform/platform/shared/platform/ddb"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	"github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -91,6 +104,9 @@ const (
 	// strings of the body.
 	phActivation   = `"4821"`
 	phVerification = `"7305"`
+	// phEndpoint is a webhook endpoint of the tenant that was deleted
+	// (webhooksender-deleted-endpoint.json: its message is dropped).
+	phEndpoint = "7d6b0a2f4c8e1d3b5f7a9c0e"
 )
 
 // The identifiers and password of the seeded users, and the identifiers
@@ -190,6 +206,16 @@ var samples = []struct {
 	{"actions-location.json", "actions", 200},
 	{"actions-exports-create.json", "actions", 202},
 	{"actions-exports-file.json", "actions", 200},
+	{"webhooks-endpoints-list.json", "webhooks", 200},
+	// DynamoDB Streams record of a user's feed head in the Actions table
+	// (two events of one transaction), run through the webhookfanout
+	// function's handler: the tenant has no endpoints, so nothing is
+	// queued.
+	{"webhookfanout-stream.json", "webhookfanout", 0},
+	// A message of the FIFO delivery queue for an endpoint deleted since
+	// it was queued, run through the webhooksender function's handler:
+	// dropped, not retried.
+	{"webhooksender-deleted-endpoint.json", "webhooksender", 0},
 	{"segments-create.json", "audiences", 201},
 	{"segments-members-add.json", "audiences", 200},
 	{"segments-members-list.json", "audiences", 200},
@@ -299,6 +325,14 @@ func TestSampleEvents(t *testing.T) {
 			}
 			if s.function == "rules" {
 				runStreamSample(t, h, raw, bindings, streamRule, s.function)
+				return
+			}
+			if s.function == "webhookfanout" {
+				runFanoutSample(t, h, raw, bindings, s.function)
+				return
+			}
+			if s.function == "webhooksender" {
+				runSenderSample(t, h, raw, bindings, s.function)
 				return
 			}
 			if s.function == "jobs" {
@@ -616,7 +650,14 @@ func seedSamples(t *testing.T, h *testkit.Harness) (map[string]string, string) {
 		"effects":    []map[string]any{{"type": "GRANT_PERK", "perkId": perk.ID, "points": streamPoints}},
 	}, admin).Expect(t, 201, "").JSON(t, &streamRule)
 
+	// A webhook endpoint, deleted: the sender drops its messages.
+	var hook entity
+	h.Do("POST", "/webhooks/endpoints", map[string]any{"url": "https://hooks.example.com/events", "eventTypes": []string{"ORDER_COMPLETED"}}, admin).
+		Expect(t, 201, "").JSON(t, &hook)
+	h.Do("DELETE", "/webhooks/endpoints/"+hook.ID, nil, admin).Expect(t, 204, "")
+
 	return map[string]string{
+		phEndpoint:     hook.ID,
 		phOrder:        order.ID,
 		phTransaction:  txn.ID,
 		phRule:         rule.ID,
@@ -786,13 +827,13 @@ const streamPoints = 2
 
 // runStreamSample checks that a sample is a DynamoDB Streams event of a
 // table whose stream one of the function's template events reads (INSERT
-// records of the table's stream view, with keys and a new image), binds
-// its placeholders by a plain replace over its text, and runs it twice
-// through the function's stream handler, as Lambda delivers a record again:
-// the first run applies ruleID (the user's award of the perk grows by
-// streamPoints), the second changes nothing (a rule applies once per
-// action); neither reports a batch item failure. ruleID is deleted after,
-// whatever happened, so that no later action triggers it.
+// records, see checkStreamEvent), binds its placeholders by a plain
+// replace over its text, and runs it twice through the function's stream
+// handler, as Lambda delivers a record again: the first run applies ruleID
+// (the user's award of the perk grows by streamPoints), the second changes
+// nothing (a rule applies once per action); neither reports a batch item
+// failure. ruleID is deleted after, whatever happened, so that no later
+// action triggers it.
 func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string, ruleID, function string) {
 	t.Helper()
 	defer func() {
@@ -800,6 +841,34 @@ func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[
 			t.Errorf("delete the stream sample's rule: status %d: %s", r.Status, r.Body)
 		}
 	}()
+	ev := checkStreamEvent(t, h, raw, bindings, function, "INSERT")
+	handler, err := h.Deps.StreamHandler(function)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, perk := bindings[phUser], bindings[phPerk]
+	want := availablePoints(t, h, user, perk) + streamPoints
+	for run := 1; run <= 2; run++ {
+		resp, err := handler(context.Background(), ev)
+		if err != nil {
+			t.Fatalf("run %d: handler: %v", run, err)
+		}
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("run %d: batch item failures %+v", run, resp.BatchItemFailures)
+		}
+		if got := availablePoints(t, h, user, perk); got != want {
+			t.Fatalf("run %d: the award holds %d points, want %d", run, got, want)
+		}
+	}
+}
+
+// checkStreamEvent binds a stream sample's placeholders by a plain
+// replace over its text, decodes it and checks that it is a DynamoDB
+// Streams event of a table whose stream one of the function's template
+// events reads: records of one of names (INSERT, MODIFY), with keys that
+// are the new image's, in the table's stream view.
+func checkStreamEvent(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string, function string, names ...string) events.DynamoDBEvent {
+	t.Helper()
 	var ev events.DynamoDBEvent
 	if err := json.Unmarshal([]byte(idReplacer(bindings).Replace(string(raw))), &ev); err != nil {
 		t.Fatalf("decode: %v", err)
@@ -813,9 +882,9 @@ func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[
 	}
 	for _, rec := range ev.Records {
 		c := rec.Change
-		if rec.EventSource != "aws:dynamodb" || rec.EventVersion != "1.1" || rec.EventName != "INSERT" || rec.EventID == "" || rec.AWSRegion == "" ||
+		if rec.EventSource != "aws:dynamodb" || rec.EventVersion != "1.1" || !slices.Contains(names, rec.EventName) || rec.EventID == "" || rec.AWSRegion == "" ||
 			c.SequenceNumber == "" || c.SizeBytes <= 0 || c.ApproximateCreationDateTime.IsZero() || len(c.Keys) == 0 || len(c.NewImage) == 0 {
-			t.Fatalf("not a DynamoDB Streams INSERT record with keys and a new image: %+v", rec)
+			t.Fatalf("not a DynamoDB Streams %s record with keys and a new image: %+v", strings.Join(names, " or "), rec)
 		}
 		for k, v := range c.Keys {
 			if !reflect.DeepEqual(c.NewImage[k], v) {
@@ -839,12 +908,63 @@ func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[
 			t.Fatalf("%s (%s) is the stream of no table %s reads in template.yaml", rec.EventSourceArn, c.StreamViewType, fn.LogicalID)
 		}
 	}
+	return ev
+}
+
+// runFanoutSample checks that a sample is a DynamoDB Streams event of the
+// Actions table (see checkStreamEvent) whose records are feed heads (sk
+// FEED, the only records the function's FilterCriteria lets through), and
+// runs it twice through the webhookfanout function's handler, as Lambda
+// delivers a record again: neither run reports a batch item failure. The
+// tenant has no webhook endpoints, so nothing is queued. The events
+// action.FeedOf reads from each head must be its actions, in its scope,
+// with sequences that end at its seq; a head it reads no events from is
+// accepted (logged) while the feed heads are not written.
+func runFanoutSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string, function string) {
+	t.Helper()
+	ev := checkStreamEvent(t, h, raw, bindings, function, "INSERT", "MODIFY")
+	var list struct{ Items []entity }
+	h.Do("GET", "/webhooks/endpoints", nil, h.Admin()).Expect(t, 200, "").JSON(t, &list)
+	if len(list.Items) != 0 {
+		t.Fatalf("the tenant has webhook endpoints %v: the sample would be queued", list.Items)
+	}
+	for _, rec := range ev.Records {
+		img := rec.Change.NewImage
+		pk, sk, seq := img["pk"], img["sk"], img["seq"]
+		if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString || sk.String() != "FEED" || seq.DataType() != events.DataTypeNumber {
+			t.Fatalf("not a feed head (pk, sk FEED, seq): %v", img)
+		}
+		tenantID, scope, ok := strings.Cut(pk.String(), "#FEED#")
+		if !ok {
+			t.Fatalf("pk %s is not <tenant>#FEED#<scope>", pk.String())
+		}
+		n, err := seq.Integer()
+		if err != nil {
+			t.Fatalf("seq: %v", err)
+		}
+		got, ok, err := action.FeedOf(ddb.StreamItem(img))
+		if err != nil {
+			t.Fatalf("action.FeedOf(%s): %v", pk.String(), err)
+		}
+		if !ok || len(got) == 0 {
+			t.Logf("action.FeedOf reads no events from %s: the feed heads are not written yet", pk.String())
+			continue
+		}
+		stored := img["events"].List()
+		if len(got) != len(stored) {
+			t.Fatalf("action.FeedOf read %d events, the head holds %d", len(got), len(stored))
+		}
+		for i, e := range got {
+			want := n - int64(len(got)) + 1 + int64(i)
+			if e.Sequence != want || e.Scope != scope || e.TenantID != tenantID || e.ID != stored[i].Map()["id"].String() {
+				t.Errorf("event %d = %s %s scope %s sequence %d, want %s of scope %s, sequence %d", i, e.ID, e.Type, e.Scope, e.Sequence, stored[i].Map()["id"].String(), scope, want)
+			}
+		}
+	}
 	handler, err := h.Deps.StreamHandler(function)
 	if err != nil {
 		t.Fatal(err)
 	}
-	user, perk := bindings[phUser], bindings[phPerk]
-	want := availablePoints(t, h, user, perk) + streamPoints
 	for run := 1; run <= 2; run++ {
 		resp, err := handler(context.Background(), ev)
 		if err != nil {
@@ -853,10 +973,91 @@ func runStreamSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[
 		if len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("run %d: batch item failures %+v", run, resp.BatchItemFailures)
 		}
-		if got := availablePoints(t, h, user, perk); got != want {
-			t.Fatalf("run %d: the award holds %d points, want %d", run, got, want)
+	}
+}
+
+// runSenderSample checks that a sample is an SQS event of the FIFO queue
+// the function receives from (an SQS event of the function in
+// template.yaml, on a FIFO queue whose name the records' ARN ends with),
+// each message with the FIFO attributes (MessageGroupId,
+// MessageDeduplicationId, SequenceNumber) and a body that names an event
+// for an endpoint of the tenant; binds its placeholders by a plain replace
+// over its text; and runs it through the webhooksender function's
+// handler. The endpoint was deleted (its GET is 404), so every message is
+// dropped: none is reported for another delivery.
+func runSenderSample(t *testing.T, h *testkit.Harness, raw []byte, bindings map[string]string, function string) {
+	t.Helper()
+	var ev events.SQSEvent
+	if err := json.Unmarshal([]byte(idReplacer(bindings).Replace(string(raw))), &ev); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	queue := fifoQueueSuffix(t, h, function)
+	if len(ev.Records) == 0 {
+		t.Fatal("no SQS messages")
+	}
+	for _, msg := range ev.Records {
+		a := msg.Attributes
+		if msg.EventSource != "aws:sqs" || msg.MessageId == "" || msg.ReceiptHandle == "" || !strings.HasSuffix(msg.EventSourceARN, queue) ||
+			a["MessageGroupId"] == "" || a["MessageDeduplicationId"] == "" || a["SequenceNumber"] == "" || a["ApproximateReceiveCount"] == "" {
+			t.Fatalf("not a message of the FIFO queue *%s with its group, deduplication id and sequence number: %+v", queue, msg)
+		}
+		var body struct {
+			Kind     string `json:"k"`
+			TenantID string `json:"t"`
+			Endpoint string `json:"e"`
+			EventID  string `json:"ev"`
+			Type     string `json:"ty"`
+		}
+		if err := json.Unmarshal([]byte(msg.Body), &body); err != nil || body.Kind != "event" || body.TenantID != h.Tenant.ID || body.Endpoint == "" || body.EventID == "" || body.Type == "" {
+			t.Fatalf("message %s: body %s is not an event of the tenant for an endpoint (%v)", msg.MessageId, msg.Body, err)
+		}
+		if !strings.HasPrefix(a["MessageGroupId"], body.Endpoint+":") || !strings.HasPrefix(a["MessageDeduplicationId"], body.Endpoint+":") {
+			t.Fatalf("message %s: group %q and deduplication id %q do not start with its endpoint", msg.MessageId, a["MessageGroupId"], a["MessageDeduplicationId"])
+		}
+		h.Do("GET", "/webhooks/endpoints/"+body.Endpoint, nil, h.Admin()).Expect(t, 404, "NOT_FOUND")
+	}
+	handler, err := h.Deps.QueueHandler(function)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := handler(context.Background(), ev)
+	if err != nil {
+		t.Fatalf("handler: %v", err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("batch item failures %+v, want none (a deleted endpoint's message is dropped)", resp.BatchItemFailures)
+	}
+}
+
+// fifoQueueSuffix returns the end of the name of the FIFO queue an SQS
+// event of the function reads in template.yaml (its QueueName after the
+// stack name: -webhooks.fifo).
+func fifoQueueSuffix(t *testing.T, h *testkit.Harness, function string) string {
+	t.Helper()
+	fn, ok := h.Template.Function(function)
+	if !ok {
+		t.Fatalf("no function %s in template.yaml", function)
+	}
+	evs, _ := h.Template.Resources[fn.LogicalID].Properties["Events"].(map[string]any)
+	for _, e := range evs {
+		m, _ := e.(map[string]any)
+		props, _ := m["Properties"].(map[string]any)
+		if m["Type"] != "SQS" {
+			continue
+		}
+		att, _ := props["Queue"].(map[string]any)
+		ref, _ := att["Fn::GetAtt"].(string)
+		id, _, _ := strings.Cut(ref, ".")
+		q := h.Template.Resources[id]
+		sub, _ := q.Properties["QueueName"].(map[string]any)
+		name, _ := sub["Fn::Sub"].(string)
+		_, suffix, _ := strings.Cut(name, "}")
+		if q.Type == "AWS::SQS::Queue" && fmt.Sprint(q.Properties["FifoQueue"]) == "true" && strings.HasSuffix(suffix, ".fifo") {
+			return suffix
 		}
 	}
+	t.Fatalf("%s has no SQS event on a FIFO queue of the template", fn.LogicalID)
+	return ""
 }
 
 // availablePoints returns the points the user's award of the perk holds

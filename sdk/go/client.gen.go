@@ -57,6 +57,81 @@ func (e ActionWhenDaypart) Valid() bool {
 	}
 }
 
+// Defines values for ActionType.
+const (
+	ActionTypeAWARDGRANTED            ActionType = "AWARD_GRANTED"
+	ActionTypeAWARDREDEEMED           ActionType = "AWARD_REDEEMED"
+	ActionTypeAWARDREFUNDED           ActionType = "AWARD_REFUNDED"
+	ActionTypeAWARDREVERSED           ActionType = "AWARD_REVERSED"
+	ActionTypeAWARDREVOKED            ActionType = "AWARD_REVOKED"
+	ActionTypeBALANCECREDITED         ActionType = "BALANCE_CREDITED"
+	ActionTypeCHECKINCREATED          ActionType = "CHECKIN_CREATED"
+	ActionTypeCHECKOUT                ActionType = "CHECKOUT"
+	ActionTypeLOCATIONCREATED         ActionType = "LOCATION_CREATED"
+	ActionTypeLOCATIONUPDATED         ActionType = "LOCATION_UPDATED"
+	ActionTypeORDERCOMPLETED          ActionType = "ORDER_COMPLETED"
+	ActionTypeRULESBUDGETEXCEEDED     ActionType = "RULES_BUDGET_EXCEEDED"
+	ActionTypeSEGMENTJOINED           ActionType = "SEGMENT_JOINED"
+	ActionTypeSEGMENTLEFT             ActionType = "SEGMENT_LEFT"
+	ActionTypeTENANTUPDATED           ActionType = "TENANT_UPDATED"
+	ActionTypeTRANSACTIONCREATED      ActionType = "TRANSACTION_CREATED"
+	ActionTypeTRANSACTIONREFUNDED     ActionType = "TRANSACTION_REFUNDED"
+	ActionTypeUSERACTIVATED           ActionType = "USER_ACTIVATED"
+	ActionTypeUSERCREATED             ActionType = "USER_CREATED"
+	ActionTypeWEBHOOKENDPOINTDISABLED ActionType = "WEBHOOK_ENDPOINT_DISABLED"
+	ActionTypeWEBHOOKEXHAUSTED        ActionType = "WEBHOOK_EXHAUSTED"
+)
+
+// Valid indicates whether the value is a known member of the ActionType enum.
+func (e ActionType) Valid() bool {
+	switch e {
+	case ActionTypeAWARDGRANTED:
+		return true
+	case ActionTypeAWARDREDEEMED:
+		return true
+	case ActionTypeAWARDREFUNDED:
+		return true
+	case ActionTypeAWARDREVERSED:
+		return true
+	case ActionTypeAWARDREVOKED:
+		return true
+	case ActionTypeBALANCECREDITED:
+		return true
+	case ActionTypeCHECKINCREATED:
+		return true
+	case ActionTypeCHECKOUT:
+		return true
+	case ActionTypeLOCATIONCREATED:
+		return true
+	case ActionTypeLOCATIONUPDATED:
+		return true
+	case ActionTypeORDERCOMPLETED:
+		return true
+	case ActionTypeRULESBUDGETEXCEEDED:
+		return true
+	case ActionTypeSEGMENTJOINED:
+		return true
+	case ActionTypeSEGMENTLEFT:
+		return true
+	case ActionTypeTENANTUPDATED:
+		return true
+	case ActionTypeTRANSACTIONCREATED:
+		return true
+	case ActionTypeTRANSACTIONREFUNDED:
+		return true
+	case ActionTypeUSERACTIVATED:
+		return true
+	case ActionTypeUSERCREATED:
+		return true
+	case ActionTypeWEBHOOKENDPOINTDISABLED:
+		return true
+	case ActionTypeWEBHOOKEXHAUSTED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ActivationResentState.
 const (
 	ActivationResentStatePENDING ActivationResentState = "PENDING"
@@ -1547,25 +1622,27 @@ func (e RuleEffectType) Valid() bool {
 
 // Defines values for RuleTrigger.
 const (
-	RuleTriggerAWARDGRANTED        RuleTrigger = "AWARD_GRANTED"
-	RuleTriggerAWARDREDEEMED       RuleTrigger = "AWARD_REDEEMED"
-	RuleTriggerAWARDREFUNDED       RuleTrigger = "AWARD_REFUNDED"
-	RuleTriggerAWARDREVERSED       RuleTrigger = "AWARD_REVERSED"
-	RuleTriggerAWARDREVOKED        RuleTrigger = "AWARD_REVOKED"
-	RuleTriggerBALANCECREDITED     RuleTrigger = "BALANCE_CREDITED"
-	RuleTriggerCHECKIN             RuleTrigger = "CHECKIN"
-	RuleTriggerCHECKINCREATED      RuleTrigger = "CHECKIN_CREATED"
-	RuleTriggerCHECKOUT            RuleTrigger = "CHECKOUT"
-	RuleTriggerLOCATIONCREATED     RuleTrigger = "LOCATION_CREATED"
-	RuleTriggerLOCATIONUPDATED     RuleTrigger = "LOCATION_UPDATED"
-	RuleTriggerORDERCOMPLETED      RuleTrigger = "ORDER_COMPLETED"
-	RuleTriggerSEGMENTJOINED       RuleTrigger = "SEGMENT_JOINED"
-	RuleTriggerSEGMENTLEFT         RuleTrigger = "SEGMENT_LEFT"
-	RuleTriggerTENANTUPDATED       RuleTrigger = "TENANT_UPDATED"
-	RuleTriggerTRANSACTIONCREATED  RuleTrigger = "TRANSACTION_CREATED"
-	RuleTriggerTRANSACTIONREFUNDED RuleTrigger = "TRANSACTION_REFUNDED"
-	RuleTriggerUSERACTIVATED       RuleTrigger = "USER_ACTIVATED"
-	RuleTriggerUSERCREATED         RuleTrigger = "USER_CREATED"
+	RuleTriggerAWARDGRANTED            RuleTrigger = "AWARD_GRANTED"
+	RuleTriggerAWARDREDEEMED           RuleTrigger = "AWARD_REDEEMED"
+	RuleTriggerAWARDREFUNDED           RuleTrigger = "AWARD_REFUNDED"
+	RuleTriggerAWARDREVERSED           RuleTrigger = "AWARD_REVERSED"
+	RuleTriggerAWARDREVOKED            RuleTrigger = "AWARD_REVOKED"
+	RuleTriggerBALANCECREDITED         RuleTrigger = "BALANCE_CREDITED"
+	RuleTriggerCHECKIN                 RuleTrigger = "CHECKIN"
+	RuleTriggerCHECKINCREATED          RuleTrigger = "CHECKIN_CREATED"
+	RuleTriggerCHECKOUT                RuleTrigger = "CHECKOUT"
+	RuleTriggerLOCATIONCREATED         RuleTrigger = "LOCATION_CREATED"
+	RuleTriggerLOCATIONUPDATED         RuleTrigger = "LOCATION_UPDATED"
+	RuleTriggerORDERCOMPLETED          RuleTrigger = "ORDER_COMPLETED"
+	RuleTriggerSEGMENTJOINED           RuleTrigger = "SEGMENT_JOINED"
+	RuleTriggerSEGMENTLEFT             RuleTrigger = "SEGMENT_LEFT"
+	RuleTriggerTENANTUPDATED           RuleTrigger = "TENANT_UPDATED"
+	RuleTriggerTRANSACTIONCREATED      RuleTrigger = "TRANSACTION_CREATED"
+	RuleTriggerTRANSACTIONREFUNDED     RuleTrigger = "TRANSACTION_REFUNDED"
+	RuleTriggerUSERACTIVATED           RuleTrigger = "USER_ACTIVATED"
+	RuleTriggerUSERCREATED             RuleTrigger = "USER_CREATED"
+	RuleTriggerWEBHOOKENDPOINTDISABLED RuleTrigger = "WEBHOOK_ENDPOINT_DISABLED"
+	RuleTriggerWEBHOOKEXHAUSTED        RuleTrigger = "WEBHOOK_EXHAUSTED"
 )
 
 // Valid indicates whether the value is a known member of the RuleTrigger enum.
@@ -1608,6 +1685,10 @@ func (e RuleTrigger) Valid() bool {
 	case RuleTriggerUSERACTIVATED:
 		return true
 	case RuleTriggerUSERCREATED:
+		return true
+	case RuleTriggerWEBHOOKENDPOINTDISABLED:
+		return true
+	case RuleTriggerWEBHOOKEXHAUSTED:
 		return true
 	default:
 		return false
@@ -2298,6 +2379,45 @@ func (e VisualisationVerticalAlignment) Valid() bool {
 	case VisualisationVerticalAlignmentCENTER:
 		return true
 	case VisualisationVerticalAlignmentTOP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDELIVERED WebhookDeliveryStatus = "DELIVERED"
+	WebhookDeliveryStatusEXHAUSTED WebhookDeliveryStatus = "EXHAUSTED"
+	WebhookDeliveryStatusFAILED    WebhookDeliveryStatus = "FAILED"
+	WebhookDeliveryStatusPENDING   WebhookDeliveryStatus = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDELIVERED:
+		return true
+	case WebhookDeliveryStatusEXHAUSTED:
+		return true
+	case WebhookDeliveryStatusFAILED:
+		return true
+	case WebhookDeliveryStatusPENDING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestSentType.
+const (
+	WebhookTestSentTypeWebhookTest WebhookTestSentType = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestSentType enum.
+func (e WebhookTestSentType) Valid() bool {
+	switch e {
+	case WebhookTestSentTypeWebhookTest:
 		return true
 	default:
 		return false
@@ -3547,6 +3667,11 @@ type ActionList struct {
 	// same query (anything else is 422). It is absent when nothing follows.
 	Page Page `json:"page"`
 }
+
+// ActionType An action type: every type the platform records (see the Actions
+// tag for their metadata). Webhook endpoints name the types they take
+// with it; rules name their trigger with RuleTrigger.
+type ActionType string
 
 // Activation Body of POST /users/activate.
 type Activation struct {
@@ -6379,6 +6504,9 @@ type TenantSettings struct {
 
 	// Timezone The IANA name of the tenant's time zone (absent - Europe/London).
 	Timezone *string `json:"timezone,omitempty"`
+
+	// WebhookEndpoints How many webhook endpoints the tenant may register (absent - 10). Lowering it below the endpoints registered removes none; only new ones are refused (409).
+	WebhookEndpoints *int `json:"webhookEndpoints,omitempty"`
 }
 
 // TenantSettingsUpdate The settings to change: at least one (an empty object is 422). Each
@@ -6410,8 +6538,9 @@ type TenantSettingsUpdate struct {
 	// SsoClientIds Merged per provider: a provider sent replaces its list, `null` or an
 	// empty list removes it, a provider left out is unchanged. `null` for
 	// the whole object removes every provider.
-	SsoClientIds *TenantSSOClientIdsUpdate `json:"ssoClientIds,omitempty"`
-	Timezone     *string                   `json:"timezone,omitempty"`
+	SsoClientIds     *TenantSSOClientIdsUpdate `json:"ssoClientIds,omitempty"`
+	Timezone         *string                   `json:"timezone,omitempty"`
+	WebhookEndpoints *int                      `json:"webhookEndpoints,omitempty"`
 }
 
 // TenantUpdate The body of PUT /tenant: at least one field (an empty object is 422
@@ -6983,6 +7112,163 @@ type Wallet struct {
 	Title    *string  `json:"title,omitempty"`
 }
 
+// WebhookDelivery One event's delivery to one endpoint, with its latest attempt.
+type WebhookDelivery struct {
+	// Attempt Attempts made (0 when the event was not sent, e.g. to a disabled endpoint).
+	Attempt int       `json:"attempt"`
+	Created time.Time `json:"created"`
+
+	// DurationMs How long the last attempt took, in milliseconds.
+	DurationMs int `json:"durationMs"`
+
+	// EventId The event's id (its `webhook-id`).
+	EventId string `json:"eventId"`
+
+	// EventType The event's type (an action type, or webhook.test).
+	EventType string `json:"eventType"`
+
+	// NextAttemptAt When the next attempt is due; PENDING only.
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+
+	// ReplayId The operation of the replay that sent it; absent for the event's own delivery.
+	ReplayId *string `json:"replayId,omitempty"`
+
+	// ResponseBody The first 1 KB of the last answer, or why no answer came.
+	ResponseBody *string `json:"responseBody,omitempty"`
+
+	// ResponseStatus The HTTP status of the last answer; 0 when none came (a timeout, a refused connection or address).
+	ResponseStatus int `json:"responseStatus"`
+
+	// Status PENDING: an attempt failed and the next is due at `nextAttemptAt`.
+	// DELIVERED: the endpoint answered 2xx. FAILED: given up without
+	// exhausting the retries (the endpoint answered 410 Gone, or was
+	// disabled before the event reached it). EXHAUSTED: every attempt of
+	// seven days failed.
+	Status WebhookDeliveryStatus `json:"status"`
+
+	// Updated The last attempt.
+	Updated time.Time `json:"updated"`
+
+	// UserId The event's user; absent for events without one.
+	UserId *string `json:"userId,omitempty"`
+}
+
+// WebhookDeliveryList The body of GET /webhooks/endpoints/{endpointId}/deliveries.
+type WebhookDeliveryList struct {
+	Items []WebhookDelivery `json:"items"`
+
+	// Page The paging block of every list. `nextKey` is opaque, signed and bound
+	// to the tenant and the query; pass it unchanged as `startKey` with the
+	// same query (anything else is 422). It is absent when nothing follows.
+	Page Page `json:"page"`
+}
+
+// WebhookDeliveryStatus PENDING: an attempt failed and the next is due at `nextAttemptAt`.
+// DELIVERED: the endpoint answered 2xx. FAILED: given up without
+// exhausting the retries (the endpoint answered 410 Gone, or was
+// disabled before the event reached it). EXHAUSTED: every attempt of
+// seven days failed.
+type WebhookDeliveryStatus string
+
+// WebhookEndpoint A webhook endpoint. `secret` is in the answer of POST /webhooks/endpoints only; a rotation answers WebhookSecret.
+type WebhookEndpoint struct {
+	// UnderscoreId Read-only. The endpoint's id.
+	UnderscoreId *string `json:"_id,omitempty"`
+
+	// Created Read-only.
+	Created *time.Time `json:"created,omitempty"`
+
+	// Description The admin's note; absent when none.
+	Description *string `json:"description,omitempty"`
+
+	// DisabledReason Read-only. Why the platform disabled the endpoint (it answered 410 Gone, or every attempt failed for 5 days); cleared when an admin enables it again.
+	DisabledReason *string `json:"disabledReason,omitempty"`
+
+	// Enabled Only enabled endpoints receive events.
+	Enabled bool `json:"enabled"`
+
+	// EventTypes The action types the endpoint takes; empty takes every type.
+	EventTypes []ActionType `json:"eventTypes"`
+
+	// Secret Read-only. The signing secret (`whsec_` and the base64 of 32 random bytes), in the answer of POST /webhooks/endpoints only. Keep it secret.
+	Secret *string `json:"secret,omitempty"`
+
+	// Updated Read-only. The endpoint's last change (by an admin, a rotation, or the platform disabling it).
+	Updated *time.Time `json:"updated,omitempty"`
+
+	// Url The https URL the events are POSTed to.
+	Url string `json:"url"`
+}
+
+// WebhookEndpointCreate Body of POST /webhooks/endpoints. Unknown fields and null are 422.
+type WebhookEndpointCreate struct {
+	// Description A note for the tenant's admins (no control characters but tab and line breaks).
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// EventTypes The action types to send, each once; absent or empty - every type.
+	EventTypes *[]ActionType `json:"eventTypes,omitempty"`
+
+	// Url The https URL that receives the events (see the Webhooks tag for the addresses refused).
+	Url string `json:"url"`
+}
+
+// WebhookEndpointList The body of GET /webhooks/endpoints.
+type WebhookEndpointList struct {
+	Items []WebhookEndpoint `json:"items"`
+
+	// Page The paging block of every list. `nextKey` is opaque, signed and bound
+	// to the tenant and the query; pass it unchanged as `startKey` with the
+	// same query (anything else is 422). It is absent when nothing follows.
+	Page Page `json:"page"`
+}
+
+// WebhookEndpointUpdate Body of PUT /webhooks/endpoints/{endpointId}; at least one field. Unknown fields, and null but for `description`, are 422.
+type WebhookEndpointUpdate struct {
+	// Description A note for the tenant's admins; null removes it.
+	Description *string `json:"description,omitempty"`
+
+	// Enabled false stops the deliveries; true enables the endpoint again (clearing `disabledReason`).
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// EventTypes The action types to send, each once; empty - every type.
+	EventTypes *[]ActionType `json:"eventTypes,omitempty"`
+
+	// Url The https URL that receives the events.
+	Url *string `json:"url,omitempty"`
+}
+
+// WebhookReplayRequest Body of POST /webhooks/endpoints/{endpointId}/replay. Unknown fields and null are 422.
+type WebhookReplayRequest struct {
+	// EventTypes Re-send only these types (and only those the endpoint takes); absent or empty - every type the endpoint takes.
+	EventTypes *[]ActionType `json:"eventTypes,omitempty"`
+
+	// From The window's start (RFC 3339), within the last 30 days.
+	From time.Time `json:"from"`
+
+	// To The window's end (RFC 3339), not before `from`.
+	To time.Time `json:"to"`
+}
+
+// WebhookSecret The answer of a secret rotation.
+type WebhookSecret struct {
+	// PreviousValidUntil Until when deliveries are signed with the old secret too (24 hours from now).
+	PreviousValidUntil time.Time `json:"previousValidUntil"`
+
+	// Secret The new signing secret.
+	Secret string `json:"secret"`
+}
+
+// WebhookTestSent The answer of POST /webhooks/endpoints/{endpointId}/test.
+type WebhookTestSent struct {
+	// Id The test event's id (its `webhook-id`, and the `eventId` of its delivery).
+	Id   string              `json:"id"`
+	Type WebhookTestSentType `json:"type"`
+}
+
+// WebhookTestSentType defines model for WebhookTestSent.Type.
+type WebhookTestSentType string
+
 // ApiVersion defines model for ApiVersion.
 type ApiVersion = int64
 
@@ -7012,6 +7298,9 @@ type ClientPlatform string
 
 // CredentialId defines model for CredentialId.
 type CredentialId = string
+
+// EndpointId defines model for EndpointId.
+type EndpointId = string
 
 // FileId defines model for FileId.
 type FileId = string
@@ -8708,6 +8997,84 @@ type CreateUserTransactionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
+type ListWebhookEndpointsParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartKey The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422.
+	StartKey *StartKey `form:"startKey,omitempty" json:"startKey,omitempty"`
+
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
+type CreateWebhookEndpointParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// DeleteWebhookEndpointParams defines parameters for DeleteWebhookEndpoint.
+type DeleteWebhookEndpointParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// GetWebhookEndpointParams defines parameters for GetWebhookEndpoint.
+type GetWebhookEndpointParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// UpdateWebhookEndpointParams defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Status Keeps the deliveries in this status.
+	Status *WebhookDeliveryStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// EventType Keeps the deliveries of this event type (an action type, or webhook.test for test events).
+	EventType *string `form:"eventType,omitempty" json:"eventType,omitempty"`
+
+	// UserId Keeps the deliveries of this user's events.
+	UserId *string `form:"userId,omitempty" json:"userId,omitempty"`
+
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartKey The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422.
+	StartKey *StartKey `form:"startKey,omitempty" json:"startKey,omitempty"`
+
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// ReplayWebhookEventsParams defines parameters for ReplayWebhookEvents.
+type ReplayWebhookEventsParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+
+	// XPlatformReqNonce Optional for this route; names the replay's operation (a GUID; the same GUID returns the same operation, another request with it is 409). Not a GUID is 422.
+	XPlatformReqNonce *string `json:"x-platform-req-nonce,omitempty"`
+}
+
+// RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
+type RotateWebhookSecretParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
+// TestWebhookEndpointParams defines parameters for TestWebhookEndpoint.
+type TestWebhookEndpointParams struct {
+	// XApplicationId The tenant id. Required when no token is sent; a token of another tenant than this header names is 401.
+	XApplicationId *ApplicationId `json:"x-application-id,omitempty"`
+}
+
 // ExportActionsJSONRequestBody defines body for ExportActions for application/json ContentType.
 type ExportActionsJSONRequestBody = ActionExportRequest
 
@@ -8848,6 +9215,15 @@ type RefundPointAwardJSONRequestBody = RefundInput
 
 // CreateUserTransactionJSONRequestBody defines body for CreateUserTransaction for application/json ContentType.
 type CreateUserTransactionJSONRequestBody = UserTransactionInput
+
+// CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
+type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdate
+
+// ReplayWebhookEventsJSONRequestBody defines body for ReplayWebhookEvents for application/json ContentType.
+type ReplayWebhookEventsJSONRequestBody = WebhookReplayRequest
 
 // Getter for additional properties for GetOpenAPIDocument200JSONResponseBody. Returns the specified
 // element and whether it was found
@@ -12376,7 +12752,8 @@ type ClientInterface interface {
 	// caller's tenant with every setting it has; a setting that is not
 	// set is left out and its default applies (`sessionHours` 720,
 	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+	// every country).
 	//
 	// Corresponds with GET /tenant (the `GetTenant` operationId).
 	GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -13506,6 +13883,202 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /users/{userId}/transactions (the `CreateUserTransaction` operationId).
 	CreateUserTransaction(ctx context.Context, userId UserId, params *CreateUserTransactionParams, body CreateUserTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookEndpoints List the webhook endpoints
+	//
+	// Admin only (a USER is 401). Every endpoint of the tenant, oldest
+	// first, on one page (a tenant has at most 100); no secrets. `limit`
+	// and `startKey` are checked as on every list (422 when malformed).
+	//
+	// Corresponds with GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId).
+	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookEndpointWithBody Register a webhook endpoint
+	//
+	// Admin only (a USER is 401). Registers an endpoint (201) and answers
+	// it with its `secret`, which no later read shows (rotate it to get a
+	// new one). `url` is required: at most 2,048 characters, `https` (see
+	// the Webhooks tag for the addresses refused, 422 naming `url`).
+	// `eventTypes` lists action types, each once (absent or empty: every
+	// type); `description` 1 to 500 characters; `enabled` defaults to
+	// true. `null` anywhere and unknown fields are 422. The tenant's
+	// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+	// CONFLICT: delete one first. The endpoint receives the actions
+	// recorded from then on (replay earlier ones).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookEndpoint Register a webhook endpoint
+	//
+	// Admin only (a USER is 401). Registers an endpoint (201) and answers
+	// it with its `secret`, which no later read shows (rotate it to get a
+	// new one). `url` is required: at most 2,048 characters, `https` (see
+	// the Webhooks tag for the addresses refused, 422 naming `url`).
+	// `eventTypes` lists action types, each once (absent or empty: every
+	// type); `description` 1 to 500 characters; `enabled` defaults to
+	// true. `null` anywhere and unknown fields are 422. The tenant's
+	// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+	// CONFLICT: delete one first. The endpoint receives the actions
+	// recorded from then on (replay earlier ones).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhookEndpoint Delete a webhook endpoint
+	//
+	// Admin only (a USER is 401). Deletes the endpoint (204): nothing
+	// more is sent to it, and the events queued for it are dropped; its
+	// deliveries expire after their 30 days. An unknown endpoint, or one
+	// deleted already, is 404. To stop deliveries for a while instead,
+	// PUT `enabled: false`.
+	//
+	// Corresponds with DELETE /webhooks/endpoints/{endpointId} (the `DeleteWebhookEndpoint` operationId).
+	DeleteWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpoint Get a webhook endpoint
+	//
+	// Admin only (a USER is 401). The endpoint, without its secret. An unknown endpoint, or another tenant's, is 404.
+	//
+	// Corresponds with GET /webhooks/endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithBody Change a webhook endpoint
+	//
+	// Admin only (a USER is 401). The body holds at least one of `url`,
+	// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+	// sent replaces the stored one (`eventTypes: []` takes every type),
+	// `description: null` removes the description, an absent field is
+	// unchanged. Checked as on create (422 naming the field); any other
+	// `null`, the read-only fields and unknown fields are 422. `enabled:
+	// false` stops the deliveries (later events are not sent, and those
+	// queued already are recorded FAILED); `enabled: true` on an endpoint
+	// the platform disabled clears its `disabledReason` and its failure
+	// streak. Concurrent changes of one endpoint are serialised (409
+	// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBody(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	//
+	// Admin only (a USER is 401). The body holds at least one of `url`,
+	// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+	// sent replaces the stored one (`eventTypes: []` takes every type),
+	// `description: null` removes the description, an absent field is
+	// unchanged. Checked as on create (422 naming the field); any other
+	// `null`, the read-only fields and unknown fields are 422. `enabled:
+	// false` stops the deliveries (later events are not sent, and those
+	// queued already are recorded FAILED); `enabled: true` on an endpoint
+	// the platform disabled clears its `disabledReason` and its failure
+	// streak. Concurrent changes of one endpoint are serialised (409
+	// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries List a webhook endpoint's deliveries
+	//
+	// Admin only (a USER is 401). The endpoint's deliveries of the last
+	// 30 days, newest event first, each with its latest attempt: one per
+	// event, and one more per replay that re-sent it (`replayId`).
+	// Filters, each optional: `status`, `eventType` (an action type or
+	// webhook.test) and `userId`; a malformed one is 422 naming it. Paged:
+	// `nextKey` is signed and bound to the tenant, the endpoint and the
+	// filters. An unknown endpoint is 404.
+	//
+	// Corresponds with GET /webhooks/endpoints/{endpointId}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, endpointId EndpointId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplayWebhookEventsWithBody Replay a window of events to a webhook endpoint
+	//
+	// Admin only (a USER is 401). Starts re-sending to the endpoint every
+	// event of the window [`from`, `to`] that the endpoint takes (and, if
+	// sent, of `eventTypes`), and answers the Operation doing it (202;
+	// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+	// /operations/{operationId}). `from` and `to` are RFC 3339
+	// date-times, `to` not before `from`, `from` within the last 30 days
+	// and not in the future (422 naming the field). The events go out
+	// with their original ids and sequences, each user's in sequence
+	// order and in line with that user's live events, signed and retried
+	// like any event; their deliveries carry `replayId`. The operation
+	// ends DONE with `result.total` (the window's events), `imported`
+	// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+	// the endpoint is deleted first. A replay reaches a disabled
+	// endpoint's deliveries as FAILED: enable it first.
+	//
+	// `x-platform-req-nonce` is optional: with it, a repeat of the same
+	// request answers the same operation and re-sends nothing (the same
+	// nonce with another request is 409 CONFLICT); without it every call
+	// is a new replay.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+	ReplayWebhookEventsWithBody(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplayWebhookEvents Replay a window of events to a webhook endpoint
+	//
+	// Admin only (a USER is 401). Starts re-sending to the endpoint every
+	// event of the window [`from`, `to`] that the endpoint takes (and, if
+	// sent, of `eventTypes`), and answers the Operation doing it (202;
+	// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+	// /operations/{operationId}). `from` and `to` are RFC 3339
+	// date-times, `to` not before `from`, `from` within the last 30 days
+	// and not in the future (422 naming the field). The events go out
+	// with their original ids and sequences, each user's in sequence
+	// order and in line with that user's live events, signed and retried
+	// like any event; their deliveries carry `replayId`. The operation
+	// ends DONE with `result.total` (the window's events), `imported`
+	// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+	// the endpoint is deleted first. A replay reaches a disabled
+	// endpoint's deliveries as FAILED: enable it first.
+	//
+	// `x-platform-req-nonce` is optional: with it, a repeat of the same
+	// request answers the same operation and re-sends nothing (the same
+	// nonce with another request is 409 CONFLICT); without it every call
+	// is a new replay.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+	ReplayWebhookEvents(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, body ReplayWebhookEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret Rotate a webhook endpoint's secret
+	//
+	// Admin only (a USER is 401); no body. Gives the endpoint a new
+	// secret and answers it (200). Until `previousValidUntil` (24 hours)
+	// every delivery carries two signatures in `webhook-signature`, the
+	// new secret's first and the old one's, so the receiver switches to
+	// the new secret whenever it likes within that day; a rotation within
+	// the day drops the oldest secret. Concurrent changes of one endpoint
+	// are serialised (409 CONFLICT only if one keeps losing). An unknown
+	// endpoint is 404.
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/secret/rotate (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, endpointId EndpointId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWebhookEndpoint Send a test event to a webhook endpoint
+	//
+	// Admin only (a USER is 401); no body. Queues one event of type
+	// `webhook.test` for the endpoint (202) and answers its id and type.
+	// It is signed, delivered and retried like any event, in line with
+	// the endpoint's other test events only (no user, `sequence` 0,
+	// `data` `{endpointId, message}`),
+	// and is never replayed; its delivery is listed with the others (a
+	// disabled endpoint's test is recorded FAILED). An unknown endpoint
+	// is 404.
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/test (the `TestWebhookEndpoint` operationId).
+	TestWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *TestWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListActions List the tenant's actions
@@ -15955,7 +16528,8 @@ func (c *Client) DeleteSessions(ctx context.Context, userId UserId, params *Dele
 // caller's tenant with every setting it has; a setting that is not
 // set is left out and its default applies (`sessionHours` 720,
 // `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-// `rulesBudget` 100, no `smsCountryCodes`: every country).
+// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+// every country).
 //
 // Corresponds with GET /tenant (the `GetTenant` operationId).
 func (c *Client) GetTenant(ctx context.Context, params *GetTenantParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17676,6 +18250,322 @@ func (c *Client) CreateUserTransactionWithBody(ctx context.Context, userId UserI
 // Corresponds with POST /users/{userId}/transactions (the `CreateUserTransaction` operationId).
 func (c *Client) CreateUserTransaction(ctx context.Context, userId UserId, params *CreateUserTransactionParams, body CreateUserTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateUserTransactionRequest(c.Server, userId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookEndpoints List the webhook endpoints
+//
+// Admin only (a USER is 401). Every endpoint of the tenant, oldest
+// first, on one page (a tenant has at most 100); no secrets. `limit`
+// and `startKey` are checked as on every list (422 when malformed).
+//
+// Corresponds with GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId).
+func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookEndpointsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookEndpointWithBody Register a webhook endpoint
+//
+// Admin only (a USER is 401). Registers an endpoint (201) and answers
+// it with its `secret`, which no later read shows (rotate it to get a
+// new one). `url` is required: at most 2,048 characters, `https` (see
+// the Webhooks tag for the addresses refused, 422 naming `url`).
+// `eventTypes` lists action types, each once (absent or empty: every
+// type); `description` 1 to 500 characters; `enabled` defaults to
+// true. `null` anywhere and unknown fields are 422. The tenant's
+// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+// CONFLICT: delete one first. The endpoint receives the actions
+// recorded from then on (replay earlier ones).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookEndpoint Register a webhook endpoint
+//
+// Admin only (a USER is 401). Registers an endpoint (201) and answers
+// it with its `secret`, which no later read shows (rotate it to get a
+// new one). `url` is required: at most 2,048 characters, `https` (see
+// the Webhooks tag for the addresses refused, 422 naming `url`).
+// `eventTypes` lists action types, each once (absent or empty: every
+// type); `description` 1 to 500 characters; `enabled` defaults to
+// true. `null` anywhere and unknown fields are 422. The tenant's
+// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+// CONFLICT: delete one first. The endpoint receives the actions
+// recorded from then on (replay earlier ones).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhookEndpoint Delete a webhook endpoint
+//
+// Admin only (a USER is 401). Deletes the endpoint (204): nothing
+// more is sent to it, and the events queued for it are dropped; its
+// deliveries expire after their 30 days. An unknown endpoint, or one
+// deleted already, is 404. To stop deliveries for a while instead,
+// PUT `enabled: false`.
+//
+// Corresponds with DELETE /webhooks/endpoints/{endpointId} (the `DeleteWebhookEndpoint` operationId).
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookEndpointRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpoint Get a webhook endpoint
+//
+// Admin only (a USER is 401). The endpoint, without its secret. An unknown endpoint, or another tenant's, is 404.
+//
+// Corresponds with GET /webhooks/endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
+func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithBody Change a webhook endpoint
+//
+// Admin only (a USER is 401). The body holds at least one of `url`,
+// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+// sent replaces the stored one (`eventTypes: []` takes every type),
+// `description: null` removes the description, an absent field is
+// unchanged. Checked as on create (422 naming the field); any other
+// `null`, the read-only fields and unknown fields are 422. `enabled:
+// false` stops the deliveries (later events are not sent, and those
+// queued already are recorded FAILED); `enabled: true` on an endpoint
+// the platform disabled clears its `disabledReason` and its failure
+// streak. Concurrent changes of one endpoint are serialised (409
+// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpoint Change a webhook endpoint
+//
+// Admin only (a USER is 401). The body holds at least one of `url`,
+// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+// sent replaces the stored one (`eventTypes: []` takes every type),
+// `description: null` removes the description, an absent field is
+// unchanged. Checked as on create (422 naming the field); any other
+// `null`, the read-only fields and unknown fields are 422. `enabled:
+// false` stops the deliveries (later events are not sent, and those
+// queued already are recorded FAILED); `enabled: true` on an endpoint
+// the platform disabled clears its `disabledReason` and its failure
+// streak. Concurrent changes of one endpoint are serialised (409
+// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries List a webhook endpoint's deliveries
+//
+// Admin only (a USER is 401). The endpoint's deliveries of the last
+// 30 days, newest event first, each with its latest attempt: one per
+// event, and one more per replay that re-sent it (`replayId`).
+// Filters, each optional: `status`, `eventType` (an action type or
+// webhook.test) and `userId`; a malformed one is 422 naming it. Paged:
+// `nextKey` is signed and bound to the tenant, the endpoint and the
+// filters. An unknown endpoint is 404.
+//
+// Corresponds with GET /webhooks/endpoints/{endpointId}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, endpointId EndpointId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplayWebhookEventsWithBody Replay a window of events to a webhook endpoint
+//
+// Admin only (a USER is 401). Starts re-sending to the endpoint every
+// event of the window [`from`, `to`] that the endpoint takes (and, if
+// sent, of `eventTypes`), and answers the Operation doing it (202;
+// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+// /operations/{operationId}). `from` and `to` are RFC 3339
+// date-times, `to` not before `from`, `from` within the last 30 days
+// and not in the future (422 naming the field). The events go out
+// with their original ids and sequences, each user's in sequence
+// order and in line with that user's live events, signed and retried
+// like any event; their deliveries carry `replayId`. The operation
+// ends DONE with `result.total` (the window's events), `imported`
+// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+// the endpoint is deleted first. A replay reaches a disabled
+// endpoint's deliveries as FAILED: enable it first.
+//
+// `x-platform-req-nonce` is optional: with it, a repeat of the same
+// request answers the same operation and re-sends nothing (the same
+// nonce with another request is 409 CONFLICT); without it every call
+// is a new replay.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+func (c *Client) ReplayWebhookEventsWithBody(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplayWebhookEventsRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplayWebhookEvents Replay a window of events to a webhook endpoint
+//
+// Admin only (a USER is 401). Starts re-sending to the endpoint every
+// event of the window [`from`, `to`] that the endpoint takes (and, if
+// sent, of `eventTypes`), and answers the Operation doing it (202;
+// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+// /operations/{operationId}). `from` and `to` are RFC 3339
+// date-times, `to` not before `from`, `from` within the last 30 days
+// and not in the future (422 naming the field). The events go out
+// with their original ids and sequences, each user's in sequence
+// order and in line with that user's live events, signed and retried
+// like any event; their deliveries carry `replayId`. The operation
+// ends DONE with `result.total` (the window's events), `imported`
+// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+// the endpoint is deleted first. A replay reaches a disabled
+// endpoint's deliveries as FAILED: enable it first.
+//
+// `x-platform-req-nonce` is optional: with it, a repeat of the same
+// request answers the same operation and re-sends nothing (the same
+// nonce with another request is 409 CONFLICT); without it every call
+// is a new replay.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+func (c *Client) ReplayWebhookEvents(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, body ReplayWebhookEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplayWebhookEventsRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookSecret Rotate a webhook endpoint's secret
+//
+// Admin only (a USER is 401); no body. Gives the endpoint a new
+// secret and answers it (200). Until `previousValidUntil` (24 hours)
+// every delivery carries two signatures in `webhook-signature`, the
+// new secret's first and the old one's, so the receiver switches to
+// the new secret whenever it likes within that day; a rotation within
+// the day drops the oldest secret. Concurrent changes of one endpoint
+// are serialised (409 CONFLICT only if one keeps losing). An unknown
+// endpoint is 404.
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/secret/rotate (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, endpointId EndpointId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWebhookEndpoint Send a test event to a webhook endpoint
+//
+// Admin only (a USER is 401); no body. Queues one event of type
+// `webhook.test` for the endpoint (202) and answers its id and type.
+// It is signed, delivered and retried like any event, in line with
+// the endpoint's other test events only (no user, `sequence` 0,
+// `data` `{endpointId, message}`),
+// and is never replayed; its delivery is listed with the others (a
+// disabled endpoint's test is recorded FAILED). An unknown endpoint
+// is 404.
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/test (the `TestWebhookEndpoint` operationId).
+func (c *Client) TestWebhookEndpoint(ctx context.Context, endpointId EndpointId, params *TestWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWebhookEndpointRequest(c.Server, endpointId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -25590,6 +26480,597 @@ func NewCreateUserTransactionRequestWithBody(server string, userId UserId, param
 	return req, nil
 }
 
+// NewListWebhookEndpointsRequest constructs an http.Request for the ListWebhookEndpoints method
+func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startKey", *params.StartKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookEndpointRequest calls the generic CreateWebhookEndpoint builder with application/json body
+func NewCreateWebhookEndpointRequest(server string, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookEndpointRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateWebhookEndpointRequestWithBody constructs an http.Request for the CreateWebhookEndpoint method, with any body, and a specified content type
+func NewCreateWebhookEndpointRequestWithBody(server string, params *CreateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookEndpointRequest constructs an http.Request for the DeleteWebhookEndpoint method
+func NewDeleteWebhookEndpointRequest(server string, endpointId EndpointId, params *DeleteWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookEndpointRequest constructs an http.Request for the GetWebhookEndpoint method
+func NewGetWebhookEndpointRequest(server string, endpointId EndpointId, params *GetWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, endpointId EndpointId, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, endpointId EndpointId, params *UpdateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, endpointId EndpointId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventType", *params.EventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.UserId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userId", *params.UserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startKey", *params.StartKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewReplayWebhookEventsRequest calls the generic ReplayWebhookEvents builder with application/json body
+func NewReplayWebhookEventsRequest(server string, endpointId EndpointId, params *ReplayWebhookEventsParams, body ReplayWebhookEventsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplayWebhookEventsRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewReplayWebhookEventsRequestWithBody constructs an http.Request for the ReplayWebhookEvents method, with any body, and a specified content type
+func NewReplayWebhookEventsRequestWithBody(server string, endpointId EndpointId, params *ReplayWebhookEventsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/replay", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+		if params.XPlatformReqNonce != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "x-platform-req-nonce", *params.XPlatformReqNonce, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-platform-req-nonce", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, endpointId EndpointId, params *RotateWebhookSecretParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/secret/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewTestWebhookEndpointRequest constructs an http.Request for the TestWebhookEndpoint method
+func NewTestWebhookEndpointRequest(server string, endpointId EndpointId, params *TestWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XApplicationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-application-id", *params.XApplicationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-application-id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -27258,7 +28739,8 @@ type ClientWithResponsesInterface interface {
 	// caller's tenant with every setting it has; a setting that is not
 	// set is left out and its default applies (`sessionHours` 720,
 	// `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-	// `rulesBudget` 100, no `smsCountryCodes`: every country).
+	// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+	// every country).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28426,6 +29908,214 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /users/{userId}/transactions (the `CreateUserTransaction` operationId).
 	CreateUserTransactionWithResponse(ctx context.Context, userId UserId, params *CreateUserTransactionParams, body CreateUserTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserTransactionResponse, error)
+
+	// ListWebhookEndpointsWithResponse List the webhook endpoints
+	//
+	// Admin only (a USER is 401). Every endpoint of the tenant, oldest
+	// first, on one page (a tenant has at most 100); no secrets. `limit`
+	// and `startKey` are checked as on every list (422 when malformed).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId).
+	ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error)
+
+	// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
+	//
+	// Admin only (a USER is 401). Registers an endpoint (201) and answers
+	// it with its `secret`, which no later read shows (rotate it to get a
+	// new one). `url` is required: at most 2,048 characters, `https` (see
+	// the Webhooks tag for the addresses refused, 422 naming `url`).
+	// `eventTypes` lists action types, each once (absent or empty: every
+	// type); `description` 1 to 500 characters; `enabled` defaults to
+	// true. `null` anywhere and unknown fields are 422. The tenant's
+	// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+	// CONFLICT: delete one first. The endpoint receives the actions
+	// recorded from then on (replay earlier ones).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+
+	// CreateWebhookEndpointWithResponse Register a webhook endpoint
+	//
+	// Admin only (a USER is 401). Registers an endpoint (201) and answers
+	// it with its `secret`, which no later read shows (rotate it to get a
+	// new one). `url` is required: at most 2,048 characters, `https` (see
+	// the Webhooks tag for the addresses refused, 422 naming `url`).
+	// `eventTypes` lists action types, each once (absent or empty: every
+	// type); `description` 1 to 500 characters; `enabled` defaults to
+	// true. `null` anywhere and unknown fields are 422. The tenant's
+	// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+	// CONFLICT: delete one first. The endpoint receives the actions
+	// recorded from then on (replay earlier ones).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+
+	// DeleteWebhookEndpointWithResponse Delete a webhook endpoint
+	//
+	// Admin only (a USER is 401). Deletes the endpoint (204): nothing
+	// more is sent to it, and the events queued for it are dropped; its
+	// deliveries expire after their 30 days. An unknown endpoint, or one
+	// deleted already, is 404. To stop deliveries for a while instead,
+	// PUT `enabled: false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /webhooks/endpoints/{endpointId} (the `DeleteWebhookEndpoint` operationId).
+	DeleteWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
+
+	// GetWebhookEndpointWithResponse Get a webhook endpoint
+	//
+	// Admin only (a USER is 401). The endpoint, without its secret. An unknown endpoint, or another tenant's, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
+	//
+	// Admin only (a USER is 401). The body holds at least one of `url`,
+	// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+	// sent replaces the stored one (`eventTypes: []` takes every type),
+	// `description: null` removes the description, an absent field is
+	// unchanged. Checked as on create (422 naming the field); any other
+	// `null`, the read-only fields and unknown fields are 422. `enabled:
+	// false` stops the deliveries (later events are not sent, and those
+	// queued already are recorded FAILED); `enabled: true` on an endpoint
+	// the platform disabled clears its `disabledReason` and its failure
+	// streak. Concurrent changes of one endpoint are serialised (409
+	// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithResponse Change a webhook endpoint
+	//
+	// Admin only (a USER is 401). The body holds at least one of `url`,
+	// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+	// sent replaces the stored one (`eventTypes: []` takes every type),
+	// `description: null` removes the description, an absent field is
+	// unchanged. Checked as on create (422 naming the field); any other
+	// `null`, the read-only fields and unknown fields are 422. `enabled:
+	// false` stops the deliveries (later events are not sent, and those
+	// queued already are recorded FAILED); `enabled: true` on an endpoint
+	// the platform disabled clears its `disabledReason` and its failure
+	// streak. Concurrent changes of one endpoint are serialised (409
+	// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// ListWebhookDeliveriesWithResponse List a webhook endpoint's deliveries
+	//
+	// Admin only (a USER is 401). The endpoint's deliveries of the last
+	// 30 days, newest event first, each with its latest attempt: one per
+	// event, and one more per replay that re-sent it (`replayId`).
+	// Filters, each optional: `status`, `eventType` (an action type or
+	// webhook.test) and `userId`; a malformed one is 422 naming it. Paged:
+	// `nextKey` is signed and bound to the tenant, the endpoint and the
+	// filters. An unknown endpoint is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/endpoints/{endpointId}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, endpointId EndpointId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// ReplayWebhookEventsWithBodyWithResponse Replay a window of events to a webhook endpoint
+	//
+	// Admin only (a USER is 401). Starts re-sending to the endpoint every
+	// event of the window [`from`, `to`] that the endpoint takes (and, if
+	// sent, of `eventTypes`), and answers the Operation doing it (202;
+	// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+	// /operations/{operationId}). `from` and `to` are RFC 3339
+	// date-times, `to` not before `from`, `from` within the last 30 days
+	// and not in the future (422 naming the field). The events go out
+	// with their original ids and sequences, each user's in sequence
+	// order and in line with that user's live events, signed and retried
+	// like any event; their deliveries carry `replayId`. The operation
+	// ends DONE with `result.total` (the window's events), `imported`
+	// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+	// the endpoint is deleted first. A replay reaches a disabled
+	// endpoint's deliveries as FAILED: enable it first.
+	//
+	// `x-platform-req-nonce` is optional: with it, a repeat of the same
+	// request answers the same operation and re-sends nothing (the same
+	// nonce with another request is 409 CONFLICT); without it every call
+	// is a new replay.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+	ReplayWebhookEventsWithBodyWithResponse(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplayWebhookEventsResponse, error)
+
+	// ReplayWebhookEventsWithResponse Replay a window of events to a webhook endpoint
+	//
+	// Admin only (a USER is 401). Starts re-sending to the endpoint every
+	// event of the window [`from`, `to`] that the endpoint takes (and, if
+	// sent, of `eventTypes`), and answers the Operation doing it (202;
+	// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+	// /operations/{operationId}). `from` and `to` are RFC 3339
+	// date-times, `to` not before `from`, `from` within the last 30 days
+	// and not in the future (422 naming the field). The events go out
+	// with their original ids and sequences, each user's in sequence
+	// order and in line with that user's live events, signed and retried
+	// like any event; their deliveries carry `replayId`. The operation
+	// ends DONE with `result.total` (the window's events), `imported`
+	// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+	// the endpoint is deleted first. A replay reaches a disabled
+	// endpoint's deliveries as FAILED: enable it first.
+	//
+	// `x-platform-req-nonce` is optional: with it, a repeat of the same
+	// request answers the same operation and re-sends nothing (the same
+	// nonce with another request is 409 CONFLICT); without it every call
+	// is a new replay.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+	ReplayWebhookEventsWithResponse(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, body ReplayWebhookEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplayWebhookEventsResponse, error)
+
+	// RotateWebhookSecretWithResponse Rotate a webhook endpoint's secret
+	//
+	// Admin only (a USER is 401); no body. Gives the endpoint a new
+	// secret and answers it (200). Until `previousValidUntil` (24 hours)
+	// every delivery carries two signatures in `webhook-signature`, the
+	// new secret's first and the old one's, so the receiver switches to
+	// the new secret whenever it likes within that day; a rotation within
+	// the day drops the oldest secret. Concurrent changes of one endpoint
+	// are serialised (409 CONFLICT only if one keeps losing). An unknown
+	// endpoint is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/secret/rotate (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, endpointId EndpointId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+
+	// TestWebhookEndpointWithResponse Send a test event to a webhook endpoint
+	//
+	// Admin only (a USER is 401); no body. Queues one event of type
+	// `webhook.test` for the endpoint (202) and answers its id and type.
+	// It is signed, delivered and retried like any event, in line with
+	// the endpoint's other test events only (no user, `sequence` 0,
+	// `data` `{endpointId, message}`),
+	// and is never replayed; its delivery is listed with the others (a
+	// disabled endpoint's test is recorded FAILED). An unknown endpoint
+	// is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/endpoints/{endpointId}/test (the `TestWebhookEndpoint` operationId).
+	TestWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *TestWebhookEndpointParams, reqEditors ...RequestEditorFn) (*TestWebhookEndpointResponse, error)
 }
 
 // ListActionsResponse200Headers the declared response headers of an HTTP 200 response for ListActions
@@ -42998,6 +44688,1263 @@ func (r CreateUserTransactionResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// ListWebhookEndpointsResponse404Headers the declared response headers of an HTTP 404 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookEndpointsResponse422Headers the declared response headers of an HTTP 422 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// ListWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type ListWebhookEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpointList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookEndpointsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookEndpointsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWebhookEndpointsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListWebhookEndpointsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookEndpointsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWebhookEndpointsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON200() *WebhookEndpointList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse201Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse409Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// CreateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// CreateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type CreateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookEndpoint
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookEndpointResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateWebhookEndpointResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWebhookEndpointResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateWebhookEndpointResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateWebhookEndpointResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON201() *WebhookEndpoint {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookEndpointResponse204Headers the declared response headers of an HTTP 204 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse204Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// DeleteWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// DeleteWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// DeleteWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// DeleteWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// DeleteWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type DeleteWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteWebhookEndpointResponse204Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookEndpointResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteWebhookEndpointResponse500Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// GetWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// GetWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type GetWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookEndpointResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookEndpointResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse409Headers the declared response headers of an HTTP 409 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse409Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// UpdateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type UpdateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookEndpointResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookEndpointResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateWebhookEndpointResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateWebhookEndpointResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateWebhookEndpointResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// ListWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// ListWebhookDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookDeliveriesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookDeliveriesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWebhookDeliveriesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListWebhookDeliveriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWebhookDeliveriesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReplayWebhookEventsResponse202Headers the declared response headers of an HTTP 202 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse202Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse401Headers the declared response headers of an HTTP 401 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse404Headers the declared response headers of an HTTP 404 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse409Headers the declared response headers of an HTTP 409 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse409Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse413Headers the declared response headers of an HTTP 413 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse422Headers the declared response headers of an HTTP 422 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// ReplayWebhookEventsResponse429Headers the declared response headers of an HTTP 429 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// ReplayWebhookEventsResponse500Headers the declared response headers of an HTTP 500 response for ReplayWebhookEvents
+type ReplayWebhookEventsResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type ReplayWebhookEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ReplayWebhookEventsResponse202Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReplayWebhookEventsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ReplayWebhookEventsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ReplayWebhookEventsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReplayWebhookEventsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ReplayWebhookEventsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplayWebhookEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReplayWebhookEventsResponse500Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReplayWebhookEventsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplayWebhookEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplayWebhookEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplayWebhookEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplayWebhookEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
+type RotateWebhookSecretResponse200Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookSecret
+type RotateWebhookSecretResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookSecret
+type RotateWebhookSecretResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse409Headers the declared response headers of an HTTP 409 response for RotateWebhookSecret
+type RotateWebhookSecretResponse409Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse413Headers the declared response headers of an HTTP 413 response for RotateWebhookSecret
+type RotateWebhookSecretResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateWebhookSecret
+type RotateWebhookSecretResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// RotateWebhookSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookSecret
+type RotateWebhookSecretResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type RotateWebhookSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecret
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookSecretResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookSecretResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWebhookSecretResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateWebhookSecretResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateWebhookSecretResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RotateWebhookSecretResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateWebhookSecretResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON200() *WebhookSecret {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TestWebhookEndpointResponse202Headers the declared response headers of an HTTP 202 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse202Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// TestWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse401Headers struct {
+	AccessControlAllowOrigin *string
+	WWWAuthenticate          *string
+	XRequestId               *string
+}
+
+// TestWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse404Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// TestWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse413Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// TestWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse422Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+// TestWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse429Headers struct {
+	AccessControlAllowOrigin *string
+	RetryAfter               *int32
+}
+
+// TestWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse500Headers struct {
+	AccessControlAllowOrigin *string
+	XRequestId               *string
+}
+
+type TestWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookTestSent
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *TestWebhookEndpointResponse202Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TestWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *TestWebhookEndpointResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *TestWebhookEndpointResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *TestWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TestWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *TestWebhookEndpointResponse500Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON202() *WebhookTestSent {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TestWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListActionsWithResponse List the tenant's actions
 //
 // Admin only. The tenant's actions. `locationId` (comma list, at most
@@ -45162,7 +48109,8 @@ func (c *ClientWithResponses) DeleteSessionsWithResponse(ctx context.Context, us
 // caller's tenant with every setting it has; a setting that is not
 // set is left out and its default applies (`sessionHours` 720,
 // `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-// `rulesBudget` 100, no `smsCountryCodes`: every country).
+// `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+// every country).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -46689,6 +49637,286 @@ func (c *ClientWithResponses) CreateUserTransactionWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseCreateUserTransactionResponse(rsp)
+}
+
+// ListWebhookEndpointsWithResponse List the webhook endpoints
+//
+// Admin only (a USER is 401). Every endpoint of the tenant, oldest
+// first, on one page (a tenant has at most 100); no secrets. `limit`
+// and `startKey` are checked as on every list (422 when malformed).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId).
+func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error) {
+	rsp, err := c.ListWebhookEndpoints(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookEndpointsResponse(rsp)
+}
+
+// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
+//
+// Admin only (a USER is 401). Registers an endpoint (201) and answers
+// it with its `secret`, which no later read shows (rotate it to get a
+// new one). `url` is required: at most 2,048 characters, `https` (see
+// the Webhooks tag for the addresses refused, 422 naming `url`).
+// `eventTypes` lists action types, each once (absent or empty: every
+// type); `description` 1 to 500 characters; `enabled` defaults to
+// true. `null` anywhere and unknown fields are 422. The tenant's
+// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+// CONFLICT: delete one first. The endpoint receives the actions
+// recorded from then on (replay earlier ones).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpointWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookEndpointResponse(rsp)
+}
+
+// CreateWebhookEndpointWithResponse Register a webhook endpoint
+//
+// Admin only (a USER is 401). Registers an endpoint (201) and answers
+// it with its `secret`, which no later read shows (rotate it to get a
+// new one). `url` is required: at most 2,048 characters, `https` (see
+// the Webhooks tag for the addresses refused, 422 naming `url`).
+// `eventTypes` lists action types, each once (absent or empty: every
+// type); `description` 1 to 500 characters; `enabled` defaults to
+// true. `null` anywhere and unknown fields are 422. The tenant's
+// endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+// CONFLICT: delete one first. The endpoint receives the actions
+// recorded from then on (replay earlier ones).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpoint(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookEndpointResponse(rsp)
+}
+
+// DeleteWebhookEndpointWithResponse Delete a webhook endpoint
+//
+// Admin only (a USER is 401). Deletes the endpoint (204): nothing
+// more is sent to it, and the events queued for it are dropped; its
+// deliveries expire after their 30 days. An unknown endpoint, or one
+// deleted already, is 404. To stop deliveries for a while instead,
+// PUT `enabled: false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /webhooks/endpoints/{endpointId} (the `DeleteWebhookEndpoint` operationId).
+func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error) {
+	rsp, err := c.DeleteWebhookEndpoint(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookEndpointResponse(rsp)
+}
+
+// GetWebhookEndpointWithResponse Get a webhook endpoint
+//
+// Admin only (a USER is 401). The endpoint, without its secret. An unknown endpoint, or another tenant's, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error) {
+	rsp, err := c.GetWebhookEndpoint(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
+//
+// Admin only (a USER is 401). The body holds at least one of `url`,
+// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+// sent replaces the stored one (`eventTypes: []` takes every type),
+// `description: null` removes the description, an absent field is
+// unchanged. Checked as on create (422 naming the field); any other
+// `null`, the read-only fields and unknown fields are 422. `enabled:
+// false` stops the deliveries (later events are not sent, and those
+// queued already are recorded FAILED); `enabled: true` on an endpoint
+// the platform disabled clears its `disabledReason` and its failure
+// streak. Concurrent changes of one endpoint are serialised (409
+// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithResponse Change a webhook endpoint
+//
+// Admin only (a USER is 401). The body holds at least one of `url`,
+// `eventTypes`, `description` and `enabled` (422 otherwise): a field
+// sent replaces the stored one (`eventTypes: []` takes every type),
+// `description: null` removes the description, an absent field is
+// unchanged. Checked as on create (422 naming the field); any other
+// `null`, the read-only fields and unknown fields are 422. `enabled:
+// false` stops the deliveries (later events are not sent, and those
+// queued already are recorded FAILED); `enabled: true` on an endpoint
+// the platform disabled clears its `disabledReason` and its failure
+// streak. Concurrent changes of one endpoint are serialised (409
+// CONFLICT only if one keeps losing). An unknown endpoint is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /webhooks/endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse List a webhook endpoint's deliveries
+//
+// Admin only (a USER is 401). The endpoint's deliveries of the last
+// 30 days, newest event first, each with its latest attempt: one per
+// event, and one more per replay that re-sent it (`replayId`).
+// Filters, each optional: `status`, `eventType` (an action type or
+// webhook.test) and `userId`; a malformed one is 422 naming it. Paged:
+// `nextKey` is signed and bound to the tenant, the endpoint and the
+// filters. An unknown endpoint is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/endpoints/{endpointId}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, endpointId EndpointId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
+// ReplayWebhookEventsWithBodyWithResponse Replay a window of events to a webhook endpoint
+//
+// Admin only (a USER is 401). Starts re-sending to the endpoint every
+// event of the window [`from`, `to`] that the endpoint takes (and, if
+// sent, of `eventTypes`), and answers the Operation doing it (202;
+// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+// /operations/{operationId}). `from` and `to` are RFC 3339
+// date-times, `to` not before `from`, `from` within the last 30 days
+// and not in the future (422 naming the field). The events go out
+// with their original ids and sequences, each user's in sequence
+// order and in line with that user's live events, signed and retried
+// like any event; their deliveries carry `replayId`. The operation
+// ends DONE with `result.total` (the window's events), `imported`
+// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+// the endpoint is deleted first. A replay reaches a disabled
+// endpoint's deliveries as FAILED: enable it first.
+//
+// `x-platform-req-nonce` is optional: with it, a repeat of the same
+// request answers the same operation and re-sends nothing (the same
+// nonce with another request is 409 CONFLICT); without it every call
+// is a new replay.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+func (c *ClientWithResponses) ReplayWebhookEventsWithBodyWithResponse(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplayWebhookEventsResponse, error) {
+	rsp, err := c.ReplayWebhookEventsWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplayWebhookEventsResponse(rsp)
+}
+
+// ReplayWebhookEventsWithResponse Replay a window of events to a webhook endpoint
+//
+// Admin only (a USER is 401). Starts re-sending to the endpoint every
+// event of the window [`from`, `to`] that the endpoint takes (and, if
+// sent, of `eventTypes`), and answers the Operation doing it (202;
+// namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+// /operations/{operationId}). `from` and `to` are RFC 3339
+// date-times, `to` not before `from`, `from` within the last 30 days
+// and not in the future (422 naming the field). The events go out
+// with their original ids and sequences, each user's in sequence
+// order and in line with that user's live events, signed and retried
+// like any event; their deliveries carry `replayId`. The operation
+// ends DONE with `result.total` (the window's events), `imported`
+// (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+// the endpoint is deleted first. A replay reaches a disabled
+// endpoint's deliveries as FAILED: enable it first.
+//
+// `x-platform-req-nonce` is optional: with it, a repeat of the same
+// request answers the same operation and re-sends nothing (the same
+// nonce with another request is 409 CONFLICT); without it every call
+// is a new replay.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/replay (the `ReplayWebhookEvents` operationId).
+func (c *ClientWithResponses) ReplayWebhookEventsWithResponse(ctx context.Context, endpointId EndpointId, params *ReplayWebhookEventsParams, body ReplayWebhookEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplayWebhookEventsResponse, error) {
+	rsp, err := c.ReplayWebhookEvents(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplayWebhookEventsResponse(rsp)
+}
+
+// RotateWebhookSecretWithResponse Rotate a webhook endpoint's secret
+//
+// Admin only (a USER is 401); no body. Gives the endpoint a new
+// secret and answers it (200). Until `previousValidUntil` (24 hours)
+// every delivery carries two signatures in `webhook-signature`, the
+// new secret's first and the old one's, so the receiver switches to
+// the new secret whenever it likes within that day; a rotation within
+// the day drops the oldest secret. Concurrent changes of one endpoint
+// are serialised (409 CONFLICT only if one keeps losing). An unknown
+// endpoint is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/secret/rotate (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, endpointId EndpointId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookSecretResponse(rsp)
+}
+
+// TestWebhookEndpointWithResponse Send a test event to a webhook endpoint
+//
+// Admin only (a USER is 401); no body. Queues one event of type
+// `webhook.test` for the endpoint (202) and answers its id and type.
+// It is signed, delivered and retried like any event, in line with
+// the endpoint's other test events only (no user, `sequence` 0,
+// `data` `{endpointId, message}`),
+// and is never replayed; its delivery is listed with the others (a
+// disabled endpoint's test is recorded FAILED). An unknown endpoint
+// is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/endpoints/{endpointId}/test (the `TestWebhookEndpoint` operationId).
+func (c *ClientWithResponses) TestWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointId, params *TestWebhookEndpointParams, reqEditors ...RequestEditorFn) (*TestWebhookEndpointResponse, error) {
+	rsp, err := c.TestWebhookEndpoint(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWebhookEndpointResponse(rsp)
 }
 
 // ParseListActionsResponse parses an HTTP response from a ListActionsWithResponse call
@@ -67740,6 +70968,1803 @@ func ParseCreateUserTransactionResponse(rsp *http.Response) (*CreateUserTransact
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateUserTransactionResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookEndpointsResponse parses an HTTP response from a ListWebhookEndpointsWithResponse call
+func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpointList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookEndpointsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookEndpointsResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWebhookEndpointsResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListWebhookEndpointsResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWebhookEndpointsResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookEndpointResponse parses an HTTP response from a CreateWebhookEndpointWithResponse call
+func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookEndpointResponse201Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWebhookEndpointResponse409Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookEndpointResponse parses an HTTP response from a DeleteWebhookEndpointWithResponse call
+func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteWebhookEndpointResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookEndpointResponse parses an HTTP response from a GetWebhookEndpointWithResponse call
+func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateWebhookEndpointResponse409Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookDeliveriesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWebhookDeliveriesResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReplayWebhookEventsResponse parses an HTTP response from a ReplayWebhookEventsWithResponse call
+func ParseReplayWebhookEventsResponse(rsp *http.Response) (*ReplayWebhookEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplayWebhookEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ReplayWebhookEventsResponse202Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReplayWebhookEventsResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ReplayWebhookEventsResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ReplayWebhookEventsResponse409Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReplayWebhookEventsResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers ReplayWebhookEventsResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReplayWebhookEventsResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReplayWebhookEventsResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookSecretResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookSecretResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWebhookSecretResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateWebhookSecretResponse409Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateWebhookSecretResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers RotateWebhookSecretResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateWebhookSecretResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTestWebhookEndpointResponse parses an HTTP response from a TestWebhookEndpointWithResponse call
+func ParseTestWebhookEndpointResponse(rsp *http.Response) (*TestWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookTestSent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers TestWebhookEndpointResponse202Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 401:
+		var headers TestWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers TestWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers TestWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers TestWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("x-request-id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "x-request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers TestWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers TestWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

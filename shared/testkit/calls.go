@@ -55,17 +55,22 @@ func (h *Harness) DoInto(c *callcount.Counter, method, path string, body any, he
 	return h.Do(method, path, body, append(headers, Headers{headerCalls, id})...)
 }
 
-// CountFunction adds the calls of function's S3-triggered and
-// stream-triggered runs (the jobs and rules functions), as the stack
-// delivers their events, to c until the test ends. It counts the runs for
+// CountFunction adds the calls of function's S3-triggered,
+// stream-triggered and queue-triggered runs (the jobs, rules, webhook
+// fan-out and sender functions), as the stack delivers their events, to c until the test ends. It counts the runs for
 // every tenant (a stream batch mixes them), so a test that counts a
 // function stays serial.
 func (h *Harness) CountFunction(function string, c *callcount.Counter) {
 	h.T.Helper()
 	st := Stack(h.T)
-	s3h, streamh := defaultS3[function], defaultStreams[function]
-	if s3h == nil && streamh == nil {
-		h.T.Fatalf("function %s has no S3 or stream handler in the stack", function)
+	s3h, streamh, queueh := defaultS3[function], defaultStreams[function], defaultQueues[function]
+	if s3h == nil && streamh == nil && queueh == nil {
+		h.T.Fatalf("function %s has no S3, stream or queue handler in the stack", function)
+	}
+	if queueh != nil {
+		st.OnQueue(function, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			return queueh(callcount.With(ctx, c), ev)
+		})
 	}
 	if s3h != nil {
 		st.OnS3(function, func(ctx context.Context, ev events.S3Event) error {
@@ -78,6 +83,9 @@ func (h *Harness) CountFunction(function string, c *callcount.Counter) {
 		})
 	}
 	h.T.Cleanup(func() {
+		if queueh != nil {
+			st.OnQueue(function, queueh)
+		}
 		if s3h != nil {
 			st.OnS3(function, s3h)
 		}

@@ -36,10 +36,16 @@ func subscribeQueues(st *stack.Stack) error {
 		if err != nil {
 			return fmt.Errorf("function %s has SQS events: %w", f.Name, err)
 		}
-		st.OnQueue(f.Name, routeQueue(f.Name, h))
+		routed := routeQueue(f.Name, h)
+		st.OnQueue(f.Name, routed)
+		defaultQueues[f.Name] = routed
 	}
 	return nil
 }
+
+// defaultQueues are the queue handlers subscribeQueues registered, by
+// function name.
+var defaultQueues = map[string]stack.QueueHandler{}
 
 // queueOverrides are the handlers harnesses put in place of a function for
 // their tenants (OnQueue), by function, then tenant id.

@@ -147,3 +147,25 @@ func (h *Harness) WaitStreams() {
 		h.T.Fatalf("wait for the stream records: %v", err)
 	}
 }
+
+// WatchStream calls see with each record the stack delivers to function's
+// stream handler (the rules function: the Actions table's records), of
+// every tenant, before the handler runs, until the test ends. A batch the
+// handler fails is delivered again, so see may meet a record twice (its
+// Change.SequenceNumber tells). The handler is the binary's one, so a test
+// that watches stays serial, as one that counts (CountFunction).
+func (h *Harness) WatchStream(function string, see func(events.DynamoDBEventRecord)) {
+	h.T.Helper()
+	st := Stack(h.T)
+	handler := defaultStreams[function]
+	if handler == nil {
+		h.T.Fatalf("function %s has no stream handler in the stack", function)
+	}
+	st.OnStream(function, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			see(r)
+		}
+		return handler(ctx, ev)
+	})
+	h.T.Cleanup(func() { st.OnStream(function, handler) })
+}

@@ -46,6 +46,9 @@ import (
 //	                    code, order, ORDER_COMPLETED, transaction,
 //	                    TRANSACTION_CREATED); GetItem rules version               4
 //
+// Every TransactWriteItems that puts actions also updates the user's feed
+// head (withHeads), as the recorder does.
+//
 // A request that records actions runs the tenant's rules on them before it
 // answers: it reads the tenant's rules version (one consistent GetItem of
 // <t>#RULES / VERSION) and, when it matches the cached rules', no rule. A
@@ -145,8 +148,9 @@ func (r *raw) query(ctx context.Context, in *dynamodb.QueryInput) error {
 }
 
 func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
+	items = r.withHeads(items)
 	// A lost race with another transaction on one item (a liability
-	// shard) is tried again, as ddb.Transact does.
+	// shard, a user's feed head) is tried again, as ddb.Transact does.
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		_, err = r.e.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(newID() + newID()[:12])})
@@ -160,6 +164,42 @@ func (r *raw) tx(ctx context.Context, items ...types.TransactWriteItem) error {
 		return fmt.Errorf("raw TransactWriteItems: %w", err)
 	}
 	return nil
+}
+
+// withHeads adds to items the feed head update of each user whose
+// actions they put, as the recorder does (shared/domain/action feed.go):
+// the actions less their keys, in order, and their number added to seq.
+func (r *raw) withHeads(items []types.TransactWriteItem) []types.TransactWriteItem {
+	var users []string
+	events := map[string][]types.AttributeValue{}
+	for _, it := range items {
+		p := it.Put
+		if p == nil || aws.ToString(p.TableName) != r.e.tables.Actions {
+			continue
+		}
+		uid := p.Item["context"].(*types.AttributeValueMemberM).Value["user"].(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS).Value
+		ev := item{}
+		for k, v := range p.Item {
+			if k != "pk" && k != "sk" && !strings.HasPrefix(k, "gsi") {
+				ev[k] = v
+			}
+		}
+		if events[uid] == nil {
+			users = append(users, uid)
+		}
+		events[uid] = append(events[uid], m(ev))
+	}
+	for _, uid := range users {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(r.e.tables.Actions), Key: key(r.e.tenant+"#FEED#USER#"+uid, "FEED"),
+			UpdateExpression:         aws.String("SET tenantId = :t, #ev = :events ADD seq :k"),
+			ExpressionAttributeNames: map[string]string{"#ev": "events"},
+			ExpressionAttributeValues: item{
+				":t": s(r.e.tenant), ":events": &types.AttributeValueMemberL{Value: events[uid]}, ":k": n(int64(len(events[uid]))),
+			},
+		}})
+	}
+	return items
 }
 
 const profileProjection = "id, tenantId, fullName, #state, isGuest, deleted, hasProfilePhoto, primaryPlatform, favouriteLocations, expiresAt, balance, moneySeq"

@@ -48,4 +48,6 @@ export const PAGED_LISTS = {
   "/users/{userId}/balance/ledger": { items: "items", by: "key" },
   "/users/{userId}/checkins": { items: "checkins", by: "number" },
   "/users/{userId}/pointawards/{awardId}/ledger": { items: "items", by: "key" },
+  "/webhooks/endpoints": { items: "items", by: "key" },
+  "/webhooks/endpoints/{endpointId}/deliveries": { items: "items", by: "key" },
 } as const;

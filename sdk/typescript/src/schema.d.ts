@@ -1599,7 +1599,8 @@ export interface paths {
          *     caller's tenant with every setting it has; a setting that is not
          *     set is left out and its default applies (`sessionHours` 720,
          *     `timezone` Europe/London, `currency` GBP, `pointsExpiringDays` 30,
-         *     `rulesBudget` 100, no `smsCountryCodes`: every country).
+         *     `rulesBudget` 100, `webhookEndpoints` 10, no `smsCountryCodes`:
+         *     every country).
          */
         get: operations["getTenant"];
         /**
@@ -2700,6 +2701,216 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhook endpoints
+         * @description Admin only (a USER is 401). Every endpoint of the tenant, oldest
+         *     first, on one page (a tenant has at most 100); no secrets. `limit`
+         *     and `startKey` are checked as on every list (422 when malformed).
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Admin only (a USER is 401). Registers an endpoint (201) and answers
+         *     it with its `secret`, which no later read shows (rotate it to get a
+         *     new one). `url` is required: at most 2,048 characters, `https` (see
+         *     the Webhooks tag for the addresses refused, 422 naming `url`).
+         *     `eventTypes` lists action types, each once (absent or empty: every
+         *     type); `description` 1 to 500 characters; `enabled` defaults to
+         *     true. `null` anywhere and unknown fields are 422. The tenant's
+         *     endpoints beyond `settings.webhookEndpoints` (default 10) are 409
+         *     CONFLICT: delete one first. The endpoint receives the actions
+         *     recorded from then on (replay earlier ones).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Admin only (a USER is 401). The endpoint, without its secret. An unknown endpoint, or another tenant's, is 404.
+         */
+        get: operations["getWebhookEndpoint"];
+        /**
+         * Change a webhook endpoint
+         * @description Admin only (a USER is 401). The body holds at least one of `url`,
+         *     `eventTypes`, `description` and `enabled` (422 otherwise): a field
+         *     sent replaces the stored one (`eventTypes: []` takes every type),
+         *     `description: null` removes the description, an absent field is
+         *     unchanged. Checked as on create (422 naming the field); any other
+         *     `null`, the read-only fields and unknown fields are 422. `enabled:
+         *     false` stops the deliveries (later events are not sent, and those
+         *     queued already are recorded FAILED); `enabled: true` on an endpoint
+         *     the platform disabled clears its `disabledReason` and its failure
+         *     streak. Concurrent changes of one endpoint are serialised (409
+         *     CONFLICT only if one keeps losing). An unknown endpoint is 404.
+         */
+        put: operations["updateWebhookEndpoint"];
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Admin only (a USER is 401). Deletes the endpoint (204): nothing
+         *     more is sent to it, and the events queued for it are dropped; its
+         *     deliveries expire after their 30 days. An unknown endpoint, or one
+         *     deleted already, is 404. To stop deliveries for a while instead,
+         *     PUT `enabled: false`.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description Admin only (a USER is 401). The endpoint's deliveries of the last
+         *     30 days, newest event first, each with its latest attempt: one per
+         *     event, and one more per replay that re-sent it (`replayId`).
+         *     Filters, each optional: `status`, `eventType` (an action type or
+         *     webhook.test) and `userId`; a malformed one is 422 naming it. Paged:
+         *     `nextKey` is signed and bound to the tenant, the endpoint and the
+         *     filters. An unknown endpoint is 404.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{endpointId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a window of events to a webhook endpoint
+         * @description Admin only (a USER is 401). Starts re-sending to the endpoint every
+         *     event of the window [`from`, `to`] that the endpoint takes (and, if
+         *     sent, of `eventTypes`), and answers the Operation doing it (202;
+         *     namespace `webhooks`, name `replay`, entityId the endpoint; poll GET
+         *     /operations/{operationId}). `from` and `to` are RFC 3339
+         *     date-times, `to` not before `from`, `from` within the last 30 days
+         *     and not in the future (422 naming the field). The events go out
+         *     with their original ids and sequences, each user's in sequence
+         *     order and in line with that user's live events, signed and retried
+         *     like any event; their deliveries carry `replayId`. The operation
+         *     ends DONE with `result.total` (the window's events), `imported`
+         *     (re-sent) and `skipped` (types not taken); FAILED (NOT_FOUND) if
+         *     the endpoint is deleted first. A replay reaches a disabled
+         *     endpoint's deliveries as FAILED: enable it first.
+         *
+         *     `x-platform-req-nonce` is optional: with it, a repeat of the same
+         *     request answers the same operation and re-sends nothing (the same
+         *     nonce with another request is 409 CONFLICT); without it every call
+         *     is a new replay.
+         */
+        post: operations["replayWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{endpointId}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Admin only (a USER is 401); no body. Gives the endpoint a new
+         *     secret and answers it (200). Until `previousValidUntil` (24 hours)
+         *     every delivery carries two signatures in `webhook-signature`, the
+         *     new secret's first and the old one's, so the receiver switches to
+         *     the new secret whenever it likes within that day; a rotation within
+         *     the day drops the oldest secret. Concurrent changes of one endpoint
+         *     are serialised (409 CONFLICT only if one keeps losing). An unknown
+         *     endpoint is 404.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Admin only (a USER is 401); no body. Queues one event of type
+         *     `webhook.test` for the endpoint (202) and answers its id and type.
+         *     It is signed, delivered and retried like any event, in line with
+         *     the endpoint's other test events only (no user, `sequence` 0,
+         *     `data` `{endpointId, message}`),
+         *     and is never replayed; its delivery is listed with the others (a
+         *     disabled endpoint's test is recorded FAILED). An unknown endpoint
+         *     is 404.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2767,6 +2978,13 @@ export interface components {
             actions: components["schemas"]["Action"][];
             page: components["schemas"]["Page"];
         };
+        /**
+         * @description An action type: every type the platform records (see the Actions
+         *     tag for their metadata). Webhook endpoints name the types they take
+         *     with it; rules name their trigger with RuleTrigger.
+         * @enum {string}
+         */
+        ActionType: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "RULES_BUDGET_EXCEEDED" | "WEBHOOK_EXHAUSTED" | "WEBHOOK_ENDPOINT_DISABLED";
         /** @description Body of POST /users/activate. */
         Activation: {
             /** @description The credential (e-mail address or mobile number) the code was sent to. */
@@ -4343,7 +4561,7 @@ export interface components {
          *     VALIDATION_FAILED naming `trigger`.
          * @enum {string}
          */
-        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "CHECKIN";
+        RuleTrigger: "CHECKIN_CREATED" | "CHECKOUT" | "USER_CREATED" | "USER_ACTIVATED" | "AWARD_GRANTED" | "AWARD_REDEEMED" | "AWARD_REFUNDED" | "AWARD_REVOKED" | "AWARD_REVERSED" | "SEGMENT_JOINED" | "SEGMENT_LEFT" | "ORDER_COMPLETED" | "TRANSACTION_CREATED" | "TRANSACTION_REFUNDED" | "BALANCE_CREDITED" | "LOCATION_CREATED" | "LOCATION_UPDATED" | "TENANT_UPDATED" | "WEBHOOK_EXHAUSTED" | "WEBHOOK_ENDPOINT_DISABLED" | "CHECKIN";
         /** @description Body of PUT /rules/{ruleId}; at least one field. Unknown fields, null and changed read-only fields are 422. */
         RuleUpdate: {
             /** @description Read-only (send it unchanged or leave it out). */
@@ -4627,6 +4845,8 @@ export interface components {
             ssoClientIds?: components["schemas"]["TenantSSOClientIds"];
             /** @description The IANA name of the tenant's time zone (absent - Europe/London). */
             timezone?: string;
+            /** @description How many webhook endpoints the tenant may register (absent - 10). Lowering it below the endpoints registered removes none; only new ones are refused (409). */
+            webhookEndpoints?: number;
         };
         /**
          * @description The settings to change: at least one (an empty object is 422). Each
@@ -4656,6 +4876,7 @@ export interface components {
             smsPerHour?: number | null;
             ssoClientIds?: components["schemas"]["TenantSSOClientIdsUpdate"];
             timezone?: string | null;
+            webhookEndpoints?: number | null;
         };
         /**
          * @description The body of PUT /tenant: at least one field (an empty object is 422
@@ -5097,6 +5318,174 @@ export interface components {
             terms?: string;
             title?: string;
         };
+        /** @description One event's delivery to one endpoint, with its latest attempt. */
+        WebhookDelivery: {
+            /** @description Attempts made (0 when the event was not sent, e.g. to a disabled endpoint). */
+            attempt: number;
+            /** Format: date-time */
+            created: string;
+            /** @description How long the last attempt took, in milliseconds. */
+            durationMs: number;
+            /** @description The event's id (its `webhook-id`). */
+            eventId: string;
+            /** @description The event's type (an action type, or webhook.test). */
+            eventType: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; PENDING only.
+             */
+            nextAttemptAt?: string;
+            /** @description The operation of the replay that sent it; absent for the event's own delivery. */
+            replayId?: string;
+            /** @description The first 1 KB of the last answer, or why no answer came. */
+            responseBody?: string;
+            /** @description The HTTP status of the last answer; 0 when none came (a timeout, a refused connection or address). */
+            responseStatus: number;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: date-time
+             * @description The last attempt.
+             */
+            updated: string;
+            /** @description The event's user; absent for events without one. */
+            userId?: string;
+        };
+        /** @description The body of GET /webhooks/endpoints/{endpointId}/deliveries. */
+        WebhookDeliveryList: {
+            items: components["schemas"]["WebhookDelivery"][];
+            page: components["schemas"]["Page"];
+        };
+        /**
+         * @description PENDING: an attempt failed and the next is due at `nextAttemptAt`.
+         *     DELIVERED: the endpoint answered 2xx. FAILED: given up without
+         *     exhausting the retries (the endpoint answered 410 Gone, or was
+         *     disabled before the event reached it). EXHAUSTED: every attempt of
+         *     seven days failed.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "EXHAUSTED";
+        /** @description A webhook endpoint. `secret` is in the answer of POST /webhooks/endpoints only; a rotation answers WebhookSecret. */
+        WebhookEndpoint: {
+            /** @description Read-only. The endpoint's id. */
+            readonly _id: string;
+            /**
+             * Format: date-time
+             * @description Read-only.
+             */
+            readonly created: string;
+            /** @description The admin's note; absent when none. */
+            description?: string;
+            /** @description Read-only. Why the platform disabled the endpoint (it answered 410 Gone, or every attempt failed for 5 days); cleared when an admin enables it again. */
+            readonly disabledReason?: string;
+            /** @description Only enabled endpoints receive events. */
+            enabled: boolean;
+            /** @description The action types the endpoint takes; empty takes every type. */
+            eventTypes: components["schemas"]["ActionType"][];
+            /** @description Read-only. The signing secret (`whsec_` and the base64 of 32 random bytes), in the answer of POST /webhooks/endpoints only. Keep it secret. */
+            readonly secret?: string;
+            /**
+             * Format: date-time
+             * @description Read-only. The endpoint's last change (by an admin, a rotation, or the platform disabling it).
+             */
+            readonly updated: string;
+            /**
+             * Format: uri
+             * @description The https URL the events are POSTed to.
+             */
+            url: string;
+        };
+        /** @description Body of POST /webhooks/endpoints. Unknown fields and null are 422. */
+        WebhookEndpointCreate: {
+            /** @description A note for the tenant's admins (no control characters but tab and line breaks). */
+            description?: string;
+            /** @default true */
+            enabled?: boolean;
+            /** @description The action types to send, each once; absent or empty - every type. */
+            eventTypes?: components["schemas"]["ActionType"][];
+            /**
+             * Format: uri
+             * @description The https URL that receives the events (see the Webhooks tag for the addresses refused).
+             */
+            url: string;
+        };
+        /** @description The body of GET /webhooks/endpoints. */
+        WebhookEndpointList: {
+            items: components["schemas"]["WebhookEndpoint"][];
+            page: components["schemas"]["Page"];
+        };
+        /** @description Body of PUT /webhooks/endpoints/{endpointId}; at least one field. Unknown fields, and null but for `description`, are 422. */
+        WebhookEndpointUpdate: {
+            /** @description A note for the tenant's admins; null removes it. */
+            description?: string | null;
+            /** @description false stops the deliveries; true enables the endpoint again (clearing `disabledReason`). */
+            enabled?: boolean;
+            /** @description The action types to send, each once; empty - every type. */
+            eventTypes?: components["schemas"]["ActionType"][];
+            /**
+             * Format: uri
+             * @description The https URL that receives the events.
+             */
+            url?: string;
+        };
+        /**
+         * @description The body of every webhook (x-webhooks `actionEvent`): one event.
+         *     These exact bytes are signed; new fields may be added.
+         */
+        WebhookEvent: {
+            /** @description The action as GET /actions shows it (schema Action), with `balanceAfter` for points and money events whose change knows it; `{endpointId, message}` for a test event. */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The action's id (the test event's own); also the `webhook-id` header. The same on every retry and replay. */
+            id: string;
+            /**
+             * Format: int64
+             * @description The event's place among its user's events (or the tenant's, without a user), from 1 and without gaps; 0 for a test event.
+             */
+            sequence: number;
+            tenantId: string;
+            /**
+             * Format: date-time
+             * @description When the action happened (its `when.timestamp`).
+             */
+            timestamp: string;
+            /** @description The action type (ActionType), or webhook.test for a test event. */
+            type: string;
+            /** @description The action's user; absent for actions without one (their sequence is the tenant's). */
+            userId?: string;
+        };
+        /** @description Body of POST /webhooks/endpoints/{endpointId}/replay. Unknown fields and null are 422. */
+        WebhookReplayRequest: {
+            /** @description Re-send only these types (and only those the endpoint takes); absent or empty - every type the endpoint takes. */
+            eventTypes?: components["schemas"]["ActionType"][];
+            /**
+             * Format: date-time
+             * @description The window's start (RFC 3339), within the last 30 days.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The window's end (RFC 3339), not before `from`.
+             */
+            to: string;
+        };
+        /** @description The answer of a secret rotation. */
+        WebhookSecret: {
+            /**
+             * Format: date-time
+             * @description Until when deliveries are signed with the old secret too (24 hours from now).
+             */
+            previousValidUntil: string;
+            /** @description The new signing secret. */
+            secret: string;
+        };
+        /** @description The answer of POST /webhooks/endpoints/{endpointId}/test. */
+        WebhookTestSent: {
+            /** @description The test event's id (its `webhook-id`, and the `eventId` of its delivery). */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.test";
+        };
     };
     responses: {
         /** @description The user's addresses, oldest first. */
@@ -5314,6 +5703,8 @@ export interface components {
         ClientPlatform: "IOS" | "ANDROID";
         /** @description The credential's `_id`. */
         CredentialId: string;
+        /** @description A webhook endpoint's `_id`. */
+        EndpointId: string;
         /** @description The id of the job's file, from its operation's `result.href` (the operation id). */
         FileId: string;
         /**
@@ -12146,6 +12537,499 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422. */
+                startKey?: components["parameters"]["StartKey"];
+            };
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "_id": "01a2274d9761004f729f1a01",
+                     *           "created": "2026-11-29T12:30:00.000Z",
+                     *           "description": "CRM sync",
+                     *           "enabled": true,
+                     *           "eventTypes": [
+                     *             "CHECKIN_CREATED",
+                     *             "ORDER_COMPLETED"
+                     *           ],
+                     *           "updated": "2026-11-29T12:30:00.000Z",
+                     *           "url": "https://hooks.example.com/platform"
+                     *         },
+                     *         {
+                     *           "_id": "01a2274e12a4005b3c7d2e90",
+                     *           "created": "2026-11-29T12:31:00.000Z",
+                     *           "disabledReason": "the endpoint answered 410 Gone",
+                     *           "enabled": false,
+                     *           "eventTypes": [],
+                     *           "updated": "2026-11-30T08:00:00.000Z",
+                     *           "url": "https://old.example.com/hooks"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "count": 2,
+                     *         "limit": 100
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "CRM sync",
+                 *       "eventTypes": [
+                 *         "CHECKIN_CREATED",
+                 *         "ORDER_COMPLETED"
+                 *       ],
+                 *       "url": "https://hooks.example.com/platform"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The new endpoint, with its secret. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "01a2274d9761004f729f1a01",
+                     *       "created": "2026-11-29T12:30:00.000Z",
+                     *       "description": "CRM sync",
+                     *       "enabled": true,
+                     *       "eventTypes": [
+                     *         "CHECKIN_CREATED",
+                     *         "ORDER_COMPLETED"
+                     *       ],
+                     *       "secret": "whsec_BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSY=",
+                     *       "updated": "2026-11-29T12:30:00.000Z",
+                     *       "url": "https://hooks.example.com/platform"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "01a2274d9761004f729f1a01",
+                     *       "created": "2026-11-29T12:30:00.000Z",
+                     *       "description": "CRM sync",
+                     *       "enabled": true,
+                     *       "eventTypes": [
+                     *         "CHECKIN_CREATED",
+                     *         "ORDER_COMPLETED"
+                     *       ],
+                     *       "updated": "2026-11-29T12:30:00.000Z",
+                     *       "url": "https://hooks.example.com/platform"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": null,
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as stored. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "01a2274e12a4005b3c7d2e90",
+                     *       "created": "2026-11-29T12:31:00.000Z",
+                     *       "enabled": true,
+                     *       "eventTypes": [],
+                     *       "updated": "2026-11-30T09:15:00.000Z",
+                     *       "url": "https://old.example.com/hooks"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Keeps the deliveries in this status. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Keeps the deliveries of this event type (an action type, or webhook.test for test events). */
+                eventType?: string;
+                /** @description Keeps the deliveries of this user's events. */
+                userId?: string;
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `nextKey` of the previous page, unchanged and with the same query. A tampered, forged or foreign key, or one longer than 4,096 characters, is 422. */
+                startKey?: components["parameters"]["StartKey"];
+            };
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "attempt": 3,
+                     *           "created": "2026-11-29T12:40:00.000Z",
+                     *           "durationMs": 212,
+                     *           "eventId": "01a2274f8c1d007e2a3b4c5d",
+                     *           "eventType": "CHECKIN_CREATED",
+                     *           "nextAttemptAt": "2026-11-29T13:15:05.000Z",
+                     *           "responseBody": "{\"error\":\"maintenance\"}",
+                     *           "responseStatus": 503,
+                     *           "status": "PENDING",
+                     *           "updated": "2026-11-29T12:45:05.000Z",
+                     *           "userId": "5f1c0a9b2d3e4f5a6b7c8d9e"
+                     *         },
+                     *         {
+                     *           "attempt": 1,
+                     *           "created": "2026-11-29T12:35:00.000Z",
+                     *           "durationMs": 87,
+                     *           "eventId": "01a2274f03b2006c1d2e3f40",
+                     *           "eventType": "webhook.test",
+                     *           "responseStatus": 204,
+                     *           "status": "DELIVERED",
+                     *           "updated": "2026-11-29T12:35:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "count": 2,
+                     *         "limit": 100
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    replayWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+                /** @description Optional for this route; names the replay's operation (a GUID; the same GUID returns the same operation, another request with it is 409). Not a GUID is 422. */
+                "x-platform-req-nonce"?: string;
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventTypes": [
+                 *         "ORDER_COMPLETED"
+                 *       ],
+                 *       "from": "2026-11-28T00:00:00Z",
+                 *       "to": "2026-11-29T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookReplayRequest"];
+            };
+        };
+        responses: {
+            /** @description The replay's operation (PENDING), or the one an earlier request with the same nonce started. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "01a2275012c4008f3e4f5a6b",
+                     *       "createdAt": "2026-11-29T12:50:00.000Z",
+                     *       "endedAt": null,
+                     *       "entityId": "01a2274d9761004f729f1a01",
+                     *       "error": null,
+                     *       "isRetryable": false,
+                     *       "metadata": {
+                     *         "endpointId": "01a2274d9761004f729f1a01",
+                     *         "eventTypes": [
+                     *           "ORDER_COMPLETED"
+                     *         ],
+                     *         "from": "2026-11-28T00:00:00.000Z",
+                     *         "to": "2026-11-29T00:00:00.000Z"
+                     *       },
+                     *       "name": "replay",
+                     *       "namespace": "webhooks",
+                     *       "nonce": "3f2a7c9e-1b4d-4e8f-a6c2-9d0b5e7f1a3c",
+                     *       "result": null,
+                     *       "status": "PENDING",
+                     *       "tenantId": "t-e54684473ab20ede",
+                     *       "updatedAt": "2026-11-29T12:50:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "previousValidUntil": "2026-11-30T12:30:00.000Z",
+                     *       "secret": "whsec_ZWZnaGlqa2xtbm9wcXJzdHV2d3h5ent8fX5/gIGCg4Q="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant id. Required when no token is sent; a token of another tenant than this header names is 401. */
+                "x-application-id"?: components["parameters"]["ApplicationId"];
+            };
+            path: {
+                /** @description A webhook endpoint's `_id`. */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test event, queued. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2274f03b2006c1d2e3f40",
+                     *       "type": "webhook.test"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookTestSent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loyalty-platform/platform/shared/platform/callcount"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -162,6 +163,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 		"effects": []map[string]any{{"type": "GRANT_PERK", "perkId": points, "pointsPerUnit": 1}}}, admin).Expect(t, 201, ""))
 	h.Do("POST", "/users/"+uid+"/checkins", map[string]any{"locationId": loc, "type": "MANUAL", "trigger": "CODE"}, admin).Expect(t, 201, "")
 	order := idFrom(t, h.Do("POST", "/users/"+uid+"/orders", map[string]any{"locationId": loc, "totalPrice": 12}, admin).Expect(t, 201, ""))
+	hook := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": "https://hooks.example.com/victim"}, admin).Expect(t, 201, ""))
 	txn := idFrom(t, h.Do("POST", "/users/"+uid+"/transactions", map[string]any{"shortCode": "V-1", "totalPrice": 12, "paymentType": "CARD_AT_POS", "orderId": order, "locationId": loc}, admin).Expect(t, 201, ""))
 
 	nonce := ts.Headers{"x-platform-req-nonce", ts.Nonce()}
@@ -185,6 +187,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 			"userId": uid, "credentialId": cred, "addressId": addr, "locationId": loc, "tagGroupId": tags,
 			"perkId": stamps, "awardId": uid + "-" + stamps, "enrichmentId": enr, "segmentId": seg, "ruleId": rule,
 			"orderId": order, "transactionId": txn, "operationId": locExport, "ssoProvider": "google",
+			"endpointId": hook,
 		},
 		byPath: map[string]map[string]string{
 			"/pointperks/":                       {"perkId": points},
@@ -197,7 +200,7 @@ func newFixture(t *testing.T, h *ts.Harness) *fixture {
 			"/reports/points-liability/exports/": {"fileId": liabExport},
 		},
 	}
-	f.secrets = []string{uid, email, addr, cred, order, txn, uid + "-" + stamps, uid + "-" + points, "Victim"}
+	f.secrets = []string{uid, email, addr, cred, order, txn, uid + "-" + stamps, uid + "-" + points, "Victim", hook}
 	return f
 }
 
@@ -292,6 +295,12 @@ func (f *fixture) body(t *testing.T, method, route string) (any, ts.Headers) {
 		return map[string]any{"amount": 100}, nil
 	case "PUT /tenant":
 		return map[string]any{"title": "Taken over", "settings": map[string]any{"initialPoints": 1000}}, nil
+	case "POST /webhooks/endpoints":
+		return map[string]any{"url": "https://hooks.example.com/taken-over"}, nil
+	case "PUT /webhooks/endpoints/{endpointId}":
+		return map[string]any{"url": "https://hooks.example.com/taken-over", "enabled": true}, nil
+	case "POST /webhooks/endpoints/{endpointId}/replay":
+		return map[string]any{"from": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "to": time.Now().UTC().Format(time.RFC3339)}, nil
 	case "POST /users/{userId}/orders":
 		return map[string]any{"locationId": id["locationId"], "totalPrice": 1}, nil
 	case "PUT /orders/{orderId}":
@@ -347,6 +356,8 @@ func (f *fixture) snapshot(t *testing.T) map[string]string {
 		"/rules",
 		"/awards",
 		"/tenant",
+		"/webhooks/endpoints",
+		"/webhooks/endpoints/" + f.ids["endpointId"],
 	}
 	out := map[string]string{}
 	for _, p := range reads {

@@ -1,10 +1,13 @@
 package access_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
@@ -52,9 +55,10 @@ func (cs calls) run(fn, source string, f func(ctx context.Context) error) error 
 
 // logicalTables maps the physical table names the functions call to the
 // template's logical ids: each table variable of the template's global
-// environment (TENANTS_TABLE: !Ref TenantsTable) names the table its value
-// holds here (its logical id when unset). Every table of the
-// configuration must be one of them.
+// environment (TENANTS_TABLE: !Ref TenantsTable), or of the functions'
+// own (WEBHOOKS_TABLE: !Ref WebhooksTable, for the webhook functions
+// alone), names the table its value holds here (its logical id when
+// unset). Every table of the configuration must be one of them.
 func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 	t.Helper()
 	isTable := map[string]bool{}
@@ -62,22 +66,28 @@ func logicalTables(t *testing.T, h *ts.Harness) map[string]string {
 		isTable[tb.LogicalID] = true
 	}
 	out := map[string]string{}
-	for env, v := range h.Template.GlobalEnv {
-		m, _ := v.(map[string]any)
-		id, _ := m["Ref"].(string)
-		if !isTable[id] {
-			continue
+	envs := []map[string]any{h.Template.GlobalEnv}
+	for _, fn := range h.Template.Functions {
+		envs = append(envs, fn.Env)
+	}
+	for _, vars := range envs {
+		for env, v := range vars {
+			m, _ := v.(map[string]any)
+			id, _ := m["Ref"].(string)
+			if !isTable[id] {
+				continue
+			}
+			name := os.Getenv(env)
+			if name == "" {
+				name = id
+			}
+			out[name] = id
 		}
-		name := os.Getenv(env)
-		if name == "" {
-			name = id
-		}
-		out[name] = id
 	}
 	c := h.Deps.Config.Tables
-	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations} {
+	for _, name := range []string{c.Tenants, c.Users, c.Sessions, c.Locations, c.Checkins, c.Loyalty, c.Audiences, c.Pos, c.Actions, c.Operations, c.Webhooks} {
 		if out[name] == "" {
-			t.Fatalf("table %q of the configuration is named by no table variable of the template's global environment", name)
+			t.Fatalf("table %q of the configuration is named by no table variable of the template's environments", name)
 		}
 	}
 	return out
@@ -136,8 +146,9 @@ const googleClient = "client-policy.apps.googleusercontent.com"
 // function; the rules
 // function on the actions the requests record (on a check-in's path, and
 // on an order whose request did not see a new rule); the expiry function
-// on a segment whose member expired; and the tenants function's direct
-// invocations.
+// on a segment whose member expired; the tenants function's direct
+// invocations; and the webhook functions on the fixture's events and a
+// replay.
 func TestPoliciesAllowCalls(t *testing.T) {
 	// Not parallel: it counts the stream-triggered and S3-triggered runs
 	// of every tenant (CountFunction).
@@ -149,12 +160,15 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	events := map[string]*callcount.Counter{}
 	source := map[string]string{} // what invokes them
 	for _, fn := range h.Template.Functions {
-		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 {
+		if len(fn.S3Events) > 0 || len(fn.Streams) > 0 || len(fn.QueueEvents) > 0 {
 			events[fn.Name] = callcount.NewRecording()
 			h.CountFunction(fn.Name, events[fn.Name])
 			source[fn.Name] = "its stream records"
-			if len(fn.S3Events) > 0 {
+			switch {
+			case len(fn.S3Events) > 0:
 				source[fn.Name] = "its S3 events"
+			case len(fn.QueueEvents) > 0:
+				source[fn.Name] = "its SQS messages"
 			}
 		}
 	}
@@ -202,8 +216,8 @@ func TestPoliciesAllowCalls(t *testing.T) {
 				if resp.Status < 200 || resp.Status > 299 {
 					t.Errorf("%s (request %d): %d, want a success: %s", key, i+1, resp.Status, trim(resp.Body))
 				}
-				if resp.Status == 202 {
-					started = append(started, idFrom(t, resp))
+				if resp.Status == 202 && bytes.Contains(resp.Body, []byte(`"namespace"`)) {
+					started = append(started, idFrom(t, resp)) // an Operation (a test event is not)
 				}
 			}
 		}
@@ -217,7 +231,9 @@ func TestPoliciesAllowCalls(t *testing.T) {
 	recovery(t, h, pf, got)
 	expiry(t, h, got)
 	tenants(t, h, got)
+	webhooks(t, h)
 	h.WaitStreams()
+	h.WaitQueues()
 	for fn, c := range events {
 		got.add(fn, source[fn], c)
 	}
@@ -709,4 +725,24 @@ func sources(s []string) string {
 		return strings.Join(s[:3], "; ") + fmt.Sprintf("; and %d more", len(s)-3)
 	}
 	return strings.Join(s, "; ")
+}
+
+// webhooks makes the webhook functions do what they do: the fan-out sends
+// the fixture's actions to an endpoint that answers (a receiver on
+// 127.0.0.1) and to the fixture's endpoint, whose name does not resolve
+// (failed attempts: a delivery PENDING, the endpoint's failure streak);
+// the sender delivers them and runs a replay.
+func webhooks(t *testing.T, h *ts.Harness) {
+	t.Helper()
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	t.Cleanup(rcv.Close)
+	ep := idFrom(t, h.Do("POST", "/webhooks/endpoints", map[string]any{"url": rcv.URL}, h.Admin()).Expect(t, 201, ""))
+	from := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	h.ActiveUser(t, "Web", "Hook")
+	h.WaitStreams()
+	h.WaitQueues()
+	op := idFrom(t, h.Do("POST", "/webhooks/endpoints/"+ep+"/replay", map[string]any{"from": from, "to": time.Now().UTC().Format(time.RFC3339)}, h.Admin()).Expect(t, 202, ""))
+	if got := h.WaitOperation(op); got["status"] != "DONE" {
+		t.Errorf("replay %s = %v", op, got)
+	}
 }

@@ -15,8 +15,9 @@ import (
 
 // The document is openapi.yaml (info, security, shared parameters,
 // responses and schemas) plus one fragment per resource group under paths/
-// (each with `paths` and, optionally, `components`), merged at load. Keeping
-// a file per resource group lets each domain document its own routes.
+// (each with `paths` and, optionally, `components`, `tags` and
+// `x-webhooks`, the requests the platform sends), merged at load. Keeping a
+// file per resource group lets each domain document its own routes.
 //
 //go:embed openapi.yaml paths/*.yaml
 var files embed.FS
@@ -31,7 +32,7 @@ func Document() ([]byte, error) {
 }
 
 // merge reads openapi.yaml and folds every paths/*.yaml fragment into it. A
-// path or component defined twice is an error.
+// path, webhook or component defined twice is an error.
 func merge() (map[string]any, error) {
 	base, err := readYAML("openapi.yaml")
 	if err != nil {
@@ -48,6 +49,10 @@ func merge() (map[string]any, error) {
 			return nil, err
 		}
 		if err := mergeInto(base, frag, name, "paths"); err != nil {
+			return nil, err
+		}
+		// OpenAPI 3.0 has no `webhooks`; Redoc and Redocly read x-webhooks.
+		if err := mergeInto(base, frag, name, "x-webhooks"); err != nil {
 			return nil, err
 		}
 		comps, _ := frag["components"].(map[string]any)

@@ -2,8 +2,10 @@ package sam_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,8 +204,11 @@ func TestTables(t *testing.T) {
 
 // TestQueues: every queue keeps its messages 14 days, is retained, has an
 // alarm on its depth; a queue a function receives from (an event source
-// mapping) moves the messages it received FailedQueueMaxReceiveCount times
-// to a dead-letter queue of the template.
+// mapping, or a function's SQS event) moves the messages it received too
+// often to a dead-letter queue of the template: FailedQueueMaxReceiveCount
+// times for a failure queue (an event source mapping), a count of its own
+// for a queue of the platform's work (the webhook deliveries, whose
+// retries count receives).
 func TestQueues(t *testing.T) {
 	tpl := loadTemplate(t)
 	consumed := map[string]bool{}
@@ -211,6 +216,21 @@ func TestQueues(t *testing.T) {
 		if s, ok := path(tpl.Resources[id].Properties, "EventSourceArn", "Fn::GetAtt").(string); ok {
 			if q, attr, _ := strings.Cut(s, "."); attr == "Arn" {
 				consumed[q] = true
+			}
+		}
+	}
+	ownCount := map[string]bool{} // consumed by a function's SQS event
+	for _, id := range idsOfType(tpl, "AWS::Serverless::Function") {
+		events, _ := tpl.Resources[id].Properties["Events"].(map[string]any)
+		for _, e := range events {
+			ev, _ := e.(map[string]any)
+			if ev["Type"] != "SQS" {
+				continue
+			}
+			if s, ok := path(ev, "Properties", "Queue", "Fn::GetAtt").(string); ok {
+				if q, attr, _ := strings.Cut(s, "."); attr == "Arn" {
+					consumed[q], ownCount[q] = true, true
+				}
 			}
 		}
 	}
@@ -238,6 +258,12 @@ func TestQueues(t *testing.T) {
 			dlqID, _, _ := strings.Cut(dlq, ".")
 			if tpl.Resources[dlqID].Type != "AWS::SQS::Queue" || dlqID == id || consumed[dlqID] {
 				t.Errorf("RedrivePolicy.deadLetterTargetArn = %v, want the Arn of another queue of the template that nothing consumes", redrive["deadLetterTargetArn"])
+			}
+			if ownCount[id] {
+				if n, err := strconv.Atoi(fmt.Sprint(redrive["maxReceiveCount"])); err != nil || n < 10 {
+					t.Errorf("RedrivePolicy.maxReceiveCount = %v, want a count of at least 10", redrive["maxReceiveCount"])
+				}
+				return
 			}
 			if got, want := redrive["maxReceiveCount"], ref("FailedQueueMaxReceiveCount"); !reflect.DeepEqual(got, want) {
 				t.Errorf("RedrivePolicy.maxReceiveCount = %v, want %v", got, want)

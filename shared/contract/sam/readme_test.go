@@ -13,7 +13,7 @@ import (
 // alarmsLine is the README's count of the alarms ("What it costs at
 // rest"): the total, then the functions, tables, queues, API alarms and
 // business-metric alarms it is made of.
-var alarmsLine = regexp.MustCompile("CloudWatch alarms: ([0-9]+) \\(two per function, ([0-9]+)\\s+functions;\\s+([0-9]+)\\s+tables,\\s+([0-9]+)\\s+queues,\\s+([0-9]+)\\s+on\\s+the\\s+API,\\s+([0-9]+)\\s+on\\s+`MessagesRefused`\\)")
+var alarmsLine = regexp.MustCompile("CloudWatch alarms: ([0-9]+) \\(two per function, ([0-9]+)\\s+functions;\\s+([0-9]+)\\s+tables,\\s+([0-9]+)\\s+queues,\\s+([0-9]+)\\s+on\\s+the\\s+API,\\s+([0-9]+)\\s+on\\s+business\\s+metrics\\s+\\(`MessagesRefused`,\\s+`WebhooksExhausted`\\)\\)")
 
 // TestReadmeAlarmCount: the number of alarms the README prices is the
 // template's, and so are the numbers it is made of.

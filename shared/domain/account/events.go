@@ -19,28 +19,24 @@ type userAction struct {
 	meta map[string]any
 }
 
-// actionItems returns the Puts, for the transaction of a change of user r,
-// of the actions acts (none when the service records no actions).
+// actionItems returns the items, for the transaction of a change of user
+// r, that record the actions acts: their Puts and the user's feed head
+// (none when the service records no actions).
 func (s *Service) actionItems(t tenant.Tenant, r user.Record, now time.Time, acts ...userAction) ([]types.TransactWriteItem, error) {
 	if s.Actions == nil {
 		return nil, nil
 	}
-	var items []types.TransactWriteItem
-	for _, ua := range acts {
-		a := action.Action{
+	as := make([]action.Action, len(acts))
+	for i, ua := range acts {
+		as[i] = action.Action{
 			ID: action.NewID(), Type: ua.typ, TenantID: r.TenantID, When: action.WhenAt(now, time.UTC), Metadata: ua.meta,
 			Context: action.Context{
 				Tenant: action.TenantRef{ID: t.ID, Title: t.Title},
 				User:   &action.UserRef{ID: r.ID, Name: r.FullName, PrimaryPlatform: r.PrimaryPlatform},
 			},
 		}
-		it, err := s.Actions.TransactItem(a)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, it)
 	}
-	return items, nil
+	return s.Actions.TransactItems(as...)
 }
 
 // creationActions are the actions of registering r: USER_CREATED and,

@@ -1,8 +1,10 @@
 // Package action is the platform's event log: the Action shape of the API,
 // the calendar facts of its `when`, and a Recorder that appends actions to
 // the Actions table, either alone (Put) or inside the transaction of the
-// change that causes them (TransactItem). Listing and exporting actions come
-// later; the table's keys are already laid out for them (see store.go).
+// change that causes them (Record, TransactItems), each with its scope's
+// feed head, which numbers a user's (or, without a user, the tenant's)
+// actions in order (feed.go: FeedOf reads a head's stream record). It
+// lists actions by user, location or tenant (list.go; keys in store.go).
 package action
 
 import (
@@ -43,8 +45,9 @@ const (
 // Types lists every action type the platform records, in one place every
 // domain can reach (the domains own their constants: award.ActionGranted,
 // pos.ActionOrderCompleted, ...; the rule package's test checks that they
-// and the OpenAPI document agree with this list). Rules name one of them
-// as their trigger (RULES_BUDGET_EXCEEDED aside: rules never run on it).
+// and the OpenAPI document's ActionType and RuleTrigger agree with this
+// list). Rules name one of them as their trigger (RULES_BUDGET_EXCEEDED
+// aside: rules never run on it); webhook endpoints name those they take.
 var Types = []string{
 	CheckinCreated, Checkout,
 	"USER_CREATED", "USER_ACTIVATED",
@@ -54,6 +57,7 @@ var Types = []string{
 	"LOCATION_CREATED", "LOCATION_UPDATED",
 	"TENANT_UPDATED",
 	"RULES_BUDGET_EXCEEDED",
+	"WEBHOOK_EXHAUSTED", "WEBHOOK_ENDPOINT_DISABLED",
 }
 
 // Day parts of When.Daypart, by the hour of the local time (see DaypartOf).

@@ -57,7 +57,7 @@ func TestWhenAt(t *testing.T) {
 	}
 }
 
-func TestTransactItemRejects(t *testing.T) {
+func TestTransactItemsRejects(t *testing.T) {
 	t.Parallel()
 	r := &action.Recorder{Table: "ActionsTable"}
 	good := action.Action{Type: "CHECKIN_CREATED", TenantID: "t1", When: action.WhenAt(time.Now(), nil)}
@@ -77,14 +77,14 @@ func TestTransactItemRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := good
 			tc.edit(&a)
-			_, err := r.TransactItem(a)
+			_, err := r.TransactItems(a)
 			var e *apierr.Error
 			if !errors.As(err, &e) || e.Code != apierr.ValidationFailed {
 				t.Errorf("err = %v, want VALIDATION_FAILED", err)
 			}
 		})
 	}
-	if _, err := r.TransactItem(good); err != nil {
+	if _, err := r.TransactItems(good); err != nil {
 		t.Errorf("good action: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 // actions never expire):
 //
 //	pk = <t>#ACTION#<actionId>   sk = ACTION          the action (get by id)
+//	pk = <t>#FEED#<scope>        sk = FEED            a scope's feed head (feed.go)
 //
 //	gsi1: gsi1pk = <t>#USER#<userId>          gsi1sk = <timestamp>#<actionId>   a user's actions
 //	gsi2: gsi2pk = <t>#LOCATION#<locationId>  gsi2sk = <timestamp>#<actionId>   a location's actions
@@ -94,14 +95,13 @@ type Recorder struct {
 	reactions []Reactions
 }
 
-// TransactItem returns the conditional Put that records a, for the
-// TransactWriteItems of the change that causes it, so the change and its
-// action are written together or not at all. An empty a.ID gets a new id.
-func (r *Recorder) TransactItem(a Action) (types.TransactWriteItem, error) {
+// put normalizes *a (an empty id gets a new one) and returns the
+// conditional Put that stores it: a second Put of one id fails.
+func (r *Recorder) put(a *Action) (types.TransactWriteItem, error) {
 	if err := a.normalize(); err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("record action %s: %w", a.Type, err)
 	}
-	item, err := attributevalue.MarshalMap(newRecord(a))
+	item, err := attributevalue.MarshalMap(newRecord(*a))
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("record action %s: marshal: %w", a.Type, err)
 	}
@@ -112,18 +112,82 @@ func (r *Recorder) TransactItem(a Action) (types.TransactWriteItem, error) {
 	}}, nil
 }
 
-// Put records a on its own (for changes that are not transactions). A
-// second Put of the same action id is a no-op, so a retried call records the
-// action once.
+// Record adds a to tx, the transaction of the change that causes it, so
+// that the change and its action are written together or not at all: the
+// action's conditional Put and its scope's feed head, merged with the
+// head of the other actions tx records for the scope (two actions of one
+// user in one transaction: one head update with both events, in the order
+// recorded). It returns the action as stored (an empty a.ID gets a new
+// id). a must not change afterwards: the head holds a copy.
+func (r *Recorder) Record(tx *ddb.Tx, a Action) (Action, error) {
+	put, err := r.put(&a)
+	if err != nil {
+		return Action{}, err
+	}
+	// The event is marshalled now, so that a change of a's metadata map
+	// after Record changes neither its Put nor its head.
+	ev, err := event(a)
+	if err != nil {
+		return Action{}, err
+	}
+	tx.Add("action", put)
+	scope := ScopeOf(a)
+	_, err = tx.Merge("action", ddb.Key(r.Table, feedKey(a.TenantID, scope)), func(prev any) (types.TransactWriteItem, any, error) {
+		events, _ := prev.([]types.AttributeValue)
+		events = append(events[:len(events):len(events)], ev)
+		return r.headItem(a.TenantID, scope, events), events, nil
+	})
+	return a, err
+}
+
+// TransactItems returns the items that record as, for a change that
+// builds its TransactWriteItems itself: the actions' conditional Puts in
+// order, followed by one feed head update per scope (see Heads). An empty
+// id gets a new one: callers that need the ids set them first.
+func (r *Recorder) TransactItems(as ...Action) ([]types.TransactWriteItem, error) {
+	puts, norm, err := r.Puts(as...)
+	if err != nil {
+		return nil, err
+	}
+	heads, err := r.Heads(norm...)
+	if err != nil {
+		return nil, err
+	}
+	return append(puts, heads...), nil
+}
+
+// Puts returns the conditional Puts of as and the actions normalized (an
+// empty id gets a new one), without their heads: for a job whose
+// transactions hold the actions of many rows (the CSV imports), which
+// adds one head update per scope to each transaction (Heads of exactly
+// the actions whose Puts it holds; FeedKey names them for the job's
+// shared writes). Everything else uses Record or TransactItems, so that
+// no action is written without its head.
+func (r *Recorder) Puts(as ...Action) ([]types.TransactWriteItem, []Action, error) {
+	items := make([]types.TransactWriteItem, len(as))
+	norm := make([]Action, len(as))
+	for i, a := range as {
+		it, err := r.put(&a)
+		if err != nil {
+			return nil, nil, err
+		}
+		items[i], norm[i] = it, a
+	}
+	return items, norm, nil
+}
+
+// Put records a on its own (for changes that are not transactions): its
+// Put and its head in one transaction. A second Put of the same action id
+// is a no-op (its condition cancels the transaction, so the head does not
+// move), so a retried call records the action once. It never carries the
+// request's Idempotency-Key claim.
 func (r *Recorder) Put(ctx context.Context, a Action) error {
-	it, err := r.TransactItem(a)
+	items, err := r.TransactItems(a)
 	if err != nil {
 		return err
 	}
-	_, err = r.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: it.Put.TableName, Item: it.Put.Item, ConditionExpression: it.Put.ConditionExpression,
-	})
-	if err != nil && !ddb.IsConditionFailed(err) {
+	err = ddb.Transact(ddb.WithoutClaim(ctx), r.DB, items)
+	if err != nil && !ddb.Failed(err, 0) {
 		return fmt.Errorf("record action %s: %w", a.Type, err)
 	}
 	return nil

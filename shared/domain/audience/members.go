@@ -321,12 +321,10 @@ func (s *Service) addChange(ctx context.Context, tx *ddb.Tx, typ, tenantTitle st
 		}
 		end = EndOf(now, h)
 	}
-	a := changeAction(typ, tenantTitle, seg, p, reason, meta, now, end)
-	it, err := s.Actions.TransactItem(a)
+	a, err := s.Actions.Record(tx, changeAction(typ, tenantTitle, seg, p, reason, meta, now, end))
 	if err != nil {
 		return action.Action{}, err
 	}
-	tx.Add("action", it)
 	return a, hooks.Run(ctx, tx, Change{TenantID: seg.TenantID, TenantTitle: tenantTitle, Segment: seg, User: p, Reason: reason, At: now, Actor: a})
 }
 

@@ -6,7 +6,11 @@
 
 package award
 
-// Action types the award domain records.
+// Action types the award domain records. The actions that move an
+// award's points (a grant that reads the award, a redemption, a refund, a
+// reversal, POINTS_EXPIRED) also carry balanceAfter, the same number as
+// pointsAvailable, which every points and money action of the platform
+// carries where the change knows it.
 const (
 	// ActionGranted: points granted (metadata: awardId, perkId, points
 	// asked, pointsGranted after the perk's max, pointsAvailable after,

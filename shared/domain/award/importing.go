@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/clock"
@@ -50,6 +51,10 @@ type ImportWrite struct {
 	// the batch's transaction (LiabilityWrite).
 	Liability LiabilityDelta
 	PerkID    string
+	// Actions are the actions whose Puts Items holds, as stored: the
+	// importer adds their feed heads to the transaction, one per user
+	// (action.Recorder.Heads of all the actions of the transaction).
+	Actions []action.Action
 }
 
 // PrepareImport reads the current awards of the grants (BatchGetItem, 100
@@ -108,16 +113,14 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		// the EXPIRY of a lot earned long enough ago to have expired.
 		cause := ledger.Cause{Source: SourceImport, OperationID: opt.OperationID}
 		if !opt.Silent {
-			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": res.granted, "pointsAvailable": res.available, "source": SourceImport}
+			meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": g.Points, "pointsGranted": res.granted, "pointsAvailable": res.available, "balanceAfter": res.available, "source": SourceImport}
 			if opt.OperationID != "" {
 				meta["operationId"] = opt.OperationID
 			}
-			a := s.act(sub, ActionGranted, now, meta)
-			it, err := s.Actions.TransactItem(a)
+			a, err := s.importAction(&w, s.act(sub, ActionGranted, now, meta))
 			if err != nil {
 				return nil, err
 			}
-			w.Items = append(w.Items, it)
 			cause.ActionID = a.ID
 		}
 		entries := slices.Clone(res.pre)
@@ -132,12 +135,10 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 					lots = append(lots, e.Lots...)
 				}
 			}
-			a := s.act(sub, ActionPointsExpired, now, map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": res.expired, "lots": lotsMeta(lots), "pointsAvailable": res.available})
-			it, err := s.Actions.TransactItem(a)
+			a, err := s.importAction(&w, s.act(sub, ActionPointsExpired, now, map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": res.expired, "lots": lotsMeta(lots), "pointsAvailable": res.available, "balanceAfter": res.available}))
 			if err != nil {
 				return nil, err
 			}
-			w.Items = append(w.Items, it)
 			for j := range entries {
 				if entries[j].Type == ledger.Expiry {
 					entries[j].Cause.ActionID = a.ID
@@ -155,6 +156,18 @@ func (s *Service) PrepareImport(ctx context.Context, tenantID, tenantTitle strin
 		out[i] = w
 	}
 	return out, nil
+}
+
+// importAction adds the Put of a to w's items (its head is the
+// importer's, see ImportWrite.Actions) and returns it as stored.
+func (s *Service) importAction(w *ImportWrite, a action.Action) (action.Action, error) {
+	puts, as, err := s.Actions.Puts(a)
+	if err != nil {
+		return action.Action{}, err
+	}
+	w.Items = append(w.Items, puts...)
+	w.Actions = append(w.Actions, as...)
+	return as[0], nil
 }
 
 func awardKeyString(uid, perkID string) string { return uid + "|" + perkID }

@@ -85,6 +85,20 @@ func TestLedger(t *testing.T) {
 		if c := entries[3]["cause"].(map[string]any); c["actionId"] != granted.ID || c["source"] != "API" {
 			t.Errorf("the earn's cause = %v, want the AWARD_GRANTED action %s", c, granted.ID)
 		}
+		// The actions of the earn, burn and refund carry the balance their
+		// entry left.
+		byID := map[string]map[string]any{}
+		for _, typ := range []string{"AWARD_GRANTED", "AWARD_REDEEMED", "AWARD_REFUNDED"} {
+			for _, a := range actionsOf(t, h, uid, typ) {
+				byID[a.ID] = a.Metadata
+			}
+		}
+		for _, e := range entries[1:] {
+			m := byID[e["cause"].(map[string]any)["actionId"].(string)]
+			if m["balanceAfter"] != e["balanceAfter"] || m["pointsAvailable"] != e["balanceAfter"] {
+				t.Errorf("entry %v: its action's metadata = %v, want balanceAfter %v", e["type"], m, e["balanceAfter"])
+			}
+		}
 	})
 	t.Run("PagesNewestFirst", func(t *testing.T) {
 		checkLedger(t, ledgerOf(t, h, uid, award, h.Admin(), 1), 20)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sort"
 
 	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
@@ -71,7 +72,8 @@ func (s *Service) Ledger(ctx context.Context, caller actor.Actor, userID, awardI
 		rec.reconcile()
 		rec = rec.at(s.Clock.Now())
 		lots := slices.Clone(rec.Lots)
-		slices.SortFunc(lots, spendOrder)
+		// sort.Slice rather than a generic sort: see take.
+		sort.Slice(lots, func(i, j int) bool { return spendOrder(lots[i], lots[j]) < 0 })
 		for _, l := range lots {
 			out.Lots = append(out.Lots, Lot{LotID: l.ID, Points: l.Points, Remaining: l.Remaining, EarnedAt: l.EarnedAt, ExpiresAt: l.ExpiresAt})
 		}

@@ -61,13 +61,7 @@ func ledgerRace(err error) (bool, error) {
 
 // record adds to tx the action of a change of an award and returns it.
 func (s *Service) record(tx *ddb.Tx, sub Subject, typ string, now time.Time, meta map[string]any) (action.Action, error) {
-	a := s.act(sub, typ, now, meta)
-	it, err := s.Actions.TransactItem(a)
-	if err != nil {
-		return action.Action{}, err
-	}
-	tx.Add("action", it)
-	return a, nil
+	return s.Actions.Record(tx, s.act(sub, typ, now, meta))
 }
 
 // Raced reports whether a cancelled transaction failed because another
@@ -104,7 +98,7 @@ func (s *Service) AddGrant(ctx context.Context, tx *ddb.Tx, sub Subject, points 
 	if source == "" {
 		source = SourceAPI
 	}
-	meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": points, "pointsGranted": w.Granted, "pointsAvailable": w.Available, "source": source}
+	meta := map[string]any{"awardId": w.AwardID, "perkId": p.ID, "points": points, "pointsGranted": w.Granted, "pointsAvailable": w.Available, "balanceAfter": w.Available, "source": source}
 	if opt.OperationID != "" {
 		meta["operationId"] = opt.OperationID
 	}
@@ -194,7 +188,7 @@ func (s *Service) AddRedeem(ctx context.Context, tx *ddb.Tx, sub Subject, v, uni
 	if p.HeldThroughSegment() {
 		w.MemberAt = tx.Add("membership", s.Memberships.MemberCheck(sub.TenantID, p.SegmentID, uid, now))
 	}
-	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": v, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": v, "pointsAvailable": out.available, "balanceAfter": out.available}
 	if units > 1 {
 		m["units"] = units
 	}
@@ -257,7 +251,7 @@ func (s *Service) AddRefund(ctx context.Context, tx *ddb.Tx, sub Subject, v int,
 	}
 	w := RefundWrite{AwardAt: at, rec: pend.cur}
 	w.rec.UpdatedAt = clock.Stamp(now)
-	m := map[string]any{"awardId": ID(uid, perkID), "perkId": perkID, "points": v, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, perkID), "perkId": perkID, "points": v, "pointsAvailable": out.available, "balanceAfter": out.available}
 	if sub.Place != nil {
 		m["locationId"] = sub.Place.Ref.ID
 	}
@@ -316,7 +310,7 @@ func (s *Service) AddReverse(ctx context.Context, tx *ddb.Tx, sub Subject, point
 	if w.Taken == 0 {
 		return w, nil
 	}
-	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": points, "pointsTaken": w.Taken, "pointsAvailable": out.available}
+	m := map[string]any{"awardId": ID(uid, p.ID), "perkId": p.ID, "points": points, "pointsTaken": w.Taken, "pointsAvailable": out.available, "balanceAfter": out.available}
 	maps.Copy(m, meta)
 	if w.Action, err = s.record(tx, sub, ActionReversed, now, m); err != nil {
 		return ReverseWrite{}, err

@@ -54,11 +54,9 @@ func (s *Service) OnSegment(ctx context.Context, tx *ddb.Tx, e SegmentEvent) err
 				User:   &action.UserRef{ID: e.User.ID, Name: e.User.Name, PrimaryPlatform: e.User.PrimaryPlatform},
 			},
 		}
-		it, err := s.Actions.TransactItem(a)
-		if err != nil {
+		if _, err := s.Actions.Record(tx, a); err != nil {
 			return err
 		}
-		tx.Add("award", it)
 	}
 	return nil
 }

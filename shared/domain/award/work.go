@@ -396,7 +396,7 @@ func (s *Service) sideEntries(tx *ddb.Tx, sub Subject, p *pending, out outcome, 
 				lots = append(lots, e.Lots...)
 			}
 		}
-		meta := map[string]any{"awardId": ID(p.uid, p.perk), "perkId": p.perk, "points": out.expired, "lots": lotsMeta(lots), "pointsAvailable": out.available}
+		meta := map[string]any{"awardId": ID(p.uid, p.perk), "perkId": p.perk, "points": out.expired, "lots": lotsMeta(lots), "pointsAvailable": out.available, "balanceAfter": out.available}
 		a, err := s.record(tx, sub, ActionPointsExpired, now, meta)
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/perk"
 	"github.com/loyalty-platform/platform/shared/platform/apierr"
@@ -18,12 +19,13 @@ import (
 )
 
 // Batch limits of the import. A DynamoDB transaction holds at most 100
-// items, the checkpoint takes one, and each award (and each membership
-// checked) at most once.
+// items, the chunk's marker and fence check take two, and each award (and
+// each membership checked, each perk's liability shard, each user's feed
+// head: the shared writes) at most once.
 const (
 	groupSize     = 100     // rows read, looked up and prepared together
 	maxBatchRows  = 500     // rows per commit (and results part)
-	maxBatchItems = 96      // transaction items of the rows (the chunk's marker and fence check are two more)
+	maxBatchItems = 96      // transaction items of the rows and their shared writes (the chunk's marker and fence check are two more)
 	maxBatchCells = 4 << 20 // bytes of the input cells held (the results part)
 	// maxRetries is how often a row whose award changed between its read
 	// and the commit is prepared again before it fails.
@@ -168,12 +170,13 @@ func (imp *importer) parts() job.ImportParts[*entry] {
 				imp.simulate(e)
 			}
 		},
-		Shared: imp.liability,
+		Shared: imp.shared,
 	}
 }
 
 // plan is how a row goes into a chunk: its grants' items, and the perks
-// whose liability the chunk's transaction changes once each.
+// whose liability and the users whose feed head the chunk's transaction
+// changes once each.
 func (imp *importer) plan(e *entry) job.Plan {
 	if !e.ok() {
 		return job.Plan{}
@@ -181,6 +184,9 @@ func (imp *importer) plan(e *entry) job.Plan {
 	p := job.Plan{Writes: true, Items: len(e.items)}
 	for _, w := range e.writes {
 		p.Shared = append(p.Shared, w.PerkID)
+		for _, a := range w.Actions {
+			p.Shared = append(p.Shared, action.FeedKey(a))
+		}
 	}
 	if !imp.params.DryRun {
 		p.Keys = append(append([]string(nil), e.awardKeys...), e.memberKeys...)

@@ -1,11 +1,13 @@
 package awardcsv_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
@@ -394,11 +396,20 @@ func TestImportEvents(t *testing.T) {
 				t.Errorf("context = %+v", act.Context)
 			}
 		}
-		if m := byPerk[a]; m["awardId"] != loud+"-"+a || m["points"] != 3.0 || m["pointsGranted"] != 3.0 || m["pointsAvailable"] != 3.0 {
+		if m := byPerk[a]; m["awardId"] != loud+"-"+a || m["points"] != 3.0 || m["pointsGranted"] != 3.0 || m["pointsAvailable"] != 3.0 || m["balanceAfter"] != 3.0 {
 			t.Errorf("metadata of %s = %v", a, m)
 		}
-		if m := byPerk[b]; m["points"] != 60.0 || m["pointsGranted"] != 50.0 || m["pointsAvailable"] != 50.0 {
+		if m := byPerk[b]; m["points"] != 60.0 || m["pointsGranted"] != 50.0 || m["pointsAvailable"] != 50.0 || m["balanceAfter"] != 50.0 {
 			t.Errorf("metadata of the clamped grant = %v", m)
+		}
+		// The row's two grants are one update of the user's feed head, in
+		// the row's order, after the user's sign-up.
+		seq, last, err := h.Deps.Actions.Head(context.Background(), h.Tenant.ID, action.ScopeOf(acts[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(last) != 2 || last[0].Metadata["perkId"] != a || last[1].Metadata["perkId"] != b || last[1].Sequence != seq || seq < 3 {
+			t.Errorf("the user's feed head = %d %+v, want the two grants last", seq, last)
 		}
 	})
 }

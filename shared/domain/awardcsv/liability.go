@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/award"
 )
 
@@ -15,14 +16,39 @@ import (
 // each shard once however many rows grant the perk (each perk a row grants
 // counts as one item of the chunk: job.Plan.Shared).
 
-// liability returns the chunk's Shared writes: for the rows [lo, hi) that
-// still grant (a row failed or prepared again counts as it is now), per
-// perk the Update that adds the sum of their liability changes to the
-// shard the batch chose for the perk.
-func (imp *importer) liability(entries []*entry) func(lo, hi int) []types.TransactWriteItem {
+// shared returns the chunk's Shared writes: the liability shards' updates
+// (liability) and the feed heads of the actions of the rows [lo, hi) that
+// still grant (a row failed or prepared again counts as it is now), one
+// per user, each holding the user's actions of the transaction in input
+// order (action.Recorder.Heads).
+func (imp *importer) shared(entries []*entry) func(lo, hi int) ([]types.TransactWriteItem, error) {
 	if imp.params.DryRun {
 		return nil
 	}
+	liability := imp.liability(entries)
+	return func(lo, hi int) ([]types.TransactWriteItem, error) {
+		out := liability(lo, hi)
+		var as []action.Action
+		for _, e := range entries[lo:hi] {
+			if !e.ok() {
+				continue
+			}
+			for _, w := range e.writes {
+				as = append(as, w.Actions...)
+			}
+		}
+		heads, err := imp.s.Awards.Actions.Heads(as...)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, heads...), nil
+	}
+}
+
+// liability returns, for the rows [lo, hi) that still grant, per perk the
+// Update that adds the sum of their liability changes to the shard the
+// batch chose for the perk.
+func (imp *importer) liability(entries []*entry) func(lo, hi int) []types.TransactWriteItem {
 	shards := map[string]int{}
 	return func(lo, hi int) []types.TransactWriteItem {
 		sums := map[string]award.LiabilityDelta{}

@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
@@ -129,22 +127,19 @@ func (s *Service) Create(ctx context.Context, caller actor.Actor, userID string,
 				return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 			}
 		}
-		items := []types.TransactWriteItem{put}
-		created, err := s.Actions.TransactItem(s.action(action.CheckinCreated, t, prof, place, now, meta))
-		if err != nil {
+		tx := &ddb.Tx{}
+		tx.Add("checkin", put) // first: conditionFailed and heldBy read item 0
+		if _, err := s.Actions.Record(tx, s.action(action.CheckinCreated, t, prof, place, now, meta)); err != nil {
 			return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 		}
-		items = append(items, created)
 		if replaced {
-			out, err := s.Actions.TransactItem(s.action(action.Checkout, t, prof, prevPlace, now, checkoutMeta(prev, now, ReasonCheckedInElsewhere)))
-			if err != nil {
+			if _, err := s.Actions.Record(tx, s.action(action.Checkout, t, prof, prevPlace, now, checkoutMeta(prev, now, ReasonCheckedInElsewhere))); err != nil {
 				return Checkin{}, fmt.Errorf("check in %s: %w", userID, err)
 			}
-			items = append(items, out)
 		}
-		items = append(items, profile.LiveCheck(s.UsersTable, t.ID, userID))
-		err = st.transact(ctx, items)
-		if slices.Contains(ddb.FailedConditions(err), len(items)-1) {
+		liveAt := tx.Add("profile", profile.LiveCheck(s.UsersTable, t.ID, userID))
+		err = tx.Run(ctx, s.DB)
+		if ddb.Failed(err, liveAt) {
 			return Checkin{}, fmt.Errorf("check in %s: %w", userID, profile.ErrNotFound)
 		}
 		if conditionFailed(err) {
@@ -197,11 +192,12 @@ func (s *Service) Checkout(ctx context.Context, caller actor.Actor, userID strin
 		if err != nil {
 			return fmt.Errorf("check out %s: %w", userID, err)
 		}
-		out, err := s.Actions.TransactItem(s.action(action.Checkout, t, prof, place, now, checkoutMeta(prev, now, ReasonRequested)))
-		if err != nil {
+		tx := &ddb.Tx{}
+		tx.Add("checkin", st.deleteItem(prev)) // first: conditionFailed reads item 0
+		if _, err := s.Actions.Record(tx, s.action(action.Checkout, t, prof, place, now, checkoutMeta(prev, now, ReasonRequested))); err != nil {
 			return fmt.Errorf("check out %s: %w", userID, err)
 		}
-		err = st.transact(ctx, []types.TransactWriteItem{st.deleteItem(prev), out})
+		err = tx.Run(ctx, s.DB)
 		if conditionFailed(err) {
 			continue
 		}
@@ -377,14 +373,10 @@ func (s *Service) AddCheckout(ctx context.Context, tx *ddb.Tx, tenantID string, 
 	if err != nil {
 		return CheckoutWrite{}, false, fmt.Errorf("check out %s: %w", prof.ID, err)
 	}
-	done := s.action(action.Checkout, t, prof, place, now, checkoutMeta(prev, now, reason))
-	done.ID = action.NewID()
-	out, err := s.Actions.TransactItem(done)
-	if err != nil {
+	w := CheckoutWrite{At: tx.Add("checkin", st.deleteItem(prev)), Checkin: prev, tenant: t}
+	if w.Action, err = s.Actions.Record(tx, s.action(action.Checkout, t, prof, place, now, checkoutMeta(prev, now, reason))); err != nil {
 		return CheckoutWrite{}, false, fmt.Errorf("check out %s: %w", prof.ID, err)
 	}
-	w := CheckoutWrite{At: tx.Add("checkin", st.deleteItem(prev)), Checkin: prev, Action: done, tenant: t}
-	tx.Add("action", out)
 	return w, true, nil
 }
 

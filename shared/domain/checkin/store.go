@@ -139,13 +139,6 @@ func (s *store) remove(ctx context.Context, tenantID, userID string) error {
 	return nil
 }
 
-// transact runs a transaction, retrying a few times when it lost a race with
-// another transaction on the same items (TransactionConflict). A failed
-// condition is returned to the caller, which reads again.
-func (s *store) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	return ddb.Transact(ctx, s.db, items)
-}
-
 // conditionFailed reports whether a transaction failed on the condition of
 // its first item (the check-in slot).
 func conditionFailed(err error) bool {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/loyalty-platform/platform/shared/domain/action"
+	"github.com/loyalty-platform/platform/shared/domain/locationcsv"
 	"github.com/loyalty-platform/platform/shared/platform/job"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
@@ -26,10 +28,12 @@ func rowsFile(prefix string, n int) string {
 	return b.String()
 }
 
-// startCaptured starts an import whose S3 events the test runs itself.
+// startCaptured starts an import whose S3 events the test runs itself. It
+// records its actions (suppressEvents=false), so that checkOnce counts
+// them.
 func startCaptured(t *testing.T, h *ts.Harness, c *ts.S3Capture, file string) (string, events.S3Event) {
 	t.Helper()
-	op := upload(h, "dryRun=false", file).Expect(t, 202, "").Map(t)
+	op := upload(h, "dryRun=false&suppressEvents=false", file).Expect(t, 202, "").Map(t)
 	ev := c.Next(t)
 	if k := ev.Records[0].S3.Object.Key; !strings.HasSuffix(k, op["_id"].(string)+"/input.csv") {
 		t.Fatalf("event key = %q", k)
@@ -38,8 +42,10 @@ func startCaptured(t *testing.T, h *ts.Harness, c *ts.S3Capture, file string) (s
 }
 
 // checkOnce checks that an import of n new rows applied every row exactly
-// once: the results list each row once as created, and the tenant has n
-// locations with the prefix.
+// once: the results list each row once as created, the tenant has n
+// locations with the prefix, and n LOCATION_CREATED actions, one per
+// location, numbered 1 .. n by the tenant's feed head (the tenant records
+// nothing else).
 func checkOnce(t *testing.T, h *ts.Harness, id, prefix string, n int) map[string]any {
 	t.Helper()
 	op := h.Do("GET", "/operations/"+id, nil, h.Admin()).Expect(t, 200, "").Map(t)
@@ -63,6 +69,21 @@ func checkOnce(t *testing.T, h *ts.Harness, id, prefix string, n int) map[string
 	list := h.Do("GET", "/locations?limit=1000&search="+strings.ReplaceAll(prefix, " ", "%20"), nil, h.Admin()).Expect(t, 200, "").Map(t)
 	if got := len(list["items"].([]any)); got != n {
 		t.Fatalf("locations = %d, want %d", got, n)
+	}
+	ctx := context.Background()
+	created, _, err := h.Deps.Actions.List(ctx, h.Tenant.ID, action.Scope{}, action.Filter{Types: []string{locationcsv.ActionLocationCreated}}, nil, 2*n+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]bool{}
+	for _, a := range created {
+		at[a.Context.Location.ID] = true
+	}
+	if len(created) != n || len(at) != n {
+		t.Fatalf("LOCATION_CREATED actions = %d at %d locations, want %d at %d", len(created), len(at), n, n)
+	}
+	if seq, _, err := h.Deps.Actions.Head(ctx, h.Tenant.ID, action.ScopeTenant); err != nil || seq != int64(n) {
+		t.Fatalf("the tenant's feed head = %d (%v), want %d", seq, err, n)
 	}
 	return op
 }

@@ -24,7 +24,7 @@ const (
 const (
 	groupSize     = 100 // rows read and prepared together (their reads batched)
 	maxBatchRows  = 500 // rows per commit (and results part)
-	maxBatchItems = 96  // transaction items of the rows
+	maxBatchItems = 96  // transaction items of the rows and the tenant's feed head
 	// maxBatchDirect bounds the direct writes of a commit (its new
 	// locations, written with BatchWriteItem before the transaction), so
 	// that several chunks are in flight at once.
@@ -43,10 +43,13 @@ type importKind struct{ s *Service }
 // entry is one row of an import.
 type entry struct {
 	job.Entry
-	row    row
-	write  *location.ImportWrite
-	action []types.TransactWriteItem
-	errs   []string
+	row   row
+	write *location.ImportWrite
+	// action is the Put of the row's action, recorded is the action as
+	// stored (its feed head is the chunk's, see shared).
+	action   []types.TransactWriteItem
+	recorded []action.Action
+	errs     []string
 }
 
 // Run imports the rows of the input file from the checkpoint on.
@@ -134,9 +137,28 @@ func (imp *importer) parts() job.ImportParts[*entry] {
 		Plan:         imp.plan,
 		Row:          imp.row,
 		Fail: func(e *entry, reason string) {
-			e.write, e.action, e.errs = nil, nil, []string{reason}
+			e.write, e.action, e.recorded, e.errs = nil, nil, nil, []string{reason}
 		},
 		Committed: imp.noteCommitted,
+		Shared:    imp.shared,
+	}
+}
+
+// shared returns the chunk's Shared writes: the tenant's feed head of the
+// actions of the rows [lo, hi) that still write (a row failed or prepared
+// again counts as it is now), in input order.
+func (imp *importer) shared(entries []*entry) func(lo, hi int) ([]types.TransactWriteItem, error) {
+	if imp.params.DryRun || imp.params.SuppressEvents {
+		return nil
+	}
+	return func(lo, hi int) ([]types.TransactWriteItem, error) {
+		var as []action.Action
+		for _, e := range entries[lo:hi] {
+			if len(e.errs) == 0 {
+				as = append(as, e.recorded...)
+			}
+		}
+		return imp.s.Actions.Heads(as...)
 	}
 }
 
@@ -165,10 +187,14 @@ func (imp *importer) plan(e *entry) job.Plan {
 	if e.write == nil || imp.params.DryRun {
 		return job.Plan{}
 	}
-	return job.Plan{
+	p := job.Plan{
 		Keys: imp.keys(e), Writes: e.write.Writes() && len(e.errs) == 0,
 		Items: len(e.write.Items) + len(e.action), Direct: len(e.write.Direct), Bytes: e.write.Bytes,
 	}
+	for _, a := range e.recorded {
+		p.Shared = append(p.Shared, action.FeedKey(a))
+	}
+	return p
 }
 
 // prepareAll prepares the rows of a group that parsed cleanly, their
@@ -197,7 +223,7 @@ func (imp *importer) prepareRows(ctx context.Context, entries []*entry) error {
 	}
 	rows := make([]location.ImportRow, len(entries))
 	for i, e := range entries {
-		e.write, e.action, e.errs = nil, nil, nil
+		e.write, e.action, e.recorded, e.errs = nil, nil, nil, nil
 		rows[i] = location.ImportRow{ID: e.row.id, Location: e.row.loc, Token: location.ImportToken(imp.tenantID, imp.opID, e.Start)}
 	}
 	opt := location.ImportOptions{Keep: imp.h.keep, Titles: imp.titles, Direct: !imp.params.DryRun}
@@ -215,11 +241,9 @@ func (imp *importer) prepareRows(ctx context.Context, entries []*entry) error {
 		if imp.params.DryRun || !w.Writes() || imp.params.SuppressEvents {
 			continue
 		}
-		a, err := imp.actionItem(w)
-		if err != nil {
+		if e.action, e.recorded, err = imp.s.Actions.Puts(imp.action(w)); err != nil {
 			return fmt.Errorf("import row at %d: %w", e.Start, err)
 		}
-		e.action = []types.TransactWriteItem{a}
 	}
 	return nil
 }
@@ -274,8 +298,8 @@ func (imp *importer) row(e *entry) job.Row {
 	return r
 }
 
-// actionItem returns the action that records an imported location.
-func (imp *importer) actionItem(w location.ImportWrite) (types.TransactWriteItem, error) {
+// action returns the action that records an imported location.
+func (imp *importer) action(w location.ImportWrite) action.Action {
 	typ := ActionLocationUpdated
 	if w.Created {
 		typ = ActionLocationCreated
@@ -290,5 +314,5 @@ func (imp *importer) actionItem(w location.ImportWrite) (types.TransactWriteItem
 			Location: &action.LocationRef{ID: l.ID, Title: l.Title, Geo: l.Geo, Regions: l.Regions, Tags: l.Tags},
 		},
 	}
-	return imp.s.Actions.TransactItem(a)
+	return a
 }

@@ -169,11 +169,10 @@ func (s *Service) tryCreditBalance(ctx context.Context, caller actor.Actor, user
 	if err != nil {
 		return CreditResult{}, false, fmt.Errorf("credit %s: %w", userID, err)
 	}
-	it, err := s.Actions.TransactItem(a)
-	if err != nil {
+	balanceAfter(a.Metadata, w.Entry)
+	if a, err = s.Actions.Record(tx, a); err != nil {
 		return CreditResult{}, false, err
 	}
-	tx.Add("action", it)
 	err = tx.Run(ctx, s.DB)
 	switch {
 	case w.Raced(err), ddb.IsTransactionConflict(err):

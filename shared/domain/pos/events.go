@@ -5,7 +5,11 @@
 
 package pos
 
-// Action types the POS domain records.
+// Action types the POS domain records. Those that change the user's app
+// balance (a credit, an APP payment, its refund) also carry balanceAfter
+// and currency, the balance the change left as its ledger entry shows it
+// ("6.50"); ORDER_COMPLETED moves no points itself (its redemptions'
+// AWARD_REDEEMED carry their balanceAfter).
 const (
 	// ActionOrderCompleted: an order was completed (metadata: orderId,
 	// value (totalPrice when set, else the value the POS gave, else the
@@ -21,6 +25,7 @@ const (
 	// pointsReversed, pointsNotReversed, redemptionsReturned).
 	ActionTransactionRefunded = "TRANSACTION_REFUNDED"
 	// ActionBalanceCredited: an admin credited the app balance (metadata:
-	// amount, reason, balance after).
+	// amount, reason, balance after as a number, balanceAfter and
+	// currency).
 	ActionBalanceCredited = "BALANCE_CREDITED"
 )

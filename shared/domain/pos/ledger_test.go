@@ -1,11 +1,13 @@
 package pos_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"sync"
 	"testing"
 
+	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
@@ -152,10 +154,22 @@ func TestBalanceLedgerEntries(t *testing.T) {
 			if len(got) != len(tc.want) {
 				t.Fatalf("%d entries, want %d: %+v", len(got), len(tc.want), got)
 			}
+			recorded, err := h.Deps.Actions.ByUser(context.Background(), h.Tenant.ID, uid, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string]action.Action{}
+			for _, a := range recorded {
+				byID[a.ID] = a
+			}
 			for i, w := range tc.want {
 				e := got[i]
 				if e.Type != w.typ || e.Amount != w.amount || e.BalanceAfter != w.after || e.Currency != "GBP" || e.Cause["actionId"] == "" || e.Created == "" {
 					t.Errorf("entry %d = %+v, want %s %s after %s in GBP with its action", i+1, e, w.typ, w.amount, w.after)
+				}
+				// Its action carries the balance it left.
+				if m := byID[e.Cause["actionId"]].Metadata; m["balanceAfter"] != w.after || m["currency"] != "GBP" {
+					t.Errorf("entry %d's action metadata = %v, want balanceAfter %s in GBP", i+1, m, w.after)
 				}
 			}
 			for k, v := range cause {

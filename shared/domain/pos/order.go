@@ -314,19 +314,20 @@ func backoff(ctx context.Context, attempt int) {
 // it committed. paymentType names the payment of an order a transaction
 // generated.
 //
-// The transaction holds 6 items (order, user check, ORDER_COMPLETED,
-// checkout and its action, the claim) and 3 a redemption of another award
-// (award, ledger entry, AWARD_REDEEMED), up to 5 for a virtual award
-// stored by this change (its initial entry) held through a segment (the
-// membership's check): 66 for MaxRedemptions in general, up to 106 when
-// the redemptions name many never-used virtual awards. Above DynamoDB's
-// 100 items (ddb.ErrTooManyItems, refused before any call) those awards
-// are stored first (storeVirtual) and the completion read again: 4 items
-// a redemption at most, 86 in all. Each perk's points liability adds one
-// item (its shard, merged per perk), so 19 or 20 redemptions of distinct
-// CLUB or LEVEL perks, each held through its own segment, need 101 to 106
-// items even when their awards are stored: that completion is refused
-// (ErrOrderTooLarge, 422, nothing written).
+// The transaction holds 7 items (order, user check, ORDER_COMPLETED,
+// checkout and its action, the user's feed head, the claim) and 3 a
+// redemption of another award (award, ledger entry, AWARD_REDEEMED), up
+// to 5 for a virtual award stored by this change (its initial entry) held
+// through a segment (the membership's check): 67 for MaxRedemptions in
+// general, up to 107 when the redemptions name many never-used virtual
+// awards. Above DynamoDB's 100 items (ddb.ErrTooManyItems, refused before
+// any call) those awards are stored first (storeVirtual) and the
+// completion read again: 4 items a redemption at most, 87 in all. Each
+// perk's points liability adds one item (its shard, merged per perk), so
+// 19 or 20 redemptions of distinct CLUB or LEVEL perks, each held through
+// its own segment, need 102 to 107 items even when their awards are
+// stored: that completion is refused (ErrOrderTooLarge, 422, nothing
+// written).
 func (s *Service) complete(ctx context.Context, caller actor.Actor, r orderRecord, paymentType string) (Order, bool, error) {
 	now := s.Clock.Now()
 	tx := &ddb.Tx{}
@@ -511,12 +512,10 @@ func (s *Service) prepareCompletion(ctx context.Context, caller actor.Actor, tx 
 	if r.TotalPrice != nil {
 		meta["totalPrice"] = r.TotalPrice.Number()
 	}
-	done := s.act(r.TenantID, title, prof, place, ActionOrderCompleted, now, meta)
-	it, err := s.Actions.TransactItem(done)
+	done, err := s.Actions.Record(tx, s.act(r.TenantID, title, prof, place, ActionOrderCompleted, now, meta))
 	if err != nil {
 		return c, err
 	}
-	tx.Add("action", it)
 	c.actions = append(c.actions, done)
 	if s.Checkins != nil {
 		w, held, err := s.Checkins.AddCheckout(ctx, tx, r.TenantID, prof, checkin.ReasonPurchase, now)

@@ -9,6 +9,7 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/action"
 	"github.com/loyalty-platform/platform/shared/domain/award"
 	"github.com/loyalty-platform/platform/shared/domain/checkin"
+	"github.com/loyalty-platform/platform/shared/domain/ledger"
 	"github.com/loyalty-platform/platform/shared/domain/money"
 	"github.com/loyalty-platform/platform/shared/domain/profile"
 	"github.com/loyalty-platform/platform/shared/platform/actor"
@@ -100,6 +101,15 @@ func (s *Service) place(ctx context.Context, tenantID, id string) (award.Place, 
 		return award.Place{}, ErrUnknownLocation
 	}
 	return p, err
+}
+
+// balanceAfter adds to the metadata of an action that changes a user's
+// app balance the balance the change left, as its ledger entry e shows it:
+// balanceAfter, a decimal string with the currency's digits ("6.50"), and
+// currency.
+func balanceAfter(meta map[string]any, e ledger.MoneyEntry) {
+	v := e.View()
+	meta["balanceAfter"], meta["currency"] = v.BalanceAfter, v.Currency
 }
 
 // act returns an action of the POS domain about a user, at place when

@@ -285,11 +285,6 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 		meta["registerId"] = t.RegisterID
 	}
 	created := s.act(t.TenantID, title, prof, place, ActionTransactionCreated, now, meta)
-	it, err := s.Actions.TransactItem(created)
-	if err != nil {
-		return Transaction{}, false, err
-	}
-	tx.Add("action", it)
 	// The payment: the balance (as read) less the charge, with its
 	// PAYMENT entry; a balance that does not cover it refuses the
 	// transaction (the order's refusals, checked above, come first).
@@ -306,6 +301,11 @@ func (s *Service) createTransaction(ctx context.Context, caller actor.Actor, use
 			return Transaction{}, false, fmt.Errorf("create transaction: %w", err)
 		}
 		paid = &w
+		balanceAfter(created.Metadata, w.Entry)
+	}
+	// Recorded once its metadata is complete: its feed head holds a copy.
+	if created, err = s.Actions.Record(tx, created); err != nil {
+		return Transaction{}, false, err
 	}
 	err = tx.Run(ctx, s.DB)
 	switch {
@@ -492,11 +492,6 @@ func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction)
 		}
 	}
 	refunded := s.act(t.TenantID, title, prof, place, ActionTransactionRefunded, now, am)
-	it, err := s.Actions.TransactItem(refunded)
-	if err != nil {
-		return RefundResult{}, false, err
-	}
-	tx.Add("action", it)
 	// The app payment given back: the balance (as read, a deleted user's
 	// too) plus the charge, with its PAYMENT_REFUND entry.
 	var restored *ledger.MoneyWrite
@@ -513,6 +508,11 @@ func (s *Service) refund(ctx context.Context, caller actor.Actor, t Transaction)
 			return RefundResult{}, false, fmt.Errorf("refund transaction %s: %w", t.ID, err)
 		}
 		restored = &w
+		balanceAfter(refunded.Metadata, w.Entry)
+	}
+	// Recorded once its metadata is complete: its feed head holds a copy.
+	if refunded, err = s.Actions.Record(tx, refunded); err != nil {
+		return RefundResult{}, false, err
 	}
 	actions := append(rf.actions, refunded)
 	err = tx.Run(ctx, s.DB)

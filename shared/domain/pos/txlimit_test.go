@@ -13,11 +13,11 @@ import (
 // redemption stores its award with its INITIAL entry: award, INITIAL and
 // BURN entries, AWARD_REDEEMED, the perk's liability shard, and for a CLUB
 // perk the membership's check (the checks of one membership merge), 5 or
-// 6 items, with 3 for the order (order, user check, ORDER_COMPLETED): 18
-// CLUB awards make 111 items and 20 global ones 103, above DynamoDB's 100
-// (ddb.ErrTooManyItems, a 500). The completion stores those awards first
-// in transactions of their own, then completes (two transactions, 93 and
-// 83 items); one that fits completes in one. A second order on the same
+// 6 items, with 4 for the order (order, user check, ORDER_COMPLETED, the
+// user's feed head): 18 CLUB awards make 112 items and 20 global ones 104,
+// above DynamoDB's 100 (ddb.ErrTooManyItems, a 500). The completion stores
+// those awards first in transactions of their own, then completes (two
+// transactions, 94 and 84 items); one that fits completes in one. A second order on the same
 // awards (stored now) completes in one.
 func TestCompleteManyNewVirtualAwards(t *testing.T) {
 	t.Parallel()

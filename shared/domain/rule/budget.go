@@ -136,14 +136,12 @@ func (e *Engine) recordExceeded(ctx context.Context, c *chain) error {
 		},
 		Context: action.Context{Tenant: c.from.Context.Tenant, User: c.from.Context.User, Location: c.from.Context.Location},
 	}
-	put, err := e.Actions.TransactItem(a)
-	if err != nil {
-		return fmt.Errorf("record %s for %s: %w", ActionBudgetExceeded, c.originID, err)
-	}
 	tx := &ddb.Tx{}
 	claimAt := tx.Add("rule", e.st().exceeded(c.tenantID, c.originID, a.ID, now))
-	tx.Add("action", put)
-	err = tx.Run(ctx, e.DB)
+	if _, err := e.Actions.Record(tx, a); err != nil {
+		return fmt.Errorf("record %s for %s: %w", ActionBudgetExceeded, c.originID, err)
+	}
+	err := tx.Run(ctx, e.DB)
 	if ddb.Failed(err, claimAt) {
 		return nil // recorded already
 	}

@@ -11,15 +11,15 @@ import (
 
 // HandleStream is the rules function's handler: the Actions table's
 // stream delivers every new action (INSERT records, NEW_IMAGE), and the
-// rules whose trigger is its type run on it. Each (rule, action) applies at
-// most once, so a record delivered again, or an action whose rules the
-// request that recorded it already ran, changes nothing; and as on the
-// request's path, each rule applies at most once per originating action
-// (metadata.originActionId of the record) and the chain's effects stay
-// within the tenant's rulesBudget, counted on items both paths share. A
-// record that
-// fails is reported (ReportBatchItemFailures) so that Lambda retries from
-// it.
+// rules whose trigger is its type run on it; the records of the table's
+// other items (the feed heads, whose first write is an INSERT too) are
+// skipped. Each (rule, action) applies at most once, so a record
+// delivered again, or an action whose rules the request that recorded it
+// already ran, changes nothing; and as on the request's path, each rule
+// applies at most once per originating action (metadata.originActionId of
+// the record) and the chain's effects stay within the tenant's
+// rulesBudget, counted on items both paths share. A record that fails is
+// reported (ReportBatchItemFailures) so that Lambda retries from it.
 func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
 	for _, rec := range ev.Records {
@@ -47,8 +47,9 @@ func (e *Engine) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (eve
 	return resp, nil
 }
 
-// actionOf decodes the action of a stream image (the Actions table's
-// action items; other items are not actions).
+// actionOf decodes the action of a stream image: only the Actions
+// table's action items (sk ACTION) are actions; the feed heads (sk FEED,
+// see action.FeedOf) and any other item are not.
 func actionOf(image map[string]events.DynamoDBAttributeValue) (action.Action, bool) {
 	if image["sk"].DataType() != events.DataTypeString || image["sk"].String() != "ACTION" {
 		return action.Action{}, false

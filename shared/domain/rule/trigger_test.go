@@ -18,13 +18,15 @@ import (
 	"github.com/loyalty-platform/platform/shared/domain/rule"
 	"github.com/loyalty-platform/platform/shared/domain/tenant"
 	"github.com/loyalty-platform/platform/shared/domain/user"
+	"github.com/loyalty-platform/platform/shared/domain/webhook"
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
 // TestActionTypes: action.Types holds every domain's action type
-// constant, and the OpenAPI document's RuleTrigger enum lists exactly the
-// types a rule may name (all but RULES_BUDGET_EXCEEDED) and the short
-// names.
+// constant, the OpenAPI document's ActionType enum lists exactly them (a
+// webhook endpoint's eventTypes name them), and its RuleTrigger enum lists
+// exactly the types a rule may name (all but RULES_BUDGET_EXCEEDED) and
+// the short names.
 func TestActionTypes(t *testing.T) {
 	t.Parallel()
 	domains := []string{
@@ -33,6 +35,7 @@ func TestActionTypes(t *testing.T) {
 		audience.ActionJoined, audience.ActionLeft,
 		pos.ActionOrderCompleted, pos.ActionTransactionCreated, pos.ActionTransactionRefunded, pos.ActionBalanceCredited,
 		locationcsv.ActionLocationCreated, locationcsv.ActionLocationUpdated, tenant.ActionUpdated, rule.ActionBudgetExceeded,
+		webhook.ActionExhausted, webhook.ActionEndpointDisabled,
 	}
 	if got, want := slices.Sorted(slices.Values(action.Types)), slices.Sorted(slices.Values(domains)); !slices.Equal(got, want) {
 		t.Errorf("action.Types = %v, want the domains' %v", got, want)
@@ -41,14 +44,21 @@ func TestActionTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := doc.Spec().Components.Schemas["RuleTrigger"]
-	if s == nil || s.Value == nil {
-		t.Fatal("the OpenAPI document has no RuleTrigger schema")
+	enumOf := func(name string) []string {
+		s := doc.Spec().Components.Schemas[name]
+		if s == nil || s.Value == nil {
+			t.Fatalf("the OpenAPI document has no %s schema", name)
+		}
+		var enum []string
+		for _, v := range s.Value.Enum {
+			enum = append(enum, v.(string))
+		}
+		return slices.Sorted(slices.Values(enum))
 	}
-	var enum []string
-	for _, v := range s.Value.Enum {
-		enum = append(enum, v.(string))
+	if got, want := enumOf("ActionType"), slices.Sorted(slices.Values(action.Types)); !slices.Equal(got, want) {
+		t.Errorf("ActionType enum = %v, want action.Types %v", got, want)
 	}
+	enum := enumOf("RuleTrigger")
 	want := rule.TriggerTypes()
 	for k := range rule.Aliases {
 		want = append(want, k)

@@ -50,8 +50,9 @@ func TestLargestTransactions(t *testing.T) {
 
 	// The largest group of one rule: a grant and nine ADD_TO_SEGMENT
 	// effects, each on a segment holding five CLUB perks (each join
-	// records one AWARD_GRANTED per perk): one transaction of 70 items
-	// (the marker, the budget, the grant's 6, and 7 a join).
+	// records one AWARD_GRANTED per perk): one transaction of 72 items
+	// (the marker, the budget, the grant's 6, 7 a join and the user's
+	// feed head).
 	t.Run("GrantAndNineJoins", func(t *testing.T) {
 		uid := shopper(t, h, h.Admin(), "Joiner")
 		effects := []map[string]any{grant(newPerk(t, h, h.Admin(), nil), 5)}

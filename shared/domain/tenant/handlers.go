@@ -81,11 +81,11 @@ func (s *Service) Update(ctx context.Context, caller actor.Actor, body []byte) (
 			return ViewOf(cur), nil
 		}
 		next.Updated = s.Clock.Now()
-		item, err := s.Actions.TransactItem(updatedAction(caller, next, fields))
+		items, err := s.Actions.TransactItems(updatedAction(caller, next, fields))
 		if err != nil {
 			return View{}, err
 		}
-		err = s.Store.Update(ctx, next, version, item)
+		err = s.Store.Update(ctx, next, version, items...)
 		if errors.Is(err, ErrConcurrent) {
 			continue
 		}

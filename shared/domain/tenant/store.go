@@ -327,8 +327,8 @@ func (s *Store) Read(ctx context.Context, id string) (Tenant, int64, error) {
 }
 
 // Update writes t's title, settings and updatedAt while the tenant is
-// still at version (as Read returned it), with extra (the change's action)
-// in the same transaction: ErrConcurrent when another change came first.
+// still at version (as Read returned it), with extra (the change's action
+// and its feed head) in the same transaction: ErrConcurrent when another change came first.
 // The tenant's id, creation and service key are never written here.
 func (s *Store) Update(ctx context.Context, t Tenant, version int64, extra ...types.TransactWriteItem) error {
 	settings, err := attributevalue.Marshal(t.Settings)
@@ -356,7 +356,9 @@ func (s *Store) Update(ctx context.Context, t Tenant, version int64, extra ...ty
 	}}}, extra...)
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	s.Cache.forget(t.ID)
-	if r := ddb.CanceledReasons(err); len(r) > 0 && (r[0] == "ConditionalCheckFailed" || r[0] == "TransactionConflict") {
+	// A lost race on the tenant, or on an item of extra (the tenant's feed
+	// head, which a location import's commits update too), is read again.
+	if r := ddb.CanceledReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" || ddb.IsTransactionConflict(err) {
 		return fmt.Errorf("update tenant %s: %w", t.ID, ErrConcurrent)
 	}
 	if err != nil {

@@ -56,17 +56,31 @@ type EndpointList struct {
 	Page  web.Page   `json:"page"`
 }
 
-// handleList serves GET /webhooks/endpoints (admin): every endpoint of the
-// tenant, in creation order, on one page.
+// handleList serves GET /webhooks/endpoints (admin): the tenant's
+// endpoints in creation order, paged (`limit`, `startKey`; a tenant has
+// at most 100, so the page key is a position in that list).
 func (s *Service) handleList(r *http.Request, caller actor.Actor) (EndpointList, error) {
-	if err := web.CheckPaging(r); err != nil {
+	limit, start, err := web.Paging(r)
+	if err != nil {
+		return EndpointList{}, err
+	}
+	from, err := s.Cursor.DecodeOffset(caller.TenantID, "webhookendpoints", start)
+	if err != nil {
 		return EndpointList{}, err
 	}
 	eps, err := s.List(r.Context(), caller)
 	if err != nil {
 		return EndpointList{}, err
 	}
-	return EndpointList{Items: eps, Page: web.Page{Limit: max(len(eps), web.DefaultLimit), Count: len(eps)}}, nil
+	from = min(from, len(eps))
+	to := min(from+limit, len(eps))
+	page := web.Page{Limit: limit, Count: to - from, StartKey: start}
+	if to < len(eps) {
+		if page.NextKey, err = s.Cursor.EncodeOffset(caller.TenantID, "webhookendpoints", to); err != nil {
+			return EndpointList{}, err
+		}
+	}
+	return EndpointList{Items: eps[from:to], Page: page}, nil
 }
 
 // handleGet serves GET /webhooks/endpoints/{endpointId} (admin).
@@ -92,6 +106,9 @@ func (s *Service) handleDelete(r *http.Request, caller actor.Actor) error {
 // handleRotate serves POST /webhooks/endpoints/{endpointId}/secret/rotate
 // (admin): 200 with the new secret.
 func (s *Service) handleRotate(r *http.Request, caller actor.Actor) (Rotated, error) {
+	if err := web.DecodeOptional(r, &struct{}{}); err != nil {
+		return Rotated{}, err
+	}
 	return s.Rotate(r.Context(), caller, r.PathValue("endpointId"))
 }
 
@@ -104,6 +121,9 @@ type TestSent struct {
 // handleTest serves POST /webhooks/endpoints/{endpointId}/test (admin):
 // 202 once a webhook.test event is queued for the endpoint.
 func (s *Service) handleTest(r *http.Request, caller actor.Actor) (TestSent, error) {
+	if err := web.DecodeOptional(r, &struct{}{}); err != nil {
+		return TestSent{}, err
+	}
 	return s.SendTest(r.Context(), caller, r.PathValue("endpointId"))
 }
 

@@ -5,18 +5,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// StreamItem converts the image of a DynamoDB stream record, as Lambda
-// delivers it, to an item the SDK's attributevalue package decodes.
+// StreamItem converts an image of a DynamoDB stream record (the Lambda
+// event's NewImage or OldImage) to the SDK's item, for the decoders that
+// read items (attributevalue.UnmarshalMap, a domain's own).
 func StreamItem(image map[string]events.DynamoDBAttributeValue) Item {
 	item := make(Item, len(image))
 	for k, v := range image {
-		item[k] = StreamValue(v)
+		item[k] = streamValue(v)
 	}
 	return item
 }
 
-// StreamValue converts one attribute value of a stream record to the SDK's.
-func StreamValue(v events.DynamoDBAttributeValue) types.AttributeValue {
+// streamValue converts a stream attribute value to the SDK's.
+func streamValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 	switch v.DataType() {
 	case events.DataTypeString:
 		return &types.AttributeValueMemberS{Value: v.String()}
@@ -29,13 +30,13 @@ func StreamValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 	case events.DataTypeList:
 		out := make([]types.AttributeValue, 0, len(v.List()))
 		for _, x := range v.List() {
-			out = append(out, StreamValue(x))
+			out = append(out, streamValue(x))
 		}
 		return &types.AttributeValueMemberL{Value: out}
 	case events.DataTypeMap:
 		out := make(map[string]types.AttributeValue, len(v.Map()))
 		for k, x := range v.Map() {
-			out[k] = StreamValue(x)
+			out[k] = streamValue(x)
 		}
 		return &types.AttributeValueMemberM{Value: out}
 	case events.DataTypeStringSet:

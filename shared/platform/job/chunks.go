@@ -27,7 +27,9 @@ import (
 // written now and then, not with every chunk. A resumed run skips the
 // rows of chunks committed past the checkpoint (their markers), so every
 // row applies once whatever order the chunks committed in; the results
-// file lists the parts in input order (the markers' order).
+// file lists the parts in input order (the markers' order). Chunks in
+// flight may share an item (a feed head, see Chunk.Shared): a chunk whose
+// transaction keeps losing the race on it is committed again.
 //
 // Row isolation: when DynamoDB refuses a chunk's transaction for a value
 // (a ValidationException, or a cancellation whose reason is a
@@ -106,8 +108,9 @@ type Chunk struct {
 	// Shared returns the unconditional writes the rows [lo, hi) share
 	// (nil: none), added to each of their transactions after the rows'
 	// own items and built again for each attempt (rows prepared again,
-	// split): a sum of the rows' deltas written once per transaction.
-	Shared func(lo, hi int) []types.TransactWriteItem
+	// split): a sum of the rows' deltas, or the feed heads of the rows'
+	// actions, written once per transaction. An error stops the run.
+	Shared func(lo, hi int) ([]types.TransactWriteItem, error)
 }
 
 // ChunkOptions configure a Committer.
@@ -416,7 +419,11 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 		}
 		w.Flush()
 		if ch.Shared != nil {
-			items = append(items, ch.Shared(lo, hi)...)
+			shared, err := ch.Shared(lo, hi)
+			if err != nil {
+				return fmt.Errorf("shared writes of the chunk at %d: %w", rows[0].Start, err)
+			}
+			items = append(items, shared...)
 		}
 		m.PartBytes = int64(buf.Len())
 		key := chunkPartKey(l.TenantID, l.ID, m.From, l.Claims)
@@ -447,6 +454,16 @@ func (c *Committer) commitRange(ch *Chunk, lo, hi, slot int) error {
 			return nil
 		case errors.Is(err, operation.ErrLeaseLost), errors.Is(err, operation.ErrChunkTaken):
 			return operation.ErrLeaseLost
+		case ddb.IsTransactionConflict(err) && attempt < maxChunkRetries:
+			// Chunks in flight share items (the tenant's feed head of a
+			// location import, a user's of an award import): one that kept
+			// losing the race to the others is committed again, after a
+			// pause (its part and direct writes are written again, the same).
+			select {
+			case <-c.ctx.Done():
+				return c.ctx.Err()
+			case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
+			}
 		case errors.As(err, &failed) && ch.Retry != nil && attempt < maxChunkRetries:
 			at := map[int][]int{}
 			i := 0

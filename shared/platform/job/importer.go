@@ -115,7 +115,7 @@ type ImportParts[E Entrant] struct {
 	Committed func(entries []E)
 	// Shared, when set, returns the Shared writes of a chunk of entries
 	// (see Chunk.Shared).
-	Shared func(entries []E) func(lo, hi int) []types.TransactWriteItem
+	Shared func(entries []E) func(lo, hi int) ([]types.TransactWriteItem, error)
 }
 
 // committer is what the importer needs of a Committer.
