@@ -42,6 +42,10 @@ func TestTinyRun(t *testing.T) {
 	// are then exact, however slow the machine.
 	defer func(s int) { tenantCacheSeconds = s }(tenantCacheSeconds)
 	tenantCacheSeconds = 3600
+	// A few users and a slow endpoint that answers in 2 s keep the
+	// webhooks section short.
+	defer func(u int, d time.Duration) { webhookUsers, slowDelay = u, d }(webhookUsers, slowDelay)
+	webhookUsers, slowDelay = 8, 2*time.Second
 	dir := t.TempDir()
 	root, err := repoRoot()
 	if err != nil {
@@ -56,8 +60,8 @@ func TestTinyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := settings{
-		Concurrency: 2, Requests: 14, ImportRows: 50, ReimportRows: 30, ColdRuns: 1, Functions: []string{fn},
-		Sections: []string{"api", "imports", "cold"},
+		Concurrency: 2, Requests: 14, ImportRows: 50, ReimportRows: 30, ColdRuns: 1, Functions: []string{fn}, WebhookActions: 20,
+		Sections: []string{"api", "imports", "webhooks", "cold"},
 		BuildDir: dir, Out: filepath.Join(dir, "bench.json"), Log: filepath.Join(dir, "localstack.log"),
 		Hello: hello, HelloArm: filepath.Join(dir, "none"),
 	}
@@ -98,6 +102,19 @@ func TestTinyRun(t *testing.T) {
 			r, ok := got[op+" DynamoDB calls/request"]
 			if !ok || r.Value < r.Reference || r.Value > r.Reference+1 {
 				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
+			}
+		}
+		// Every credit's event arrived once, in its user's order, with
+		// the slow endpoint beside too.
+		for _, r := range rep.Rows {
+			if r.Section != "webhooks" {
+				continue
+			}
+			switch {
+			case r.Target == "0" && r.Value != 0,
+				r.Target == "1.00" && r.Value != r.Reference,
+				strings.Contains(r.Figure, "→") && (r.Value <= 0 || r.Reference <= 0):
+				t.Errorf("webhooks: %s = %v (reference %v), want %s", r.Figure, r.Value, r.Reference, r.Target)
 			}
 		}
 		if !strings.Contains(out.String(), "Machine: ") {
