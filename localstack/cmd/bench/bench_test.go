@@ -148,6 +148,11 @@ func TestTinyRun(t *testing.T) {
 		if r := got["server RSS, last minute (ref: first)"]; r.Value <= 0 || r.Reference <= 0 {
 			t.Errorf("server RSS = %+v, want a value and a reference", r)
 		}
+		// The run's webhooks all came (the soak fails otherwise): at least
+		// each user's creation and the mix's actions.
+		if r := got["webhook events received"]; r.Value < 14 {
+			t.Errorf("webhook events received = %v, want every event of the run", r.Value)
+		}
 	})
 }
 
