@@ -35,8 +35,10 @@ import (
 // action.
 //
 // Heads carry no index attributes: no list and no export ever reads them.
-// The cost is one more item per scope in each transaction that records
-// actions (one more write unit, and the events' bytes twice).
+// Deleting a user removes the events of their head (Recorder.RedactUser):
+// a record with a sequence and no events. The cost is one more item per
+// scope in each transaction that records actions (one more write unit,
+// and the events' bytes twice).
 
 // ScopeTenant is the scope of an action without a user.
 const ScopeTenant = "TENANT"
@@ -83,7 +85,8 @@ type head struct {
 
 // FeedOf reads a feed head item (a stream record's NEW_IMAGE converted to
 // types.AttributeValue, see ddb.StreamItem): the events of the
-// transaction that wrote it, with their sequences. ok is false for any
+// transaction that wrote it, with their sequences; none for the head of
+// a deleted user, whose events RedactUser removed. ok is false for any
 // other item of the Actions table.
 func FeedOf(item map[string]types.AttributeValue) (events []Sequenced, ok bool, err error) {
 	sk, _ := item["sk"].(*types.AttributeValueMemberS)
@@ -112,7 +115,7 @@ func FeedOf(item map[string]types.AttributeValue) (events []Sequenced, ok bool, 
 
 // Head reads a scope's feed head (strongly consistent): the scope's last
 // sequence (0 when it never recorded an action) and the events of the
-// transaction that wrote it last.
+// transaction that wrote it last (none once RedactUser removed them).
 func (r *Recorder) Head(ctx context.Context, tenantID, scope string) (int64, []Sequenced, error) {
 	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(r.Table), Key: feedKey(tenantID, scope), ConsistentRead: aws.Bool(true),
@@ -127,10 +130,15 @@ func (r *Recorder) Head(ctx context.Context, tenantID, scope string) (int64, []S
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(events) == 0 {
-		return 0, nil, nil
+	seq, _ := out.Item["seq"].(*types.AttributeValueMemberN)
+	if seq == nil {
+		return 0, nil, fmt.Errorf("feed head %s: no sequence", scope)
 	}
-	return events[len(events)-1].Sequence, events, nil
+	n, err := strconv.ParseInt(seq.Value, 10, 64)
+	if err != nil {
+		return 0, nil, fmt.Errorf("feed head %s: sequence %q: %w", scope, seq.Value, err)
+	}
+	return n, events, nil
 }
 
 func feedKey(tenantID, scope string) map[string]types.AttributeValue {

@@ -118,7 +118,8 @@ func (r *Recorder) put(a *Action) (types.TransactWriteItem, error) {
 // head of the other actions tx records for the scope (two actions of one
 // user in one transaction: one head update with both events, in the order
 // recorded). It returns the action as stored (an empty a.ID gets a new
-// id). a must not change afterwards: the head holds a copy.
+// id). Both the Put and the head hold a as it is now: changing its
+// metadata afterwards records nothing more.
 func (r *Recorder) Record(tx *ddb.Tx, a Action) (Action, error) {
 	put, err := r.put(&a)
 	if err != nil {
@@ -137,7 +138,10 @@ func (r *Recorder) Record(tx *ddb.Tx, a Action) (Action, error) {
 		events = append(events[:len(events):len(events)], ev)
 		return r.headItem(a.TenantID, scope, events), events, nil
 	})
-	return a, err
+	if err != nil {
+		return Action{}, fmt.Errorf("record action %s: %w", a.Type, err)
+	}
+	return a, nil
 }
 
 // TransactItems returns the items that record as, for a change that
@@ -230,9 +234,29 @@ func (r *Recorder) newest(ctx context.Context, index, attr, pk string, limit int
 }
 
 // RedactUser erases the name of a deleted user from every action that
-// names them (context.user.name). The user id stays, so history keeps a
-// consistent user; each update is idempotent, so a retry finishes the job.
+// names them (context.user.name), and removes the events their feed head
+// keeps (copies of their last actions; its sequence stays). The user id
+// stays, so history keeps a consistent user; each update is idempotent,
+// so a retry finishes the job.
 func (r *Recorder) RedactUser(ctx context.Context, tenantID, userID string) error {
+	if err := r.redactActions(ctx, tenantID, userID); err != nil {
+		return err
+	}
+	_, err := r.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(r.Table),
+		Key:                      feedKey(tenantID, "USER#"+userID),
+		UpdateExpression:         aws.String("REMOVE #ev"),
+		ConditionExpression:      aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames: map[string]string{"#ev": "events"},
+	})
+	if err != nil && !ddb.IsConditionFailed(err) {
+		return fmt.Errorf("redact the feed head of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// redactActions erases the name of a deleted user from their actions.
+func (r *Recorder) redactActions(ctx context.Context, tenantID, userID string) error {
 	var start map[string]types.AttributeValue
 	for {
 		out, err := r.DB.Query(ctx, &dynamodb.QueryInput{

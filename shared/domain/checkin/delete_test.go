@@ -11,7 +11,7 @@ import (
 
 // TestDeletedUserLeavesLocation checks that deleting a user (redaction)
 // removes their current check-in at once, so a location's list no longer
-// shows them.
+// shows them, and their name from their actions and feed head.
 func TestDeletedUserLeavesLocation(t *testing.T) {
 	t.Parallel()
 	h := ts.New(t)
@@ -33,6 +33,12 @@ func TestDeletedUserLeavesLocation(t *testing.T) {
 		if a.Context.User == nil || a.Context.User.ID != id || a.Context.User.Name != "" {
 			t.Errorf("action %s still names the deleted user: %+v", a.ID, a.Context.User)
 		}
+	}
+	// The user's feed head keeps its sequence, not the copies of their
+	// last actions.
+	seq, events, err := h.Deps.Actions.Head(context.Background(), h.Tenant.ID, "USER#"+id)
+	if err != nil || seq < 2 || len(events) != 0 {
+		t.Errorf("the deleted user's feed head = %d %+v (%v), want no events", seq, events, err)
 	}
 }
 

@@ -128,22 +128,22 @@ type Endpoint struct {
 // Delivery is one event's delivery to one endpoint as GET
 // /webhooks/endpoints/{endpointId}/deliveries lists it: the latest attempt.
 type Delivery struct {
-	EventID   string `json:"eventId"`
-	EventType string `json:"eventType"`
-	UserID    string `json:"userId,omitempty"`
+	EventID   string `json:"eventId" dynamodbav:"eventId"`
+	EventType string `json:"eventType" dynamodbav:"eventType"`
+	UserID    string `json:"userId,omitempty" dynamodbav:"userId,omitempty"`
 	// ReplayID is the operation of the replay that sent it, absent for the
 	// event's own delivery.
-	ReplayID       string `json:"replayId,omitempty"`
-	Attempt        int    `json:"attempt"`
-	Status         Status `json:"status"`
-	ResponseStatus int    `json:"responseStatus"`
+	ReplayID       string `json:"replayId,omitempty" dynamodbav:"replayId,omitempty"`
+	Attempt        int    `json:"attempt" dynamodbav:"attempt"`
+	Status         Status `json:"status" dynamodbav:"status"`
+	ResponseStatus int    `json:"responseStatus" dynamodbav:"responseStatus"`
 	// ResponseBody is the first 1 KB of the endpoint's last answer (or why
 	// no answer came: a timeout, a refused address).
-	ResponseBody  string `json:"responseBody,omitempty"`
-	DurationMs    int64  `json:"durationMs"`
-	Created       string `json:"created"`
-	Updated       string `json:"updated"`
-	NextAttemptAt string `json:"nextAttemptAt,omitempty"`
+	ResponseBody  string `json:"responseBody,omitempty" dynamodbav:"responseBody,omitempty"`
+	DurationMs    int64  `json:"durationMs" dynamodbav:"durationMs"`
+	Created       string `json:"created" dynamodbav:"created"`
+	Updated       string `json:"updated" dynamodbav:"updated"`
+	NextAttemptAt string `json:"nextAttemptAt,omitempty" dynamodbav:"nextAttemptAt,omitempty"`
 }
 
 // Event is the body of a delivery: what the endpoint receives, signed as
