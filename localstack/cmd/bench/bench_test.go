@@ -42,6 +42,10 @@ func TestTinyRun(t *testing.T) {
 	// are then exact, however slow the machine.
 	defer func(s int) { tenantCacheSeconds = s }(tenantCacheSeconds)
 	tenantCacheSeconds = 3600
+	// A few users and a slow endpoint that answers in 2 s keep the
+	// webhooks section short.
+	defer func(u int, d time.Duration) { webhookUsers, slowDelay = u, d }(webhookUsers, slowDelay)
+	webhookUsers, slowDelay = 8, 2*time.Second
 	dir := t.TempDir()
 	root, err := repoRoot()
 	if err != nil {
@@ -56,8 +60,8 @@ func TestTinyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := settings{
-		Concurrency: 2, Requests: 14, ImportRows: 50, ReimportRows: 30, ColdRuns: 1, Functions: []string{fn},
-		Sections: []string{"api", "imports", "cold"},
+		Concurrency: 2, Requests: 14, ImportRows: 50, ReimportRows: 30, ColdRuns: 1, Functions: []string{fn}, WebhookActions: 20,
+		Sections: []string{"api", "imports", "webhooks", "cold"},
 		BuildDir: dir, Out: filepath.Join(dir, "bench.json"), Log: filepath.Join(dir, "localstack.log"),
 		Hello: hello, HelloArm: filepath.Join(dir, "none"),
 	}
@@ -100,6 +104,19 @@ func TestTinyRun(t *testing.T) {
 				t.Errorf("%s: the server logged %v DynamoDB calls per request, the raw side makes %v (update raw.go)", op, r.Value, r.Reference)
 			}
 		}
+		// Every credit's event arrived once, in its user's order, with
+		// the slow endpoint beside too.
+		for _, r := range rep.Rows {
+			if r.Section != "webhooks" {
+				continue
+			}
+			switch {
+			case r.Target == "0" && r.Value != 0,
+				r.Target == "1.00" && r.Value != r.Reference,
+				strings.Contains(r.Figure, "→") && (r.Value <= 0 || r.Reference <= 0):
+				t.Errorf("webhooks: %s = %v (reference %v), want %s", r.Figure, r.Value, r.Reference, r.Target)
+			}
+		}
 		if !strings.Contains(out.String(), "Machine: ") {
 			t.Errorf("the table does not name the machine:\n%s", out.String())
 		}
@@ -130,6 +147,11 @@ func TestTinyRun(t *testing.T) {
 		}
 		if r := got["server RSS, last minute (ref: first)"]; r.Value <= 0 || r.Reference <= 0 {
 			t.Errorf("server RSS = %+v, want a value and a reference", r)
+		}
+		// The run's webhooks all came (the soak fails otherwise): at least
+		// each user's creation and the mix's actions.
+		if r := got["webhook events received"]; r.Value < 14 {
+			t.Errorf("webhook events received = %v, want every event of the run", r.Value)
 		}
 	})
 }

@@ -35,6 +35,7 @@ type env struct {
 	tenant       string
 	serviceToken string
 	s3Endpoint   string
+	sqsEndpoint  string // the SQS stand-in's
 	ddbEndpoint  string
 	tables       ddb.Tables
 
@@ -123,7 +124,7 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 	if err != nil {
 		return nil, err
 	}
-	e.s3Endpoint = health.S3
+	e.s3Endpoint, e.sqsEndpoint = health.S3, health.SQS
 	e.db = dynamodb.NewFromConfig(aws.Config{
 		Region:      stack.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
@@ -138,6 +139,7 @@ func startEnv(ctx context.Context, serverBin, logPath string) (e *env, err error
 type healthDoc struct {
 	Status string `json:"status"`
 	S3     string `json:"s3"`
+	SQS    string `json:"sqs"`
 }
 
 // waitHealthy polls GET /_local/health until the server answers.

@@ -22,6 +22,11 @@
 //     then three location imports of the same rows (new locations, the
 //     same file again, every row changed), the re-imports against the
 //     first;
+//   - webhooks: a burst of actions with a webhook endpoint on a receiver
+//     in the driver's process, from each action to its event's first
+//     attempt, against raw signed POSTs and raw SQS messages of the same
+//     size to the same receiver; then the same burst with an endpoint
+//     that answers slowly beside (webhooks.go);
 //   - cold start: each function's stripped linux/arm64 binary size and its
 //     initialisation time (host build, the runtime harness, from exec to
 //     its first request for an event; median of runs) against a hello-world
@@ -36,7 +41,8 @@
 //
 // Settings come from flags or, when a flag is not given, from the
 // environment: BENCH_REQUESTS, BENCH_CONCURRENCY, BENCH_IMPORT_ROWS,
-// BENCH_REIMPORT_ROWS, BENCH_COLD_RUNS, SOAK_REQUESTS, SOAK_DURATION.
+// BENCH_REIMPORT_ROWS, BENCH_COLD_RUNS, BENCH_WEBHOOK_ACTIONS,
+// SOAK_REQUESTS, SOAK_DURATION.
 package main
 
 import (
@@ -60,16 +66,18 @@ import (
 
 // settings are the driver's knobs.
 type settings struct {
-	Requests     int           `json:"requests"`
-	Concurrency  int           `json:"concurrency"`
-	ImportRows   int           `json:"importRows"`
-	ReimportRows int           `json:"reimportRows"`
-	ColdRuns     int           `json:"coldRuns"`
-	Functions    []string      `json:"functions,omitempty"`
-	Sections     []string      `json:"sections"`
-	Soak         bool          `json:"soak,omitempty"`
-	SoakRequests int           `json:"soakRequests,omitempty"`
-	SoakDuration time.Duration `json:"soakDuration,omitempty"`
+	Requests     int `json:"requests"`
+	Concurrency  int `json:"concurrency"`
+	ImportRows   int `json:"importRows"`
+	ReimportRows int `json:"reimportRows"`
+	ColdRuns     int `json:"coldRuns"`
+	// WebhookActions is the actions of each burst of the webhooks section.
+	WebhookActions int           `json:"webhookActions"`
+	Functions      []string      `json:"functions,omitempty"`
+	Sections       []string      `json:"sections"`
+	Soak           bool          `json:"soak,omitempty"`
+	SoakRequests   int           `json:"soakRequests,omitempty"`
+	SoakDuration   time.Duration `json:"soakDuration,omitempty"`
 
 	Server   string `json:"-"` // the local stack's binary; empty: built here
 	BuildDir string `json:"-"`
@@ -115,6 +123,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// allSections are the benchmark's sections, in the order they run.
+var allSections = []string{"api", "liability", "imports", "webhooks", "cold"}
+
 func parseSettings(args []string) (settings, error) {
 	var set settings
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -123,7 +134,8 @@ func parseSettings(args []string) (settings, error) {
 	fs.IntVar(&set.ImportRows, "import-rows", envInt("BENCH_IMPORT_ROWS", 20000), "rows of each import file (0 skips the imports)")
 	fs.IntVar(&set.ReimportRows, "reimport-rows", envInt("BENCH_REIMPORT_ROWS", 10000), "rows of the location imports of new, unchanged and changed locations (0 skips them)")
 	fs.IntVar(&set.ColdRuns, "cold-runs", envInt("BENCH_COLD_RUNS", 10), "cold starts per function, the median is reported (0 skips them)")
-	sections := fs.String("sections", "api,liability,imports,cold", "comma-separated sections to run: api, liability, imports, cold")
+	fs.IntVar(&set.WebhookActions, "webhook-actions", envInt("BENCH_WEBHOOK_ACTIONS", 2000), "actions of each burst of the webhooks section")
+	sections := fs.String("sections", strings.Join(allSections, ","), "comma-separated sections to run: "+strings.Join(allSections, ", "))
 	fns := fs.String("functions", "", "comma-separated functions to cold-start (default: every function)")
 	fs.BoolVar(&set.Soak, "soak", false, "run the soak instead of the benchmark")
 	fs.IntVar(&set.SoakRequests, "soak-requests", envInt("SOAK_REQUESTS", 0), "soak: stop after this many requests (0: only the duration bounds it)")
@@ -143,12 +155,12 @@ func parseSettings(args []string) (settings, error) {
 	}
 	set.Sections = strings.Split(*sections, ",")
 	for _, sec := range set.Sections {
-		if sec != "api" && sec != "liability" && sec != "imports" && sec != "cold" {
-			return set, fmt.Errorf("-sections: unknown section %q (api, liability, imports, cold)", sec)
+		if !slices.Contains(allSections, sec) {
+			return set, fmt.Errorf("-sections: unknown section %q (%s)", sec, strings.Join(allSections, ", "))
 		}
 	}
-	if set.Concurrency < 1 || set.Requests < 1 {
-		return set, fmt.Errorf("-concurrency and -requests must be positive")
+	if set.Concurrency < 1 || set.Requests < 1 || set.WebhookActions < 1 {
+		return set, fmt.Errorf("-concurrency, -requests and -webhook-actions must be positive")
 	}
 	if set.Soak && set.SoakDuration <= 0 && set.SoakRequests <= 0 {
 		return set, fmt.Errorf("the soak needs a bound: -soak-duration or -soak-requests (SOAK_DURATION, SOAK_REQUESTS)")
@@ -316,7 +328,7 @@ func writeJSON(path string, rep report) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// bench runs the three sections into rep.
+// bench runs the sections of set into rep.
 func bench(ctx context.Context, e *env, root string, set settings, rep *report) error {
 	if slices.Contains(set.Sections, "api") {
 		if err := benchAPI(ctx, e, set, rep); err != nil {
@@ -330,6 +342,11 @@ func bench(ctx context.Context, e *env, root string, set settings, rep *report) 
 	}
 	if slices.Contains(set.Sections, "imports") && set.ImportRows > 0 {
 		if err := benchImports(ctx, e, set, rep); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(set.Sections, "webhooks") {
+		if err := benchWebhooks(ctx, e, root, set, rep); err != nil {
 			return err
 		}
 	}
