@@ -263,6 +263,17 @@ func (c *Client) ChangeVisibility(ctx context.Context, queueURL, receiptHandle s
 	}{queueURL, receiptHandle, secs}, nil)
 }
 
+// Delete deletes a received message: a consumer that finished a FIFO
+// group's messages early frees the group at once, rather than when the
+// whole batch returns to Lambda (which deletes what it handled again; a
+// second delete of a message is not an error).
+func (c *Client) Delete(ctx context.Context, queueURL, receiptHandle string) error {
+	return c.call(ctx, "DeleteMessage", struct {
+		QueueURL      string `json:"QueueUrl"`
+		ReceiptHandle string `json:"ReceiptHandle"`
+	}{queueURL, receiptHandle}, nil)
+}
+
 // call makes the JSON request action with in and decodes its 2xx answer
 // into out (nil: the answer is not read). A throttled or failed (5xx) call
 // is tried once more. SQS's refusal is an *Error; a cancelled or expired

@@ -75,50 +75,76 @@ func EventOf(a action.Sequenced) Event {
 // HandleStream is the webhookfanout function's handler: the Actions
 // table's stream records of feed heads (shared/domain/action) carry each
 // scope's new events in sequence order; every event is logged and
-// enqueued once per matching endpoint of its tenant, in that order. A
-// tenant without endpoints costs one Query per batch. A record that fails
-// is reported (ReportBatchItemFailures) with the records after it, so
-// Lambda retries from it and the order holds; what it enqueued already is
-// deduplicated by the queue.
+// enqueued once per matching endpoint of its tenant, in that order. The
+// whole batch is one unit: its events are logged with BatchWriteItem, then
+// sent with as few SendMessageBatch calls as the groups allow (a tenant
+// without endpoints costs one Query per batch). A failure reports the
+// batch's first head record (ReportBatchItemFailures), so Lambda retries
+// all of it in order; what it logged is written again unchanged and what
+// it enqueued already is deduplicated by the queue (five minutes) and by
+// the deliveries (after).
 func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	var resp events.DynamoDBEventResponse
-	endpoints := map[string][]endpointRecord{}
+	var (
+		resp      events.DynamoDBEventResponse
+		first     string
+		endpoints = map[string][]endpointRecord{}
+		logged    []eventRecord
+		msgs      []sqsapi.Message
+		err       error
+	)
 	for _, rec := range ev.Records {
 		if rec.EventName == "REMOVE" || len(rec.Change.NewImage) == 0 {
 			continue
 		}
-		evs, ok, err := action.FeedOf(ddb.StreamItem(rec.Change.NewImage))
+		evs, ok, ferr := action.FeedOf(ddb.StreamItem(rec.Change.NewImage))
 		if !ok {
 			continue
 		}
-		if err == nil {
-			err = s.fanOut(ctx, evs, endpoints)
+		if first == "" {
+			first = rec.Change.SequenceNumber
 		}
-		if err != nil {
-			web.Logger(ctx).Error("webhook fan-out failed", "sequenceNumber", rec.Change.SequenceNumber, "error", err.Error())
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
-			return resp, nil
+		if err = ferr; err != nil {
+			break
 		}
+		var l []eventRecord
+		var m []sqsapi.Message
+		if l, m, err = s.fanOut(ctx, evs, endpoints); err != nil {
+			break
+		}
+		logged, msgs = append(logged, l...), append(msgs, m...)
+	}
+	if err == nil && len(logged) > 0 {
+		err = s.st().logEvents(ctx, logged)
+	}
+	if err == nil && len(msgs) > 0 {
+		if err = s.Queue.SendBatch(ctx, s.QueueURL, msgs); err != nil {
+			err = fmt.Errorf("enqueue webhook events: %w", err)
+		}
+	}
+	if err != nil {
+		web.Logger(ctx).Error("webhook fan-out failed", "sequenceNumber", first, "error", err.Error())
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: first})
 	}
 	return resp, nil
 }
 
-// fanOut logs and enqueues the events of one feed head record.
-func (s *Service) fanOut(ctx context.Context, evs []action.Sequenced, cache map[string][]endpointRecord) error {
+// fanOut returns the log items and the queue messages of the events of
+// one feed head record.
+func (s *Service) fanOut(ctx context.Context, evs []action.Sequenced, cache map[string][]endpointRecord) ([]eventRecord, []sqsapi.Message, error) {
 	if len(evs) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	t := evs[0].TenantID
 	eps, ok := cache[t]
 	if !ok {
 		var err error
 		if eps, err = s.st().endpoints(ctx, t); err != nil {
-			return err
+			return nil, nil, err
 		}
 		cache[t] = eps
 	}
 	if len(eps) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	now := s.Clock.Now()
 	logged := make([]eventRecord, 0, len(evs))
@@ -127,7 +153,7 @@ func (s *Service) fanOut(ctx context.Context, evs []action.Sequenced, cache map[
 		e := EventOf(a)
 		body, err := marshal(e)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		logged = append(logged, newEventRecord(t, a.Scope, e, body, now))
 		for _, ep := range eps {
@@ -136,21 +162,12 @@ func (s *Service) fanOut(ctx context.Context, evs []action.Sequenced, cache map[
 			}
 			m, err := json.Marshal(message{Kind: kindEvent, TenantID: t, Endpoint: ep.ID, EventID: e.ID, Type: e.Type, UserID: e.UserID})
 			if err != nil {
-				return fmt.Errorf("enqueue webhook event %s: %w", e.ID, err)
+				return nil, nil, fmt.Errorf("enqueue webhook event %s: %w", e.ID, err)
 			}
 			msgs = append(msgs, sqsapi.Message{Body: string(m), GroupID: group(ep.ID, a.Scope), DeduplicationID: dedup(ep.ID, e.ID, "")})
 		}
 	}
-	if err := s.st().logEvents(ctx, logged); err != nil {
-		return err
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	if err := s.Queue.SendBatch(ctx, s.QueueURL, msgs); err != nil {
-		return fmt.Errorf("enqueue webhook events: %w", err)
-	}
-	return nil
+	return logged, msgs, nil
 }
 
 // about reports whether a is the platform's own word about endpoint ep

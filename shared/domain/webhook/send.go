@@ -37,7 +37,8 @@ const maxVisibility = 12*time.Hour - time.Minute
 // HandleQueue is the webhooksender function's handler: a batch of the
 // delivery queue's messages. The messages of one group (an endpoint and a
 // user) are handled one after the other in the batch's order, groups at
-// once. A message whose attempt failed, or is not due yet, is made
+// once, and each handled message is deleted at once, so a slow endpoint's
+// groups do not hold the batch's other groups in flight. A message whose attempt failed, or is not due yet, is made
 // invisible until its next attempt is due and reported failed together
 // with the messages after it in its group, which keeps the group (that
 // user's later events for that endpoint) waiting in SQS; nothing waits in
@@ -68,6 +69,12 @@ func (s *Service) HandleQueue(ctx context.Context, ev events.SQSEvent) (events.S
 					web.Logger(ctx).Error("webhook message failed", "messageId", m.MessageId, "error", err.Error())
 				}
 				if err == nil && !wait {
+					// Deleted now, not when the batch returns: the group
+					// (this user's next event) is free at once, however
+					// long the batch's other groups take.
+					if err := s.Queue.Delete(ctx, s.QueueURL, m.ReceiptHandle); err != nil {
+						web.Logger(ctx).Warn("webhook message not deleted early", "messageId", m.MessageId, "error", err.Error())
+					}
 					continue
 				}
 				mu.Lock()

@@ -27,6 +27,7 @@ import (
 type Queue interface {
 	SendBatch(ctx context.Context, queueURL string, msgs []sqsapi.Message) error
 	ChangeVisibility(ctx context.Context, queueURL, receiptHandle string, timeout time.Duration) error
+	Delete(ctx context.Context, queueURL, receiptHandle string) error
 }
 
 // Service manages a tenant's webhook endpoints and delivers events to them.

@@ -9,6 +9,7 @@ package ddb
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -134,9 +135,22 @@ func IsTransactionConflict(err error) bool {
 	return false
 }
 
-// Transact runs TransactWriteItems, retrying a few times (with a short,
-// growing pause) when it lost a race with another transaction on the same
-// items. A failed condition is returned at once: the caller reads again.
+// transactAttempts bounds the tries of a transaction that keeps losing
+// races: a user's concurrent changes all write the user's feed head
+// (shared/domain/action), so they meet more often than their own items
+// would.
+const transactAttempts = 8
+
+// conflictPause is the pause after lost race n (from 0): a random part of
+// a window that doubles from 20 ms up to 640 ms, so that the writers that
+// met do not meet again at once.
+func conflictPause(n int) time.Duration {
+	window := 20 * time.Millisecond << min(n, 5)
+	return window/2 + time.Duration(rand.Int64N(int64(window/2)))
+}
+
+// Transact runs TransactWriteItems, retrying (with a random, growing
+// pause) when it lost a race with another transaction on the same items. A failed condition is returned at once: the caller reads again.
 //
 // When ctx carries a Claim (a request with an Idempotency-Key), its item
 // is appended after items, so the indexes of items (Failed) are
@@ -144,7 +158,7 @@ func IsTransactionConflict(err error) bool {
 // failed.
 func Transact(ctx context.Context, api API, items []types.TransactWriteItem) error {
 	var err error
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < transactAttempts; attempt++ {
 		err = transactOnce(ctx, api, items)
 		if err == nil || !IsTransactionConflict(err) {
 			return err
@@ -152,7 +166,7 @@ func Transact(ctx context.Context, api API, items []types.TransactWriteItem) err
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(time.Duration(15*(attempt+1)) * time.Millisecond):
+		case <-time.After(conflictPause(attempt)):
 		}
 	}
 	return err
