@@ -215,7 +215,14 @@ func TestQueueRetryLater(t *testing.T) {
 	}
 	clk.Advance(time.Minute)
 	waitQueues(t, st)
-	if got, want := rec.all(), []delivered{{"x", "1"}, {"z", "1"}, {"x", "2"}, {"y", "1"}}; !slices.Equal(got, want) {
+	// y's receive count depends on whether the poller took it in x's first
+	// batch (failed with x's group, count 1 then 2) or after x was already
+	// in flight (count 1): SendBatch sends one message of a group per call.
+	got := rec.all()
+	if len(got) == 4 && got[3].body == "y" && (got[3].count == "1" || got[3].count == "2") {
+		got[3].count = "1 or 2"
+	}
+	if want := []delivered{{"x", "1"}, {"z", "1"}, {"x", "2"}, {"y", "1 or 2"}}; !slices.Equal(got, want) {
 		t.Fatalf("after 10 minutes: got %v, want %v", got, want)
 	}
 	if c := counts(t, st, url); c != [3]string{"0", "0", "0"} {
