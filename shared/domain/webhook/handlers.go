@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/loyalty-platform/platform/shared/aws/sqsapi"
 	"github.com/loyalty-platform/platform/shared/domain/action"
@@ -207,25 +207,30 @@ func (s *Service) Deliveries(ctx context.Context, caller actor.Actor, id string,
 	if limit < 1 || limit > web.MaxLimit {
 		limit = web.DefaultLimit
 	}
-	in := s.st().deliveriesQuery(caller.TenantID, id)
-	var conds []string
-	for _, c := range []struct{ attr, v string }{{"status", string(f.Status)}, {"eventType", f.EventType}, {"userId", f.UserID}} {
-		if c.v == "" {
-			continue
+	// The filters are applied as the shards are merged (a user's
+	// deliveries are read from their shard only).
+	keep := func(it ddb.Item) bool {
+		for _, c := range []struct{ attr, v string }{{"status", string(f.Status)}, {"eventType", f.EventType}, {"userId", f.UserID}} {
+			if got, _ := it[c.attr].(*types.AttributeValueMemberS); c.v != "" && (got == nil || got.Value != c.v) {
+				return false
+			}
 		}
-		if in.ExpressionAttributeNames == nil {
-			in.ExpressionAttributeNames = map[string]string{}
-		}
-		in.ExpressionAttributeNames["#"+c.attr] = c.attr
-		in.ExpressionAttributeValues[":"+c.attr] = &types.AttributeValueMemberS{Value: c.v}
-		conds = append(conds, "#"+c.attr+" = :"+c.attr)
-	}
-	if len(conds) > 0 {
-		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
+		return true
 	}
 	scope := "webhookdeliveries|" + id + "|" + string(f.Status) + "|" + f.EventType + "|" + f.UserID
+	start, err := s.Cursor.Decode(caller.TenantID, scope, startKey)
+	if err != nil {
+		return nil, web.Page{}, err
+	}
+	items, lek, err := ddb.Merge(ctx, s.DB, s.st().deliveryStreams(caller.TenantID, id, f.UserID), "sk", true, start, limit, keep)
+	if err != nil {
+		return nil, web.Page{}, fmt.Errorf("list deliveries of %s: %w", id, err)
+	}
 	var recs []deliveryRecord
-	next, err := ddb.Kind("webhook delivery").ReadPage(ctx, s.DB, s.Cursor, in, ddb.PageQuery{Tenant: caller.TenantID, Scope: scope, StartKey: startKey, Limit: limit}, &recs)
+	if err := attributevalue.UnmarshalListOfMaps(items, &recs); err != nil {
+		return nil, web.Page{}, fmt.Errorf("list deliveries of %s: %w", id, err)
+	}
+	next, err := s.Cursor.Encode(caller.TenantID, scope, lek)
 	if err != nil {
 		return nil, web.Page{}, fmt.Errorf("list deliveries of %s: %w", id, err)
 	}

@@ -202,6 +202,25 @@ func TestDeliversSignedOrderedEvents(t *testing.T) {
 	if len(dl) == 0 {
 		t.Errorf("no DELIVERED deliveries listed for user %s", users[0])
 	}
+	// Page by page (the deliveries are spread over shards the list merges):
+	// every delivered event once, newest event first.
+	var listed []string
+	for next := ""; ; {
+		page := h.Do("GET", "/webhooks/endpoints/"+id+"/deliveries?limit=3&startKey="+next, nil, h.Admin()).Expect(t, 200, "").Map(t)
+		for _, d := range page["items"].([]any) {
+			listed = append(listed, d.(map[string]any)["eventId"].(string))
+		}
+		next, _ = page["page"].(map[string]any)["nextKey"].(string)
+		if next == "" || len(listed) > 2*len(want) {
+			break
+		}
+	}
+	if !slices.IsSortedFunc(listed, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Errorf("deliveries not newest first: %v", listed)
+	}
+	if got := len(listed); got != len(want) || len(slices.Compact(slices.Clone(listed))) != got {
+		t.Errorf("%d deliveries listed (%d distinct), want %d", got, len(slices.Compact(slices.Clone(listed))), len(want))
+	}
 }
 
 // TestTestEvent: POST .../test sends one signed webhook.test event.

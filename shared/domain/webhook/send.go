@@ -108,7 +108,7 @@ func (s *Service) handle(ctx context.Context, m events.SQSMessage) (wait bool, e
 	if err != nil {
 		return false, err
 	}
-	d, found, err := s.st().delivery(ctx, msg.TenantID, ep.ID, msg.EventID, msg.Replay)
+	d, found, err := s.st().delivery(ctx, msg.TenantID, ep.ID, msg.UserID, msg.EventID, msg.Replay)
 	if err != nil {
 		return false, err
 	}

@@ -21,7 +21,7 @@ import (
 //	pk = <t>#WHEP               sk = EP#<endpointId>               an endpoint
 //	pk = <t>#WHEP               sk = COUNT                         how many endpoints the tenant has
 //	pk = <t>#WHEV#<eventId>     sk = EVENT                         a logged event: its body, kept 31 days
-//	pk = <t>#WHDL#<endpointId>  sk = <eventId>#<replayId or ->     a delivery, kept 30 days after its last attempt
+//	pk = <t>#WHDL#<endpointId>#<shard>  sk = <eventId>#<replayId or ->  a delivery, kept 30 days after its last attempt
 //
 //	gsi1: gsi1pk = <t>#WHEVENTS#<shard>  gsi1sk = <timestamp>#<eventId>   logged events by time, for replay
 //
@@ -29,8 +29,14 @@ import (
 // together by every fan-out). Events are logged write-sharded over Shards
 // index partitions by a hash of their scope, so that one user's events sit
 // in one shard in time order while a busy tenant's writes spread. An
-// endpoint's deliveries share a partition, newest first by event id (ids
-// start with the time).
+// endpoint's deliveries are write-sharded the same way, over
+// deliveryShards partitions by a hash of the user id (the tenant's events
+// in one), newest first by event id (ids start with the time): a burst of
+// one tenant to one endpoint (one write per attempt, ids ever increasing,
+// so DynamoDB's split for heat would not help one partition) spreads,
+// while one user's deliveries, sent one after another, sit in one shard,
+// so the list filtered by userId reads one partition. The list merges the
+// shards (ddb.Merge).
 
 const (
 	skCount     = "COUNT"
@@ -38,14 +44,23 @@ const (
 	skEvent     = "EVENT"
 	noReplay    = "-"
 	eventShards = 8
+	// deliveryShards is how many partitions an endpoint's deliveries
+	// spread over.
+	deliveryShards = 8
 	// eventKept is how long a logged event is kept: the replay window and
 	// a day of margin.
 	eventKept = Kept + 24*time.Hour
 )
 
-func endpointsPK(t string) string      { return t + "#WHEP" }
-func eventPK(t, id string) string      { return t + "#WHEV#" + id }
-func deliveriesPK(t, ep string) string { return t + "#WHDL#" + ep }
+func endpointsPK(t string) string { return t + "#WHEP" }
+func eventPK(t, id string) string { return t + "#WHEV#" + id }
+
+// deliveriesPK is the partition of an endpoint's deliveries of one
+// shard; deliveryShard places a user's (or, for "", the tenant's).
+func deliveriesPK(t, ep string, shard int) string {
+	return t + "#WHDL#" + ep + "#" + strconv.Itoa(shard)
+}
+func deliveryShard(userID string) int { return hashShard(userID, deliveryShards) }
 func deliverySK(ev, replay string) string {
 	if replay == "" {
 		replay = noReplay
@@ -55,10 +70,13 @@ func deliverySK(ev, replay string) string {
 func eventsPK(t string, shard int) string { return t + "#WHEVENTS#" + strconv.Itoa(shard) }
 
 // shardOf places a scope's events in one index shard.
-func shardOf(scope string) int {
+func shardOf(scope string) int { return hashShard(scope, eventShards) }
+
+// hashShard places s in one of n shards.
+func hashShard(s string, n int) int {
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(scope))
-	return int(h.Sum32() % eventShards)
+	_, _ = h.Write([]byte(s))
+	return int(h.Sum32() % uint32(n))
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -358,9 +376,9 @@ func (s *store) eventsIn(ctx context.Context, t string, shard int, from, to stri
 }
 
 // delivery reads a delivery; ok is false when there is none yet.
-func (s *store) delivery(ctx context.Context, t, ep, ev, replay string) (deliveryRecord, bool, error) {
+func (s *store) delivery(ctx context.Context, t, ep, userID, ev, replay string) (deliveryRecord, bool, error) {
 	var r deliveryRecord
-	err := ddb.Records{API: s.db, Table: s.table, Kind: "webhook delivery", NotFound: errNoDelivery}.Get(ctx, ev, key(deliveriesPK(t, ep), deliverySK(ev, replay)), &r)
+	err := ddb.Records{API: s.db, Table: s.table, Kind: "webhook delivery", NotFound: errNoDelivery}.Get(ctx, ev, key(deliveriesPK(t, ep, deliveryShard(userID)), deliverySK(ev, replay)), &r)
 	if errors.Is(err, errNoDelivery) {
 		return deliveryRecord{}, false, nil
 	}
@@ -369,7 +387,7 @@ func (s *store) delivery(ctx context.Context, t, ep, ev, replay string) (deliver
 
 // putDelivery writes a delivery's state after an attempt.
 func (s *store) putDelivery(ctx context.Context, t, ep string, r deliveryRecord) error {
-	r.PK, r.SK = deliveriesPK(t, ep), deliverySK(r.EventID, r.ReplayID)
+	r.PK, r.SK = deliveriesPK(t, ep, deliveryShard(r.UserID)), deliverySK(r.EventID, r.ReplayID)
 	item, err := attributevalue.MarshalMap(r)
 	if err != nil {
 		return fmt.Errorf("write delivery of %s to %s: %w", r.EventID, ep, err)
@@ -380,12 +398,25 @@ func (s *store) putDelivery(ctx context.Context, t, ep string, r deliveryRecord)
 	return nil
 }
 
-// deliveriesQuery is the query of an endpoint's deliveries, newest first.
-func (s *store) deliveriesQuery(t, ep string) dynamodb.QueryInput {
-	return dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(deliveriesPK(t, ep))},
-		ScanIndexForward:          aws.Bool(false),
+// deliveryStreams are the queries of an endpoint's deliveries, newest
+// first, one per shard: every shard, or only the user's when userID is
+// set.
+func (s *store) deliveryStreams(t, ep, userID string) []ddb.Stream {
+	shards := []int{deliveryShard(userID)}
+	if userID == "" {
+		shards = make([]int, deliveryShards)
+		for i := range shards {
+			shards[i] = i
+		}
 	}
+	out := make([]ddb.Stream, len(shards))
+	for i, shard := range shards {
+		out[i] = ddb.Stream{KeyAttr: []string{"pk", "sk"}, In: dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(deliveriesPK(t, ep, shard))},
+			ScanIndexForward:          aws.Bool(false),
+		}}
+	}
+	return out
 }
