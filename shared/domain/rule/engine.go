@@ -389,6 +389,21 @@ func effectGroups(effects []Effect, held map[string]string) [][]Effect {
 	return groups
 }
 
+// groupLanded reports whether group g of a rule was applied for c's
+// origin: on a (landed) or, for the first group, on another action of the
+// chain (lost).
+func (e *Engine) groupLanded(ctx context.Context, ruleID string, group int, a action.Action, c *chain) (landed, lost bool, err error) {
+	if group > 0 {
+		done, err := e.st().applied(ctx, a.TenantID, ruleID, c.originID, group)
+		return done, false, err
+	}
+	owner, claimed, err := e.st().claim(ctx, a.TenantID, ruleID, c.originID)
+	if err != nil || !claimed {
+		return false, false, err
+	}
+	return owner == a.ID, owner != a.ID, nil
+}
+
 // applyGroup applies group g of a rule's effects to action a in one
 // transaction with the group's applied marker, within the budget of a's
 // chain c: the effects beyond it are skipped (counted in c). lost is set
@@ -419,6 +434,19 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 			return nil, false, err
 		}
 		if left <= 0 {
+			// Spent. The other path may have applied this group between
+			// the check above and the budget's read: then it landed, and
+			// is not skipped. One not applied now never will be (the
+			// budget only grows spent), so reading its marker after the
+			// budget tells which.
+			landed, lost, err := e.groupLanded(ctx, ruleID, group, a, c)
+			if err != nil || lost {
+				return nil, lost, err
+			}
+			if landed {
+				c.landed++
+				return nil, false, nil
+			}
 			c.skip(ruleID, len(effects))
 			return nil, false, nil
 		}
