@@ -61,6 +61,7 @@ const (
 
 // queueSub delivers one SQS event of one function.
 type queueSub struct {
+	mapping[QueueHandler]
 	s           *SQS
 	function    string
 	event       sam.QueueEvent
@@ -68,12 +69,6 @@ type queueSub struct {
 	batchSize   int
 	concurrency int
 	timeout     time.Duration
-	ctx         context.Context
-	cancel      context.CancelFunc
-	done        chan struct{}
-
-	mu      sync.Mutex
-	handler QueueHandler
 }
 
 // OnQueue registers the handler of a template function (by name, e.g.
@@ -136,13 +131,7 @@ func (s *SQS) subscribe(function string, h QueueHandler) {
 			delete(s.subs, function)
 		}
 		s.mu.Unlock()
-		for _, sub := range existing {
-			if h == nil {
-				sub.stop()
-			} else {
-				sub.setHandler(h)
-			}
-		}
+		reregister(existing, h, h == nil)
 		return
 	}
 	if h == nil {
@@ -177,12 +166,11 @@ func (s *SQS) subscribe(function string, h QueueHandler) {
 		if concurrency <= 0 {
 			concurrency = defaultQueueConcurrency
 		}
-		ctx, cancel := context.WithCancel(context.Background())
 		sub := &queueSub{
 			s: s, function: function, event: ev, q: q,
 			batchSize: min(batch, maxReceiveMessages), concurrency: concurrency, timeout: timeout,
-			ctx: ctx, cancel: cancel, done: make(chan struct{}), handler: h,
 		}
+		sub.start(context.Background(), h)
 		q.subscribed++
 		subs = append(subs, sub)
 	}
@@ -212,24 +200,6 @@ func (s *SQS) stopPollers() {
 		sub.cancel()
 	}
 	s.wg.Wait()
-}
-
-func (sub *queueSub) setHandler(h QueueHandler) {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	sub.handler = h
-}
-
-func (sub *queueSub) currentHandler() QueueHandler {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	return sub.handler
-}
-
-// stop ends the poller and waits for it and its batches.
-func (sub *queueSub) stop() {
-	sub.cancel()
-	<-sub.done
 }
 
 // run receives batches while fewer than concurrency are being handled,

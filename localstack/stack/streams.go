@@ -161,13 +161,7 @@ func (p *streamPoller) subscribe(function string, h StreamHandler) {
 			delete(p.subs, function)
 		}
 		p.mu.Unlock()
-		for _, sub := range existing {
-			if h == nil {
-				sub.stop()
-			} else {
-				sub.setHandler(h)
-			}
-		}
+		reregister(existing, h, h == nil)
 		return
 	}
 	p.mu.Unlock()
@@ -203,9 +197,7 @@ func (p *streamPoller) subscribe(function string, h StreamHandler) {
 	}
 	if existing := p.subs[function]; existing != nil {
 		// Registered concurrently: keep those pollers, with this handler.
-		for _, sub := range existing {
-			sub.setHandler(h)
-		}
+		reregister(existing, h, false)
 		return
 	}
 	p.subs[function] = subs
@@ -226,18 +218,15 @@ func (p *streamPoller) close() {
 
 // subscription polls the stream of one stream event of one function.
 type subscription struct {
+	mapping[StreamHandler]
 	p         *streamPoller
 	function  string
 	event     sam.StreamEvent
 	table     string // physical name
 	batchSize int
-	ctx       context.Context
-	cancel    context.CancelFunc
 	kick      chan struct{} // asks for a round now
-	done      chan struct{} // closed when the poller has stopped
 
 	mu       sync.Mutex
-	handler  StreamHandler
 	rounds   uint64        // rounds begun
 	caughtUp uint64        // the last round that read every shard to its tip
 	wanted   uint64        // the round a drain waits for
@@ -276,41 +265,22 @@ type shard struct {
 }
 
 func (p *streamPoller) newSubscription(function string, ev sam.StreamEvent, h StreamHandler) *subscription {
-	ctx, cancel := context.WithCancel(p.ctx)
 	batch := ev.BatchSize
 	if batch <= 0 {
 		batch = defaultBatchSize
 	}
 	sub := &subscription{
 		p: p, function: function, event: ev, table: TableName(ev.Table), batchSize: batch,
-		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), done: make(chan struct{}),
-		handler: h, progress: make(chan struct{}), shards: map[string]*shard{},
+		kick: make(chan struct{}, 1), progress: make(chan struct{}), shards: map[string]*shard{},
 		key: function + "/" + ev.Event,
 	}
+	sub.start(p.ctx, h)
 	if p.positions != nil {
 		if m, ok := p.positions.load(sub.key); ok {
 			sub.saved = &m
 		}
 	}
 	return sub
-}
-
-func (s *subscription) setHandler(h StreamHandler) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = h
-}
-
-func (s *subscription) currentHandler() StreamHandler {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.handler
-}
-
-// stop ends the poller and waits for it.
-func (s *subscription) stop() {
-	s.cancel()
-	<-s.done
 }
 
 // run polls until the subscription or the stack is closed.
