@@ -9,7 +9,9 @@ import (
 
 // schedule is the wait before each retry: after the first attempt 5 s,
 // then 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, and every 24 h
-// after that, until RetryWindow has passed since the first attempt.
+// after that, until RetryWindow has passed since the event was queued for
+// the endpoint (its first attempt, unless it waited behind an earlier
+// event of the same user).
 var schedule = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
 	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -118,8 +119,8 @@ func (s *Service) handle(ctx context.Context, m events.SQSMessage) (wait bool, e
 	now := s.Clock.Now()
 	if !found {
 		d = deliveryRecord{
-			Delivery:     Delivery{EventID: msg.EventID, EventType: msg.Type, UserID: msg.UserID, ReplayID: msg.Replay, Created: clock.Stamp(now)},
-			FirstAttempt: now.UnixMilli(),
+			Delivery: Delivery{EventID: msg.EventID, EventType: msg.Type, UserID: msg.UserID, ReplayID: msg.Replay, Created: clock.Stamp(now)},
+			Queued:   queuedAt(m, now).UnixMilli(),
 		}
 	}
 	if !ep.Enabled {
@@ -166,7 +167,7 @@ func (s *Service) handle(ctx context.Context, m events.SQSMessage) (wait bool, e
 		return false, s.disable(ctx, ep, "the endpoint answered 410 Gone", now)
 	}
 	next := now.Add(nextWait(d.Attempt, res.status, res.header, now))
-	if next.Sub(time.UnixMilli(d.FirstAttempt)) > RetryWindow {
+	if next.Sub(time.UnixMilli(d.Queued)) > RetryWindow {
 		d.Status, d.Due, d.NextAttemptAt = Exhausted, 0, ""
 		// The action first: its id is derived from the delivery, so a
 		// crash before the delivery is written records it once anyway.
@@ -186,6 +187,16 @@ func (s *Service) handle(ctx context.Context, m events.SQSMessage) (wait bool, e
 		return false, err
 	}
 	return true, s.hide(ctx, m, next.Sub(now))
+}
+
+// queuedAt is when message m was queued (its SentTimestamp), or now when
+// that is missing or later.
+func queuedAt(m events.SQSMessage, now time.Time) time.Time {
+	sent, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64)
+	if err != nil || sent <= 0 || sent > now.UnixMilli() {
+		return now
+	}
+	return time.UnixMilli(sent)
 }
 
 // hide makes a received message invisible for d (at most 12 hours: a
@@ -279,7 +290,7 @@ func (s *Service) disable(ctx context.Context, ep endpointRecord, reason string,
 // exhausted records WEBHOOK_EXHAUSTED for a delivery out of retries.
 func (s *Service) exhausted(ctx context.Context, ep endpointRecord, d deliveryRecord, now time.Time) error {
 	metrics.Count(ctx, ep.TenantID, MetricExhausted, 1)
-	id := derivedID(time.UnixMilli(d.FirstAttempt), ep.ID, d.EventID, d.ReplayID)
+	id := derivedID(time.UnixMilli(d.Queued), ep.ID, d.EventID, d.ReplayID)
 	return s.record(ctx, id, ActionExhausted, ep.TenantID, d.UserID, now, map[string]any{
 		"endpointId": ep.ID, "eventId": d.EventID, "eventType": d.EventType, "attempts": d.Attempt, "lastStatus": d.ResponseStatus,
 	})

@@ -170,8 +170,11 @@ type deliveryRecord struct {
 	PK string `dynamodbav:"pk"`
 	SK string `dynamodbav:"sk"`
 	Delivery
-	// FirstAttempt (unix milliseconds) starts the retry window.
-	FirstAttempt int64 `dynamodbav:"firstAttempt"`
+	// Queued (unix milliseconds) is when the event was queued for the
+	// endpoint (the message's SentTimestamp): the retry window starts
+	// there, not at the first attempt, so an event that waited behind a
+	// failing one of the same user is not retried for seven more days.
+	Queued int64 `dynamodbav:"queued"`
 	// Due (unix milliseconds) is when the next attempt is due (PENDING).
 	Due       int64 `dynamodbav:"due,omitempty"`
 	ExpiresAt int64 `dynamodbav:"expiresAt"`

@@ -88,7 +88,8 @@ const (
 	AttemptTimeout = 15 * time.Second
 	// ResponseBodyKept is how much of an endpoint's answer a delivery keeps.
 	ResponseBodyKept = 1024
-	// RetryWindow is how long an event is retried before it is EXHAUSTED.
+	// RetryWindow is how long after it was queued for an endpoint an event
+	// is retried before it is EXHAUSTED.
 	RetryWindow = 7 * 24 * time.Hour
 	// DisableAfter is how long an endpoint may fail every attempt before
 	// the platform disables it.
