@@ -242,11 +242,7 @@ func TestTestEvent(t *testing.T) {
 // and the queues' moved together), and the delivery ends DELIVERED on
 // attempt 3; a later event of the same user waits behind it.
 func TestRetriesKeepTheID(t *testing.T) {
-	h := ts.New(t)
-	h.OnQueue("webhooksender")
-	st := ts.Stack(t)
-	st.SetQueueClock(h.Clock)
-	t.Cleanup(func() { st.SetQueueClock(nil) })
+	h := onQueueClock(t)
 	r := newReceiver(t)
 	r.answer = func(n int, _ hit) (int, http.Header) {
 		if n < 2 {

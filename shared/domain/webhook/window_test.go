@@ -9,6 +9,18 @@ import (
 	ts "github.com/loyalty-platform/platform/shared/testkit"
 )
 
+// onQueueClock returns a harness whose clock is also the queues' (the
+// stack's, so the test may not run in parallel with others of the
+// package), with the sender subscribed to this tenant's messages.
+func onQueueClock(t *testing.T) *ts.Harness {
+	h := ts.New(t)
+	h.OnQueue("webhooksender")
+	st := ts.Stack(t)
+	st.SetQueueClock(h.Clock)
+	t.Cleanup(func() { st.SetQueueClock(nil) })
+	return h
+}
+
 // runDays moves the harness and queue clock on in 6-hour steps for days,
 // recording a credit of user ok (when set) at every step, and lets the
 // streams and queues deliver what is due after each.
@@ -44,11 +56,7 @@ func deliveriesOf(t *testing.T, h *ts.Harness, id, q string) map[string]map[stri
 // retention behind a failing event). Other users' events keep succeeding,
 // so the endpoint stays enabled.
 func TestRetryWindow(t *testing.T) {
-	h := ts.New(t)
-	h.OnQueue("webhooksender")
-	st := ts.Stack(t)
-	st.SetQueueClock(h.Clock)
-	t.Cleanup(func() { st.SetQueueClock(nil) })
+	h := onQueueClock(t)
 	stuck, _, _ := h.ActiveUser(t, "Stuck", "Events")
 	h.WaitStreams() // the user's own events go nowhere: no endpoint yet
 	r := newReceiver(t)
@@ -108,11 +116,7 @@ func TestRetryWindow(t *testing.T) {
 // it kept failing are recorded FAILED when their next attempt comes, and
 // nothing is sent to it any more.
 func TestFailingEndpointDisabled(t *testing.T) {
-	h := ts.New(t)
-	h.OnQueue("webhooksender")
-	st := ts.Stack(t)
-	st.SetQueueClock(h.Clock)
-	t.Cleanup(func() { st.SetQueueClock(nil) })
+	h := onQueueClock(t)
 	r := newReceiver(t)
 	r.answer = func(int, hit) (int, http.Header) { return 503, nil }
 	id, _ := register(t, h, r.URL)
