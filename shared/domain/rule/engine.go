@@ -436,9 +436,9 @@ func (e *Engine) applyGroup(ctx context.Context, ruleID string, group int, effec
 		if left <= 0 {
 			// Spent. The other path may have applied this group between
 			// the check above and the budget's read: then it landed, and
-			// is not skipped. One not applied now never will be (the
-			// budget only grows spent), so reading its marker after the
-			// budget tells which.
+			// is not skipped. One not applied now never will be (a spent
+			// budget stays spent), so reading its marker after the budget
+			// tells which.
 			landed, lost, err := e.groupLanded(ctx, ruleID, group, a, c)
 			if err != nil || lost {
 				return nil, lost, err
